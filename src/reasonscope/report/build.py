@@ -1,0 +1,174 @@
+"""Writing every output of a run from the store alone.
+
+``RUN_DIR/summary.json``    run metadata (config, versions, git hash, seed, skipped models, bad rows)
+                            and each family's tables (estimates with CIs, strategies, breakdowns).
+``RUN_DIR/samples.jsonl``   one line per generation: item fields, raw text, extracted answer and
+                            reason, trace, steps, tokens, finish reason, error, source, and the
+                            item-level scores (on the item's primary generation, variant original
+                            sample 0).
+``RUN_DIR/results.xlsx``    one sheet per table, plus Metadata.
+``RUN_DIR/tables/*.csv``    the same tables as CSV.
+``RUN_DIR/*.png``           radar and grouped bars (CIs as error bars).
+``RUN_DIR/report.html``     self-contained (plots inlined), every model text escaped by Jinja2
+                            autoescaping, per-item drill-down with ``<details>`` (no script).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from ..config import BEHAVIOR_METRICS
+from ..results import RunData, load_run_data
+from ..store import Store
+from .tables import behavior_tables
+
+
+def _jsonable(v: Any) -> Any:
+    return json.loads(json.dumps(v, default=str))
+
+
+def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for g in data.generations:
+        item = data.items[g.item_id]
+        row = {
+            "model": g.model, "dataset": item.group, "item_id": item.id, "variant": g.variant, "sample": g.sample,
+            "input": item.variant_text(g.variant), "original_input": item.input, "choices": item.choices,
+            "target": item.target, "answer_type": item.answer_type, "type": item.metadata.get("type"),
+            "prediction": g.raw_text, "answer": g.answer, "answer_reason": g.answer_reason, "think": g.think,
+            "trace": g.trace, "steps": g.steps, "prompt_tokens": g.prompt_tokens,
+            "completion_tokens": g.completion_tokens, "max_tokens": g.max_tokens, "finish_reason": g.finish_reason,
+            "truncated": g.truncated, "error": g.error, "latency_s": g.latency_s, "source": g.source,
+        }
+        if g.variant == "original" and g.sample == 0:
+            row["scores"] = scores_by_item.get((g.model, g.item_id), {})
+        rows.append(_jsonable(row))
+    return rows
+
+
+def write_xlsx(path: Path, sheets: dict[str, list[dict[str, Any]]], metadata: dict[str, Any]) -> None:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    wb.remove(wb.active)
+    for name, rows in sheets.items():
+        ws = wb.create_sheet(name[:31])
+        if not rows:
+            ws.append(["(no rows)"])
+            continue
+        cols = list(dict.fromkeys(k for r in rows for k in r))
+        ws.append(cols)
+        for r in rows:
+            ws.append([_cell(r.get(c)) for c in cols])
+    ws = wb.create_sheet("metadata")
+    for k, v in metadata.items():
+        ws.append([k, _cell(v)])
+    wb.save(path)
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, dict | list):
+        return json.dumps(v, default=str)[:32000]
+    if isinstance(v, str):
+        return v[:32000]
+    return v
+
+
+def write_csvs(folder: Path, sheets: dict[str, list[dict[str, Any]]]) -> None:
+    folder.mkdir(exist_ok=True)
+    for name, rows in sheets.items():
+        cols = list(dict.fromkeys(k for r in rows for k in r))
+        with (folder / f"{name}.csv").open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols)
+            w.writeheader()
+            for r in rows:
+                w.writerow({c: _cell(r.get(c)) for c in cols})
+
+
+def write_report(store: Store, run_id: str, run_dir: Path) -> dict[str, Path]:
+    run_dir = Path(run_dir)
+    data = load_run_data(store, run_id)
+    run = data.run
+    scores = store.scores(run_id)
+    raw_b = store.artefact(run_id, "behavior.json")
+    behavior = json.loads(raw_b) if raw_b else None
+    scores_by_item: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in scores:
+        if s.item_id:
+            scores_by_item.setdefault((s.model, s.item_id), {})[f"{s.family}.{s.metric}"] = \
+                {"value": s.value, "reason": s.reason, "details": s.details}
+    notes = run.get("notes") or {}
+    summary = {
+        "run": {k: run[k] for k in ("run_id", "kind", "status", "seed", "git_hash", "versions", "created",
+                                    "finished")},
+        "config": run["config"], "notes": notes,
+        "generations": {"total": len(data.generations), "missing": data.missing,
+                        "failed": sum(1 for g in data.generations if g.error),
+                        "imported": sum(1 for g in data.generations if g.source != "generated")},
+        "behavior": behavior,
+    }
+    out: dict[str, Path] = {}
+    out["summary"] = run_dir / "summary.json"
+    out["summary"].write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    out["samples"] = run_dir / "samples.jsonl"
+    with out["samples"].open("w", encoding="utf-8") as fh:
+        for row in sample_rows(data, scores_by_item):
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    sheets: dict[str, list[dict[str, Any]]] = behavior_tables(behavior) if behavior else {}
+    sheets["items"] = [{"model": m, "item": i, **{k: v["value"] for k, v in d.items()}}
+                       for (m, i), d in scores_by_item.items()]
+    meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
+            "git_hash": run["git_hash"], "versions": run["versions"], "config": run["config"], "notes": notes}
+    out["xlsx"] = run_dir / "results.xlsx"
+    write_xlsx(out["xlsx"], sheets, meta)
+    write_csvs(run_dir / "tables", sheets)
+    images: dict[str, str] = {}
+    if behavior and behavior.get("metrics"):
+        from .plots import grouped_bars, radar
+
+        for name, fn in (("radar", radar), ("bars", grouped_bars)):
+            p = fn(behavior["metrics"], run_dir / f"behavior_{name}.png")
+            out[name] = p
+            images[name] = base64.b64encode(p.read_bytes()).decode()
+    out["html"] = run_dir / "report.html"
+    out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes), encoding="utf-8")
+    return out
+
+
+def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes) -> str:
+    env = Environment(loader=PackageLoader("reasonscope.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    items = []
+    by_item: dict[str, list] = {}
+    for g in data.generations:
+        by_item.setdefault(g.item_id, []).append(g)
+    for key, gens in by_item.items():
+        item = data.items[key]
+        gens = sorted(gens, key=lambda g: (g.model, g.variant != "original", g.variant, g.sample))
+        verdicts = {}
+        rendered = []
+        for g in gens:
+            sc = scores_by_item.get((g.model, key), {})
+            probs = (sc.get("behavior.LS", {}).get("details") or {}).get("contradiction") or []
+            cq = sc.get("behavior.CQ")
+            if g.variant == "original" and g.sample == 0 and cq and cq["value"] is not None:
+                verdicts[g.model] = cq["value"] == 1.0
+            steps_scored = [(s, probs[i] if (g.variant == "original" and g.sample == 0 and i < len(probs)) else None)
+                            for i, s in enumerate(g.steps)]
+            rendered.append({**g.model_dump(), "steps_scored": steps_scored})
+        items.append({"key": key, "type": item.metadata.get("type") or item.answer_type, "input": item.input,
+                      "choices": item.choices, "target": item.target, "generations": rendered,
+                      "verdicts": verdicts})
+    warnings = list((behavior or {}).get("warnings", []))
+    for model, why in (notes.get("skipped_models") or {}).items():
+        warnings.append(f"skipped model {model}: {why}")
+    breakdowns = {label: sheets[key] for label, key in (("Per dataset", "per_dataset"), ("Per item type", "per_type"))
+                  if sheets.get(key)}
+    return env.get_template("report.html.j2").render(
+        run=data.run, behavior=behavior, metric_names=BEHAVIOR_METRICS, images=images, items=items,
+        warnings=warnings, breakdowns=breakdowns, bad_rows=notes.get("bad_rows") or {})

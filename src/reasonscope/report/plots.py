@@ -1,0 +1,66 @@
+"""PNG plots (matplotlib, Agg backend): radar of the six metrics per model, grouped bars with the
+95% CIs as error bars."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from ..config import BEHAVIOR_METRICS
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def radar(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
+    plt = _plt()
+    labels = list(BEHAVIOR_METRICS)
+    angles = [2 * math.pi * i / len(labels) for i in range(len(labels))] + [0.0]
+    fig = plt.figure(figsize=(5.5, 5.5))
+    ax = fig.add_subplot(111, polar=True)
+    for model, mets in metrics.items():
+        vals = [mets[m]["value"] if mets[m]["value"] is not None else 0.0 for m in labels]
+        ax.plot(angles, vals + vals[:1], label=model)
+        ax.fill(angles, vals + vals[:1], alpha=0.12)
+    ax.set_xticks(angles[:-1], [m + ("" if all(mets[m]["value"] is not None for mets in metrics.values()) else "*")
+                                for m in labels])
+    ax.set_ylim(0, 1)
+    ax.set_title("Behaviour metrics (* = not applicable for some model, drawn as 0)", fontsize=9)
+    ax.legend(loc="lower right", bbox_to_anchor=(1.3, -0.1), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
+    plt = _plt()
+    models = list(metrics)
+    width = 0.8 / max(1, len(models))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for j, model in enumerate(models):
+        xs, ys, err_lo, err_hi = [], [], [], []
+        for i, m in enumerate(BEHAVIOR_METRICS):
+            e = metrics[model][m]
+            if e["value"] is None:
+                continue
+            xs.append(i + j * width)
+            ys.append(e["value"])
+            err_lo.append(e["value"] - e["low"] if e["low"] is not None else 0)
+            err_hi.append(e["high"] - e["value"] if e["high"] is not None else 0)
+        ax.bar(xs, ys, width, yerr=[err_lo, err_hi], capsize=3, label=model)
+    ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(BEHAVIOR_METRICS))], BEHAVIOR_METRICS)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("score (95% bootstrap CI)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,86 @@
+"""Reading a run back from the store: items and interpreted generations.
+
+:func:`load_run_data` joins ``run_generations`` with the request cache and the items, and
+interprets every completion with :func:`interpret`: think blocks set aside, answer extracted by
+type, trace split into steps. Interpretation happens at read time, so a fix to extraction applies
+to old runs without calling any model again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .store import Store
+from .text.answers import Extraction, answers_match, extract_answer, parse_target
+from .text.steps import split_steps
+from .types import Generation, Item
+
+
+@dataclass
+class RunData:
+    run: dict[str, Any]
+    items: dict[str, Item]  # "dataset/item id" -> item (only items this run generated for)
+    generations: list[Generation]
+    missing: int = 0  # linked requests with no completion (run interrupted)
+    datasets: list[str] = field(default_factory=list)
+
+    @property
+    def models(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for g in self.generations:
+            seen.setdefault(g.model, None)
+        return list(seen)
+
+
+def item_key(item: Item) -> str:
+    return f"{item.group}/{item.id}"
+
+
+def interpret(row: dict[str, Any], item: Item, rel_tol: float = 1e-6) -> Generation:
+    text = row.get("text") or ""
+    truncated = row.get("finish_reason") in ("length", "max_tokens")
+    error = row.get("error")
+    ext: Extraction = extract_answer(text, item.answer_type, choices=item.choices, truncated=truncated,
+                                     answer_pattern=item.metadata.get("answer_pattern"))
+    answer, reason = ext.answer, ext.reason
+    if error:
+        answer, reason = None, f"generation failed: {error}"
+    gen = Generation(
+        model=row["model"], item_id=item_key(item), variant=row.get("variant") or "original",
+        sample=int(row.get("sample") or 0), raw_text=text, answer=answer, answer_reason=reason, trace=ext.trace,
+        think=ext.think, steps=split_steps(ext.trace) if not error else [],
+        prompt_tokens=row.get("prompt_tokens"), completion_tokens=row.get("completion_tokens"),
+        max_tokens=row.get("max_tokens"), latency_s=row.get("latency_s"), cost_usd=row.get("cost_usd"),
+        finish_reason=row.get("finish_reason"), truncated=truncated, error=error,
+        source=row.get("source") or "generated", key=row.get("key"))
+    return gen
+
+
+def is_correct(gen: Generation, item: Item, rel_tol: float = 1e-6) -> bool:
+    if gen.error or gen.answer is None:
+        return False
+    gold = parse_target(item.target, item.answer_type, item.choices)
+    if item.answer_type == "label" and isinstance(item.metadata.get("labels"), list):
+        return any(answers_match(gen.answer, lab, "label") for lab in item.metadata["labels"])
+    return answers_match(gen.answer, gold, item.answer_type, rel_tol)
+
+
+def load_run_data(store: Store, run_id: str | None = None) -> RunData:
+    run = store.run(run_id)
+    stored = {f"{ds}/{it.id}": it for ds, lst in store.items().items() for it in lst}
+    items: dict[str, Item] = {}
+    gens: list[Generation] = []
+    missing = 0
+    for row in store.run_generations(run["run_id"]):
+        key = f"{row['dataset']}/{row['item_id']}"
+        item = stored.get(key)
+        if item is None:
+            continue
+        items[key] = item
+        if not row["done"]:
+            missing += 1
+            continue
+        gens.append(interpret(row, item))
+    datasets = sorted({it.group for it in items.values()})
+    return RunData(run=run, items=items, generations=gens, missing=missing, datasets=datasets)

@@ -1,0 +1,218 @@
+"""Plan -> generate -> score -> report.
+
+Generation
+----------
+For every model and item: ``K`` samples of the original question (sample 0..K-1) and one
+completion of each of the first ``P`` paraphrases (K, P from the behavior settings; 1 and 0 when
+behavior is off). Each request gets its cache key (:func:`reasonscope.store.cache_key`); keys that
+the store already holds are not sent again (failed ones neither, unless ``retry_failed``).
+Requests go out ``concurrency`` at a time (batches of ``batch_size`` for local models); each
+completion is committed as soon as it arrives, so Ctrl-C or ``kill -9`` loses at most the requests
+in flight, and running the same command again finishes the run without repeating a model call.
+
+Models that cannot run here (missing API key or SDK) are skipped before anything starts, with one
+message each. Keys are read from the environment by the providers and never stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from .config import Plan
+from .data.loaders import BadRow, load_dataset
+from .models.base import GenerationRequest, LanguageModel, ProviderUnavailable
+from .models.registry import create_model, split_spec
+from .prompts import TEMPLATE_VERSION, build_messages
+from .store import Store, cache_key
+from .types import Item
+
+
+@dataclass
+class PlannedRequest:
+    key: str
+    dataset: str
+    item: Item
+    variant: str
+    sample: int
+    request: GenerationRequest
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    run_dir: Path
+    calls_made: int = 0
+    cached: int = 0
+    failed: int = 0
+    skipped_models: dict[str, str] = field(default_factory=dict)
+    bad_rows: dict[str, list[BadRow]] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: Plan) -> list[PlannedRequest]:
+    cfg = model.config
+    behavior = plan.families.behavior
+    k = behavior.samples if behavior else 1
+    p = behavior.paraphrases if behavior else 0
+    provider, model_id = split_spec(cfg.spec)
+    out: list[PlannedRequest] = []
+    for ds, items in datasets.items():
+        for item in items:
+            for variant in item.variants(p):
+                for sample in range(k if variant == "original" else 1):
+                    messages = build_messages(item, item.variant_text(variant), cfg.system_prompt)
+                    req = GenerationRequest(
+                        messages=messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
+                        seed=plan.experiment.seed + sample, sample=sample, item_id=f"{ds}/{item.id}",
+                        variant=variant, meta={"target": item.target, "answer_type": item.answer_type,
+                                               "choices": item.choices})
+                    key = cache_key(provider=provider, model_id=model_id, revision=cfg.revision,
+                                    base_url=cfg.base_url, gen_config=req.gen_config(), messages=messages,
+                                    sample=sample, template_version=TEMPLATE_VERSION,
+                                    model_options=cfg.options)
+                    out.append(PlannedRequest(key, ds, item, variant, sample, req))
+    return out
+
+
+async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], store: Store,
+                           progress: Progress | None = None, task_id: Any = None) -> tuple[int, int]:
+    """Send the pending requests; commit each completion as it arrives. Returns (calls, failed)."""
+    sem = asyncio.Semaphore(model.concurrency)
+    provider, model_id = split_spec(model.config.spec)
+    counts = [0, 0]
+    size = model.batch_size
+
+    async def worker(chunk: list[PlannedRequest]) -> None:
+        async with sem:
+            completions = await model.generate([p.request for p in chunk])
+        for planned, completion in zip(chunk, completions, strict=True):
+            store.put_completion(planned.key, provider=provider, model_id=model_id,
+                                 request={"messages": planned.request.messages, **planned.request.gen_config(),
+                                          "sample": planned.sample, "base_url": model.config.base_url},
+                                 completion=completion)
+            counts[0] += 1
+            counts[1] += completion.failed
+        if progress is not None:
+            progress.advance(task_id, len(chunk))
+
+    chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
+    await asyncio.gather(*(worker(c) for c in chunks))
+    return counts[0], counts[1]
+
+
+def make_progress(console: Console) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+                    transient=False)
+
+
+class Runner:
+    def __init__(self, plan: Plan, *, console: Console | None = None, retry_failed: bool = False,
+                 base_dir: Path | None = None, executor: str = "local", show_progress: bool = True):
+        self.plan = plan
+        self.console = console or Console(stderr=True)
+        self.retry_failed = retry_failed
+        self.base_dir = base_dir
+        self.executor = executor
+        self.show_progress = show_progress
+
+    def load_datasets(self) -> tuple[dict[str, list[Item]], dict[str, list[BadRow]]]:
+        datasets, bad = {}, {}
+        for cfg in self.plan.datasets:
+            res = load_dataset(cfg, base_dir=self.base_dir, seed=self.plan.experiment.seed)
+            datasets[cfg.name] = res.items
+            if res.bad_rows:
+                bad[cfg.name] = res.bad_rows
+                self.console.print(f"[yellow]{cfg.name}: skipped {len(res.bad_rows)} bad rows "
+                                   f"(lines {', '.join(str(b.line) for b in res.bad_rows[:10])}"
+                                   f"{'...' if len(res.bad_rows) > 10 else ''})")
+        return datasets, bad
+
+    def run(self) -> RunSummary:
+        start = time.perf_counter()
+        plan = self.plan
+        datasets, bad = self.load_datasets()  # errors here, before any model is called
+        models: list[LanguageModel] = []
+        skipped: dict[str, str] = {}
+        for mc in plan.models:
+            model = create_model(mc)
+            why = model.missing_requirements()
+            if why:
+                skipped[model.name] = why
+                self.console.print(f"[yellow]skipped: {why}")
+            else:
+                models.append(model)
+        run_dir = plan.run_dir
+        store = Store(run_dir)
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
+        for name, items in datasets.items():
+            store.put_items(name, items)
+        run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
+                                 notes={"skipped_models": skipped,
+                                        "bad_rows": {k: [str(b) for b in v] for k, v in bad.items()}})
+        summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
+        try:
+            self._generate(models, datasets, store, run_id, summary)
+            self._score_and_report(store, run_id)
+            store.finish_run(run_id, "finished", notes={"skipped_models": skipped,
+                                                        "bad_rows": {k: [str(b) for b in v] for k, v in bad.items()},
+                                                        "calls_made": summary.calls_made, "cached": summary.cached})
+        except BaseException:
+            store.finish_run(run_id, "interrupted")
+            raise
+        finally:
+            for m in models:
+                m.close()
+            store.close()
+        summary.wall_s = time.perf_counter() - start
+        return summary
+
+    def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary) -> None:
+        progress = make_progress(self.console) if self.show_progress else None
+        if progress:
+            progress.start()
+        try:
+            for model in models:
+                planned = plan_requests(model, datasets, self.plan)
+                store.link([(run_id, model.name, p.dataset, p.item.id, p.variant, p.sample, p.key,
+                             p.request.max_tokens) for p in planned])
+                done = store.cached_keys([p.key for p in planned], include_failed=not self.retry_failed)
+                pending = [p for p in planned if p.key not in done]
+                summary.cached += len(planned) - len(pending)
+                task = progress.add_task(model.name, total=len(planned), completed=len(planned) - len(pending)) \
+                    if progress else None
+                if not pending:
+                    continue
+                try:
+                    calls, failed = asyncio.run(generate_pending(model, pending, store, progress, task))
+                except ProviderUnavailable as err:
+                    summary.skipped_models[model.name] = str(err)
+                    self.console.print(f"[yellow]skipped {model.name}: {err}")
+                    continue
+                summary.calls_made += calls
+                summary.failed += failed
+        finally:
+            if progress:
+                progress.stop()
+
+    def _score_and_report(self, store: Store, run_id: str) -> None:
+        from .report.build import write_report
+        from .scoring import score_run
+
+        score_run(store, run_id, self.plan, console=self.console, executor=self.executor)
+        write_report(store, run_id, self.plan.run_dir)

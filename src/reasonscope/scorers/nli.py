@@ -1,0 +1,110 @@
+"""Contradiction probabilities for (premise, hypothesis) sentence pairs.
+
+Backends (``NLIConfig.backend``):
+
+* ``hf``: a cross-encoder NLI model (``AutoModelForSequenceClassification``; default
+  ``cross-encoder/nli-deberta-v3-small``, or a local path). Premise and hypothesis are encoded as a
+  sentence pair; p(contradiction) is the softmax probability of the label whose name contains
+  "contradiction" in ``config.id2label``. Batched.
+* ``llm``: any provider with log-probabilities judges the pair. The prompt asks for one of
+  entailment / neutral / contradiction; p(contradiction) is the softmax over the three labels'
+  summed continuation log-probabilities (a three-way normalisation: mass on other words is ignored).
+* ``none``: no backend. Metrics that need NLI are "not computed" with the reason. reasonscope never
+  replaces NLI with a word heuristic.
+
+:func:`make_nli` returns ``(scorer, None)`` or ``(None, reason)``; the scorer's ``description``
+is recorded next to every score it produced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from ..config import NLIConfig
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+class NLIScorer:
+    description = "nli"
+
+    def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        raise NotImplementedError
+
+
+class HFCrossEncoderNLI(NLIScorer):
+    def __init__(self, model: str, batch_size: int = 16):
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.model = AutoModelForSequenceClassification.from_pretrained(model).eval()
+        labels = {int(i): str(n).lower() for i, n in self.model.config.id2label.items()}
+        idx = [i for i, n in labels.items() if "contradict" in n]
+        if len(idx) != 1:
+            raise ValueError(f"{model}: no 'contradiction' label among {sorted(labels.values())}")
+        self.index = idx[0]
+        self.batch_size = batch_size
+        self.description = f"hf-cross-encoder:{model}"
+
+    def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import torch
+
+        out: list[float] = []
+        for i in range(0, len(pairs), self.batch_size):
+            chunk = pairs[i:i + self.batch_size]
+            enc = self.tokenizer([p for p, _ in chunk], [h for _, h in chunk], padding=True, truncation=True,
+                                 max_length=512, return_tensors="pt")
+            with torch.no_grad():
+                probs = torch.softmax(self.model(**enc).logits.float(), dim=-1)
+            out.extend(float(x) for x in probs[:, self.index])
+        return out
+
+
+def judge_prompt(premise: str, hypothesis: str) -> str:
+    return ("Decide how the second statement relates to the first.\n"
+            f"First statement: {premise}\nSecond statement: {hypothesis}\n"
+            "If the first makes the second true, say entailment; if they cannot both be true, say contradiction; "
+            "otherwise say neutral.\nRelation:")
+
+
+class LLMJudgeNLI(NLIScorer):
+    def __init__(self, model: Any):
+        self.model = model
+        self.description = f"llm-judge-logprobs:{model.config.spec}"
+
+    def _logprobs(self, prompt: str) -> list[float]:
+        conts = [" " + lab for lab in NLI_LABELS]
+        sync = getattr(self.model, "logprobs_sync", None)
+        if sync is not None:
+            return sync(prompt, conts)
+        return asyncio.run(self.model.logprobs(prompt, conts))
+
+    def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import math
+
+        out = []
+        for premise, hypothesis in pairs:
+            lp = self._logprobs(judge_prompt(premise, hypothesis))
+            top = max(lp)
+            weights = [math.exp(v - top) for v in lp]
+            out.append(weights[2] / sum(weights))
+        return out
+
+
+def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
+    if cfg.backend == "none":
+        return None, "no NLI backend configured (families.behavior.nli.backend: none)"
+    try:
+        if cfg.backend == "hf":
+            return HFCrossEncoderNLI(cfg.model, cfg.batch_size), None
+        from ..models.registry import create_model
+
+        model = create_model(cfg.model)
+        why = model.missing_requirements()
+        if why:
+            return None, f"NLI judge unavailable: {why}"
+        return LLMJudgeNLI(model), None
+    except Exception as err:  # missing weights offline, bad path, no torch
+        return None, f"NLI backend {cfg.backend}:{cfg.model} could not be loaded ({type(err).__name__}: {err})"

@@ -1,0 +1,282 @@
+"""SQLite run store: request cache, generations, items, scores, run metadata.
+
+One file per run directory (``RUN_DIR/store.sqlite``), WAL mode, every write committed at once, so
+a killed process loses at most the requests that were in flight. The store is the single source of
+truth: every report is rebuilt from it.
+
+Tables
+------
+``runs``            one row per invocation: resolved config, package versions, git hash, seed, status.
+``items``           the items of each dataset, as JSON (so reports need nothing but the store).
+``generations``     the request cache: ``key`` -> the provider's completion (raw text always kept).
+``run_generations`` which cached completion answers which (model, dataset, item, variant, sample).
+``scores``          every score, per run, family, metric, model and item (``''`` = corpus level).
+``artefacts``       named blobs (plots, tables) a run produced.
+
+Cache key
+---------
+``sha256`` of the canonical JSON of: provider, model id, revision, base URL, the full generation
+config (temperature, top_p, max tokens, seed), the messages, the sample index, the template
+version and the provider options that change outputs (:func:`cache_key`; operational options such as
+``base_urls`` or ``device`` are left out). A cached completion is never requested again. Only parameters bound
+with ``?`` are used in SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .types import Completion, Item, Score, canonical_json, stable_hash
+
+STORE_FILENAME = "store.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs(
+  run_id TEXT PRIMARY KEY, kind TEXT, created REAL, finished REAL, status TEXT,
+  config TEXT, versions TEXT, git_hash TEXT, seed INTEGER, notes TEXT);
+CREATE TABLE IF NOT EXISTS items(
+  dataset TEXT, item_id TEXT, position INTEGER, data TEXT, PRIMARY KEY(dataset, item_id));
+CREATE TABLE IF NOT EXISTS generations(
+  key TEXT PRIMARY KEY, provider TEXT, model_id TEXT, request TEXT, text TEXT, finish_reason TEXT,
+  prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, cost_usd REAL, error TEXT,
+  attempts INTEGER, source TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS run_generations(
+  run_id TEXT, model TEXT, dataset TEXT, item_id TEXT, variant TEXT, sample INTEGER, key TEXT,
+  max_tokens INTEGER, PRIMARY KEY(run_id, model, dataset, item_id, variant, sample));
+CREATE TABLE IF NOT EXISTS scores(
+  run_id TEXT, family TEXT, metric TEXT, model TEXT, item_id TEXT, value REAL, reason TEXT,
+  details TEXT, PRIMARY KEY(run_id, family, metric, model, item_id));
+CREATE TABLE IF NOT EXISTS artefacts(
+  run_id TEXT, name TEXT, kind TEXT, data BLOB, PRIMARY KEY(run_id, name));
+"""
+
+# Provider options that change how a request is sent, not what it returns: left out of the key.
+OPERATIONAL_OPTIONS = frozenset({"base_urls", "call_log", "latency_s", "device", "fail_rate", "retry_base_s",
+                                 "retry_cap_s"})
+_VERSIONED = ("reasonscope", "torch", "transformers", "openai", "anthropic", "numpy", "scipy", "bert-score")
+
+
+def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: str | None,
+              gen_config: dict[str, Any], messages: list[dict[str, str]], sample: int,
+              template_version: str, model_options: dict[str, Any] | None = None) -> str:
+    """Hash of everything that determines a completion (see module docstring)."""
+    options = {k: v for k, v in (model_options or {}).items() if k not in OPERATIONAL_OPTIONS}
+    return stable_hash({
+        "provider": provider, "model_id": model_id, "revision": revision, "base_url": base_url,
+        "gen_config": gen_config, "messages": messages, "sample": sample, "template": template_version,
+        "options": options,
+    }, length=64)
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in _VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def git_hash(cwd: Path | None = None) -> str | None:
+    try:
+        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.strip() or None if res.returncode == 0 else None
+
+
+class Store:
+    """The run store of one run directory. Safe to open from several processes (WAL)."""
+
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.run_dir / STORE_FILENAME
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(_SCHEMA)
+
+    @classmethod
+    def open_existing(cls, run_dir: str | Path) -> Store:
+        path = Path(run_dir) / STORE_FILENAME
+        if not path.is_file():
+            raise FileNotFoundError(f"{run_dir}: no {STORE_FILENAME} here; is this a reasonscope run directory?")
+        return cls(run_dir)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- runs --------------------------------------------------------------------------------
+    def start_run(self, *, kind: str, config: dict[str, Any], seed: int, notes: dict | None = None) -> str:
+        run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        self.conn.execute(
+            "INSERT INTO runs(run_id, kind, created, status, config, versions, git_hash, seed, notes) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (run_id, kind, time.time(), "running", canonical_json(config), canonical_json(package_versions()),
+             git_hash(), seed, canonical_json(notes or {})))
+        return run_id
+
+    def finish_run(self, run_id: str, status: str = "finished", notes: dict | None = None) -> None:
+        if notes is not None:
+            self.conn.execute("UPDATE runs SET finished=?, status=?, notes=? WHERE run_id=?",
+                              (time.time(), status, canonical_json(notes), run_id))
+        else:
+            self.conn.execute("UPDATE runs SET finished=?, status=? WHERE run_id=?", (time.time(), status, run_id))
+
+    def runs(self) -> list[dict[str, Any]]:
+        cur = self.conn.execute("SELECT run_id, kind, created, finished, status, config, versions, git_hash, "
+                                "seed, notes FROM runs ORDER BY created")
+        cols = [c[0] for c in cur.description]
+        out = []
+        for row in cur.fetchall():
+            rec = dict(zip(cols, row, strict=True))
+            for k in ("config", "versions", "notes"):
+                rec[k] = json.loads(rec[k]) if rec[k] else {}
+            out.append(rec)
+        return out
+
+    def run(self, run_id: str | None = None) -> dict[str, Any]:
+        """A run's record; the latest finished (or latest at all) when ``run_id`` is None."""
+        runs = self.runs()
+        if not runs:
+            raise LookupError(f"{self.path}: the store holds no run")
+        if run_id is None:
+            finished = [r for r in runs if r["status"] == "finished"]
+            return (finished or runs)[-1]
+        for r in runs:
+            if r["run_id"] == run_id:
+                return r
+        raise LookupError(f"{self.path}: no run {run_id!r}")
+
+    # -- items -------------------------------------------------------------------------------
+    def put_items(self, dataset: str, items: list[Item]) -> None:
+        with self.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO items(dataset, item_id, position, data) VALUES (?,?,?,?)",
+                          [(dataset, it.id, i, it.model_dump_json()) for i, it in enumerate(items)])
+
+    def items(self, dataset: str | None = None) -> dict[str, list[Item]]:
+        if dataset is None:
+            cur = self.conn.execute("SELECT dataset, data FROM items ORDER BY dataset, position")
+        else:
+            cur = self.conn.execute("SELECT dataset, data FROM items WHERE dataset=? ORDER BY position", (dataset,))
+        out: dict[str, list[Item]] = {}
+        for ds, data in cur.fetchall():
+            out.setdefault(ds, []).append(Item.model_validate_json(data))
+        return out
+
+    # -- generations (the request cache) -----------------------------------------------------
+    def get_completion(self, key: str) -> Completion | None:
+        row = self.conn.execute(
+            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_s, cost_usd, error, attempts "
+            "FROM generations WHERE key=?", (key,)).fetchone()
+        if row is None:
+            return None
+        return Completion(text=row[0] or "", finish_reason=row[1], prompt_tokens=row[2], completion_tokens=row[3],
+                          latency_s=row[4], cost_usd=row[5], error=row[6], attempts=row[7] or 1)
+
+    def cached_keys(self, keys: Iterable[str], *, include_failed: bool = True) -> set[str]:
+        keys = list(keys)
+        found: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            q = f"SELECT key FROM generations WHERE key IN ({','.join('?' * len(chunk))})"
+            if not include_failed:
+                q += " AND error IS NULL"
+            found.update(r[0] for r in self.conn.execute(q, chunk).fetchall())
+        return found
+
+    def put_completion(self, key: str, *, provider: str, model_id: str, request: dict[str, Any],
+                       completion: Completion, source: str = "generated") -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO generations(key, provider, model_id, request, text, finish_reason, prompt_tokens, "
+            "completion_tokens, latency_s, cost_usd, error, attempts, source, created) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (key, provider, model_id, canonical_json(request), completion.text, completion.finish_reason,
+             completion.prompt_tokens, completion.completion_tokens, completion.latency_s, completion.cost_usd,
+             completion.error, completion.attempts, source, time.time()))
+
+    def link(self, rows: list[tuple[str, str, str, str, str, int, str, int | None]]) -> None:
+        """Rows of (run_id, model, dataset, item_id, variant, sample, key, max_tokens)."""
+        with self.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO run_generations(run_id, model, dataset, item_id, variant, sample, "
+                          "key, max_tokens) VALUES (?,?,?,?,?,?,?,?)", rows)
+
+    def run_generations(self, run_id: str) -> list[dict[str, Any]]:
+        cur = self.conn.execute(
+            "SELECT rg.model, rg.dataset, rg.item_id, rg.variant, rg.sample, rg.key, rg.max_tokens, g.text, "
+            "g.finish_reason, g.prompt_tokens, g.completion_tokens, g.latency_s, g.cost_usd, g.error, g.source, "
+            "g.key IS NOT NULL, g.request "
+            "FROM run_generations rg LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id=? "
+            "ORDER BY rg.model, rg.dataset, rg.item_id, rg.variant, rg.sample", (run_id,))
+        cols = ["model", "dataset", "item_id", "variant", "sample", "key", "max_tokens", "text", "finish_reason",
+                "prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "error", "source", "done", "request"]
+        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+    # -- scores ------------------------------------------------------------------------------
+    def put_scores(self, run_id: str, scores: Iterable[Score]) -> None:
+        rows = [(run_id, s.family, s.metric, s.model, s.item_id or "", s.value, s.reason, canonical_json(s.details))
+                for s in scores]
+        with self.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO scores(run_id, family, metric, model, item_id, value, reason, "
+                          "details) VALUES (?,?,?,?,?,?,?,?)", rows)
+
+    def scores(self, run_id: str, family: str | None = None) -> list[Score]:
+        q = "SELECT family, metric, model, item_id, value, reason, details FROM scores WHERE run_id=?"
+        args: list[Any] = [run_id]
+        if family:
+            q += " AND family=?"
+            args.append(family)
+        return [Score(family=f, metric=m, model=mo, item_id=i or None, value=v, reason=r,
+                      details=json.loads(d) if d else {})
+                for f, m, mo, i, v, r, d in self.conn.execute(q + " ORDER BY rowid", args).fetchall()]
+
+    def delete_scores(self, run_id: str, family: str) -> None:
+        self.conn.execute("DELETE FROM scores WHERE run_id=? AND family=?", (run_id, family))
+
+    # -- artefacts ---------------------------------------------------------------------------
+    def put_artefact(self, run_id: str, name: str, kind: str, data: bytes | str) -> None:
+        blob = data.encode("utf-8") if isinstance(data, str) else data
+        self.conn.execute("INSERT OR REPLACE INTO artefacts(run_id, name, kind, data) VALUES (?,?,?,?)",
+                          (run_id, name, kind, blob))
+
+    def artefact(self, run_id: str, name: str) -> bytes | None:
+        row = self.conn.execute("SELECT data FROM artefacts WHERE run_id=? AND name=?", (run_id, name)).fetchone()
+        return None if row is None else row[0]
+
+    # -- cache maintenance -------------------------------------------------------------------
+    def cache_summary(self) -> list[dict[str, Any]]:
+        cur = self.conn.execute(
+            "SELECT provider, model_id, source, COUNT(*), SUM(error IS NOT NULL), SUM(completion_tokens) "
+            "FROM generations GROUP BY provider, model_id, source ORDER BY provider, model_id")
+        return [{"provider": p, "model_id": m, "source": s, "entries": n, "failed": f or 0, "tokens": t or 0}
+                for p, m, s, n, f, t in cur.fetchall()]
+
+    def clear_cache(self, *, model_id: str | None = None, failed_only: bool = False) -> int:
+        q, args = "DELETE FROM generations WHERE 1=1", []
+        if model_id:
+            q += " AND model_id=?"
+            args.append(model_id)
+        if failed_only:
+            q += " AND error IS NOT NULL"
+        return self.conn.execute(q, args).rowcount

@@ -1,0 +1,126 @@
+"""The shared data model: :class:`Item`, :class:`Completion`, :class:`Generation`, :class:`Score`.
+
+Every family reads and writes these types; the store persists them and the report renders them.
+
+Choices
+-------
+* Item ids are stable: the id given by the dataset, or ``"h-" + sha256(content)[:16]`` where the
+  content is the canonical JSON of ``input``, ``choices`` and ``target``. The same question therefore
+  gets the same id in every run, which is what makes resume and cross-run comparison possible.
+* A :class:`Completion` is what a provider returned (raw text, token counts, finish reason, error).
+  A :class:`Generation` is the completion interpreted for one item: the answer extracted from it (or
+  ``None`` with the reason), the reasoning trace and its steps. The raw text is always kept.
+* A :class:`Score` with ``value=None`` means "not applicable / not computed"; ``reason`` says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+AnswerType = Literal["number", "boolean", "choice", "label", "text"]
+VARIANT_ORIGINAL = "original"
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys and no whitespace: the input of every hash in reasonscope."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def stable_hash(obj: Any, length: int = 16) -> str:
+    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:length]
+
+
+class Item(BaseModel):
+    """One evaluation item (a question, a premise/hypothesis pair, a text to classify)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = ""
+    input: str
+    choices: list[str] | None = None
+    target: Any = None
+    answer_type: AnswerType = "text"
+    rationale: str | None = None
+    perturbations: list[str] = Field(default_factory=list)
+    group: str = "default"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _assign_id(self) -> Item:
+        if not self.id:
+            self.id = "h-" + stable_hash({"input": self.input, "choices": self.choices, "target": self.target})
+        return self
+
+    def variant_text(self, variant: str) -> str:
+        """Question text of a variant: ``original`` or ``p0``, ``p1``... for paraphrases."""
+        if variant == VARIANT_ORIGINAL:
+            return self.input
+        if variant.startswith("p") and variant[1:].isdigit():
+            return self.perturbations[int(variant[1:])]
+        raise ValueError(f"unknown variant {variant!r} for item {self.id}")
+
+    def variants(self, max_paraphrases: int | None = None) -> list[str]:
+        n = len(self.perturbations) if max_paraphrases is None else min(max_paraphrases, len(self.perturbations))
+        return [VARIANT_ORIGINAL] + [f"p{i}" for i in range(n)]
+
+
+class Completion(BaseModel):
+    """What a provider returned for one request. ``error`` set means the call failed for good."""
+
+    text: str = ""
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    attempts: int = 1
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason in ("length", "max_tokens")
+
+
+class Generation(BaseModel):
+    """A completion interpreted for an item: raw text, extracted answer, trace and steps."""
+
+    model: str
+    item_id: str
+    variant: str = VARIANT_ORIGINAL
+    sample: int = 0
+    raw_text: str
+    answer: Any = None
+    answer_reason: str | None = None
+    trace: str = ""
+    think: str | None = None
+    steps: list[str] = Field(default_factory=list)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    max_tokens: int | None = None
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+    truncated: bool = False
+    error: str | None = None
+    source: str = "generated"
+    key: str | None = None
+
+
+class Score(BaseModel):
+    """One metric value. ``item_id=None`` is a corpus-level score; ``value=None`` is not applicable."""
+
+    family: str
+    metric: str
+    model: str
+    item_id: str | None = None
+    value: float | None = None
+    reason: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
