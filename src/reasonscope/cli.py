@@ -23,7 +23,7 @@ out = Console()
 
 
 def _fail(message: str, code: int = 2) -> None:
-    console.print(Text("error: ", style="red") + Text(message))
+    console.print(Text("error: ", style="red") + Text(message), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -94,6 +94,51 @@ def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run d
     from .demo import demo_plan
 
     _run_plan(parse_plan(demo_plan(output_dir, size, max_tokens), "<demo plan>"), None, False, "local")
+
+
+@app.command()
+def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JSONL / JSON / CSV of existing outputs."),
+          map_: str | None = typer.Option(None, "--map", help="field=column,... (input, target, prediction, id, "
+                                          "model, sample, variant, rationale, answer_type, choices, ...)."),
+          plan_path: Path | None = typer.Option(None, "--plan", help="A score plan (YAML) instead of the options."),
+          output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
+          name: str = typer.Option("scored", help="Run name (the run directory is OUTPUT_DIR/NAME)."),
+          skip_bad_rows: bool = typer.Option(False, help="Skip malformed rows (counted and listed) instead of failing."),
+          answer_type: str | None = typer.Option(None, help="Answer type for rows without one."),
+          budget: int | None = typer.Option(None, help="Token budget for ES when rows carry no max_tokens."),
+          tokenizer: str | None = typer.Option(None, help="HF id or path to count prediction tokens for ES."),
+          nli: str = typer.Option("none", help="NLI backend for LS: none, hf:<id-or-path>, llm:<model spec>."),
+          similarity: str = typer.Option("embedding", help="SS method: embedding or bertscore (embedded MiniLM)."),
+          ) -> None:
+    """Score outputs you already have (no generation): the same metrics and report as a generated run."""
+    from .config import ScorePlan
+    from .data.loaders import DatasetError
+    from .data.predictions import parse_mapping
+    from .importer import score_file
+
+    try:
+        if plan_path is not None:
+            plan = load_plan(plan_path, ScorePlan)
+        else:
+            if input_path is None:
+                _fail("give --input FILE (or --plan PLAN.yaml)")
+                return
+            backend, _, model = nli.partition(":")
+            nli_cfg = {"backend": backend} | ({"model": model} if model else {})
+            plan = parse_plan({
+                "experiment": {"name": name, "output_dir": output_dir},
+                "input": {"path": str(input_path), "mapping": parse_mapping(map_), "skip_bad_rows": skip_bad_rows,
+                          "answer_type": answer_type, "budget": budget, "tokenizer": tokenizer},
+                "families": {"behavior": {"nli": nli_cfg, "similarity": {"method": similarity}}},
+            }, "<command line>", model=ScorePlan)
+        summary = score_file(plan, console=console)
+    except (PlanError, DatasetError, ValueError) as err:
+        _fail(str(err))
+        return
+    console.print(f"[green]scored[/green] {summary.records} records of {summary.items} items"
+                  + (f", {len(summary.bad_rows)} bad rows skipped" if summary.bad_rows else "")
+                  + f" -> {summary.run_dir}/")
+    _print_summary(summary.run_dir / "summary.json")
 
 
 @app.command()

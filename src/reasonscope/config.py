@@ -175,6 +175,28 @@ class Plan(Strict):
         return Path(self.experiment.output_dir) / self.experiment.name
 
 
+class ScoreInputConfig(Strict):
+    path: str = Field(..., min_length=1, description="JSONL / JSON / CSV of existing outputs.")
+    mapping: dict[str, str] = Field(default_factory=dict, description="Field -> column, as in --map.")
+    skip_bad_rows: bool = False
+    answer_type: AnswerType | None = None
+    budget: int | None = Field(None, gt=0, description="Token budget for ES when rows carry no max_tokens.")
+    tokenizer: str | None = Field(None, description="HF id or path used to count tokens for ES.")
+
+
+class ScorePlan(Strict):
+    """A plan for `reasonscope score`: existing outputs in, the same outputs as a generated run out."""
+
+    experiment: ExperimentConfig = Field(default_factory=lambda: ExperimentConfig(name="scored"))
+    input: ScoreInputConfig
+    families: FamiliesConfig = Field(default_factory=lambda: FamiliesConfig(behavior=BehaviorConfig()))
+    stats: StatsConfig = Field(default_factory=StatsConfig)
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.experiment.output_dir) / self.experiment.name
+
+
 def plan_json_schema() -> dict[str, Any]:
     return Plan.model_json_schema()
 
@@ -217,16 +239,16 @@ def format_validation_error(err: ValidationError, source: str, lines: dict[tuple
     return "\n".join(out)
 
 
-def parse_plan(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None = None) -> Plan:
+def parse_plan(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None = None, model: type = Plan):
     if not isinstance(data, dict):
         raise PlanError(f"{source}: the plan must be a mapping at the top level, got {type(data).__name__}")
     try:
-        return Plan.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as err:
         raise PlanError(format_validation_error(err, source, lines)) from None
 
 
-def load_plan(path: str | Path) -> Plan:
+def load_plan(path: str | Path, model: type = Plan):
     """Read and validate a YAML plan. Raises :class:`PlanError` naming file, line and key path."""
     path = Path(path)
     try:
@@ -244,4 +266,4 @@ def load_plan(path: str | Path) -> Plan:
         raise PlanError(f"{where}: YAML syntax error: {getattr(err, 'problem', err)}") from None
     if data is None:
         raise PlanError(f"{path}: the plan is empty")
-    return parse_plan(data, str(path), _key_lines(node) if node is not None else None)
+    return parse_plan(data, str(path), _key_lines(node) if node is not None else None, model)

@@ -38,6 +38,8 @@ from .data.loaders import BadRow, load_dataset
 from .models.base import GenerationRequest, LanguageModel, ProviderUnavailable
 from .models.registry import create_model, split_spec
 from .prompts import TEMPLATE_VERSION, build_messages
+from .report.build import write_report
+from .scoring import score_run
 from .store import Store, cache_key
 from .types import Item
 
@@ -168,10 +170,12 @@ class Runner:
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
         try:
             self._generate(models, datasets, store, run_id, summary)
-            self._score_and_report(store, run_id)
+            self._score(store, run_id)
             store.finish_run(run_id, "finished", notes={"skipped_models": skipped,
                                                         "bad_rows": {k: [str(b) for b in v] for k, v in bad.items()},
-                                                        "calls_made": summary.calls_made, "cached": summary.cached})
+                                                        "calls_made": summary.calls_made, "cached": summary.cached,
+                                                        "failed": summary.failed})
+            write_report(store, run_id, plan.run_dir)
         except BaseException:
             store.finish_run(run_id, "interrupted")
             raise
@@ -210,9 +214,9 @@ class Runner:
             if progress:
                 progress.stop()
 
-    def _score_and_report(self, store: Store, run_id: str) -> None:
-        from .report.build import write_report
-        from .scoring import score_run
-
-        score_run(store, run_id, self.plan, console=self.console, executor=self.executor)
+    def _score(self, store: Store, run_id: str) -> None:
+        plan = self.plan
+        score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed,
+                  temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,
+                  executor=self.executor)
         write_report(store, run_id, self.plan.run_dir)

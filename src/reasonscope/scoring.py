@@ -9,17 +9,18 @@ import json
 
 from rich.console import Console
 
-from .config import Plan
+from .config import FamiliesConfig, StatsConfig
 from .results import load_run_data
 from .store import Store
 
 
-def score_run(store: Store, run_id: str, plan: Plan, *, console: Console | None = None,
+def score_run(store: Store, run_id: str, families: FamiliesConfig, stats: StatsConfig, *, seed: int = 0,
+              temperatures: dict[str, float] | None = None, console: Console | None = None,
               executor: str = "local") -> dict:
     console = console or Console(stderr=True)
     data = load_run_data(store, run_id)
     out: dict = {}
-    behavior = plan.families.behavior
+    behavior = families.behavior
     if behavior is not None and data.generations:
         from .behavior.family import score_behavior
         from .scorers.nli import make_nli
@@ -32,9 +33,8 @@ def score_run(store: Store, run_id: str, plan: Plan, *, console: Console | None 
             if reason:
                 console.print(f"[yellow]behavior: {reason}")
         with console.status("behavior: scoring"):
-            temps = {m.display_name: m.temperature for m in plan.models}
-            scores, tables = score_behavior(data, behavior, plan.stats, seed=plan.experiment.seed,
-                                            temperatures=temps, nli=nli, nli_reason=nli_reason, sim=sim,
+            scores, tables = score_behavior(data, behavior, stats, seed=seed,
+                                            temperatures=temperatures, nli=nli, nli_reason=nli_reason, sim=sim,
                                             sim_reason=sim_reason)
         store.delete_scores(run_id, "behavior")
         store.put_scores(run_id, scores)

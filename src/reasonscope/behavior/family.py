@@ -123,6 +123,14 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
                                 reason=reasons.get(metric), details=details.get(metric, {})))
 
     tables = _aggregate(per_item, data, cfg, stats, seed)
+    item_reasons: dict[tuple[str, str], set[str]] = {}
+    for s in scores:
+        if s.value is None and s.reason:
+            item_reasons.setdefault((s.model, s.metric), set()).add(s.reason)
+    for model, mets in tables["metrics"].items():
+        for metric, est in mets.items():
+            if est["value"] is None and item_reasons.get((model, metric)):
+                est["reason"] = "; ".join(sorted(item_reasons[(model, metric)]))
     tables["counts"] = counts
     tables["backends"] = {"nli": nli.description if nli else f"none ({nli_reason})",
                           "similarity": sim.description if sim else f"none ({sim_reason})",

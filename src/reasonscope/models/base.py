@@ -13,8 +13,8 @@ that still fails becomes a ``Completion`` with ``error`` set: stored, and scored
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
-from abc import ABC
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +52,7 @@ class GenerationRequest:
                 "seed": self.seed}
 
 
-class LanguageModel(ABC):
+class LanguageModel:
     """Base class of every provider. Subclasses implement :meth:`_generate_one` or :meth:`generate`."""
 
     provider: str = "base"
@@ -62,6 +62,8 @@ class LanguageModel(ABC):
     def __init__(self, model_id: str, config: ModelConfig):
         self.model_id = model_id
         self.config = config
+        self.retry_base_s = float(config.options.get("retry_base_s", self.retry_base_s))
+        self.retry_cap_s = float(config.options.get("retry_cap_s", self.retry_cap_s))
 
     # -- identity ---------------------------------------------------------------------------
     @property
@@ -125,6 +127,12 @@ class LanguageModel(ABC):
             return Completion(error=f"failed after {attempts} attempts: {describe_error(exc)}", attempts=attempts)
         except Exception as exc:  # not retryable: fail this request, never the run
             return Completion(error=f"failed (not retryable): {describe_error(exc)}", attempts=max(attempts, 1))
+
+
+def unit_hash(*parts: object) -> float:
+    """A deterministic number in [0, 1) from the parts (sha256)."""
+    h = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
 
 
 def describe_error(exc: BaseException | None) -> str:

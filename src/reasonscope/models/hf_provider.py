@@ -2,9 +2,11 @@
 
 ``hf/<id-or-path>`` loads ``AutoModelForCausalLM`` and ``AutoTokenizer`` from a hub id or a local
 folder. Generation is batched (``batch_size``, default 8) with left padding and the tokenizer's
-chat template when it has one (else the messages joined as plain text). Sampling uses
-``torch.manual_seed(seed + sample)`` before each batch; batches group requests with identical
-generation settings. ``model`` and ``tokenizer`` are exposed for gradient-based families.
+chat template when it has one (else the messages joined as plain text). A batch groups requests
+with the same generation settings (max tokens, temperature, top_p) and is sampled after
+``torch.manual_seed(h)``, h a hash of its requests' (item, variant, seed + sample), so the same
+batch gives the same outputs (and every output is cached per request anyway). ``model`` and
+``tokenizer`` are exposed for gradient-based families.
 Work runs in a worker thread so the event loop (progress, store writes) stays responsive.
 """
 
@@ -17,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..types import Completion
-from .base import GenerationRequest, LanguageModel, ProviderUnavailable
+from .base import GenerationRequest, LanguageModel, ProviderUnavailable, unit_hash
 
 
 class HFModel(LanguageModel):
@@ -92,9 +94,11 @@ class HFModel(LanguageModel):
         self.load()
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault((r.max_tokens, r.temperature, r.top_p, r.seed + r.sample), []).append(i)
+            groups.setdefault((r.max_tokens, r.temperature, r.top_p), []).append(i)
         out: list[Completion | None] = [None] * len(requests)
-        for (max_tokens, temperature, top_p, seed), idx in groups.items():
+        for (max_tokens, temperature, top_p), idx in groups.items():
+            seed = int(unit_hash(*(f"{requests[i].item_id}|{requests[i].variant}|{requests[i].seed + requests[i].sample}"
+                                   for i in idx)) * 2**31)
             prompts = [self.prompt_text(requests[i].messages) for i in idx]
             enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
             gen_kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "pad_token_id": self.tokenizer.pad_token_id}

@@ -17,19 +17,12 @@ error), ``call_log`` (a file that receives one line per call, used by the resume
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 from pathlib import Path
 
 from ..types import Completion
-from .base import GenerationRequest, LanguageModel
-
-
-def unit_hash(*parts: object) -> float:
-    """A deterministic number in [0, 1) from the parts."""
-    h = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(h[:8], "big") / 2**64
+from .base import GenerationRequest, LanguageModel, unit_hash
 
 
 class MockTransientError(ConnectionError):
@@ -38,14 +31,14 @@ class MockTransientError(ConnectionError):
 
 class MockModel(LanguageModel):
     provider = "mock"
+    retry_base_s = 0.01
+    retry_cap_s = 0.05
 
     def __init__(self, model_id, config):
         super().__init__(model_id, config)
         if model_id not in ("reasoner", "scripted", "replay"):
             raise ValueError(f"unknown mock kind {model_id!r}; use mock/reasoner, mock/scripted or mock/replay")
         self.options = dict(config.options)
-        self.retry_base_s = float(self.options.get("retry_base_s", 0.01))
-        self.retry_cap_s = float(self.options.get("retry_cap_s", 0.05))
         self._replay: dict[tuple[str, str, int], str] | None = None
 
     def missing_requirements(self) -> str | None:

@@ -1,0 +1,82 @@
+"""``reasonscope score``: outputs the user already has -> the store -> the same scoring and report as a
+generated run, with no generator called.
+
+Imported records are stored as completions with ``source = "imported:<file>:<line>"`` and a key
+hashed from the file, model, item, variant, sample and text, so importing the same file twice
+adds nothing. ES needs token counts: a ``completion_tokens`` column, or ``tokenizer`` (an HF id
+or path) to count the prediction's tokens, and a budget (``max_tokens`` column or ``budget``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+
+from .config import ScorePlan
+from .data.loaders import BadRow
+from .data.predictions import read_predictions
+from .report.build import write_report
+from .scoring import score_run
+from .store import Store
+from .types import stable_hash
+
+
+@dataclass
+class ScoreSummary:
+    run_id: str
+    run_dir: Path
+    records: int
+    items: int
+    bad_rows: list[BadRow]
+
+
+def token_counter(tokenizer: str):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tokenizer)
+    return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def score_file(plan: ScorePlan, *, console: Console | None = None) -> ScoreSummary:
+    console = console or Console(stderr=True)
+    cfg = plan.input
+    counter = token_counter(cfg.tokenizer) if cfg.tokenizer else None
+    result = read_predictions(cfg.path, cfg.mapping, skip_bad_rows=cfg.skip_bad_rows, answer_type=cfg.answer_type,
+                              budget=cfg.budget, token_counter=counter)
+    if result.bad_rows:
+        console.print(f"[yellow]skipped {len(result.bad_rows)} bad rows: "
+                      + "; ".join(str(b) for b in result.bad_rows[:5]) + (" ..." if len(result.bad_rows) > 5 else ""))
+    run_dir = plan.run_dir
+    store = Store(run_dir)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
+    for dataset, items in result.items.items():
+        store.put_items(dataset, items)
+    notes = {"bad_rows": {Path(cfg.path).name: [str(b) for b in result.bad_rows]} if result.bad_rows else {},
+             "imported_from": str(cfg.path), "records": len(result.generations)}
+    run_id = store.start_run(kind="score", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
+                             notes=notes)
+    links = []
+    with store.transaction():
+        for g in result.generations:
+            key = "import-" + stable_hash({"source": str(Path(cfg.path).resolve()), "model": g.model,
+                                           "dataset": g.dataset, "item": g.item_id, "variant": g.variant,
+                                           "sample": g.sample, "text": g.completion.text}, length=48)
+            store.put_completion(key, provider="imported", model_id=g.model,
+                                 request={"source": str(cfg.path), "line": g.line},
+                                 completion=g.completion, source=f"imported:{Path(cfg.path).name}:{g.line}")
+            links.append((run_id, g.model, g.dataset, g.item_id, g.variant, g.sample, key, g.max_tokens))
+    store.link(links)
+    try:
+        score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed, console=console)
+        store.finish_run(run_id, "finished", notes=notes)
+        write_report(store, run_id, run_dir)
+    except BaseException:
+        store.finish_run(run_id, "interrupted")
+        raise
+    finally:
+        store.close()
+    return ScoreSummary(run_id, run_dir, len(result.generations), sum(len(v) for v in result.items.values()),
+                        result.bad_rows)

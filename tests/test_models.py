@@ -1,0 +1,86 @@
+"""Providers: the hf provider on a tiny model built here, mock kinds, the embedded SmolLM2 (slow)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+
+from reasonscope.config import ModelConfig
+from reasonscope.models.base import GenerationRequest
+from reasonscope.models.registry import create_model, split_spec
+
+
+def req(text, sample=0, temperature=0.0, max_tokens=8, item="i1"):
+    return GenerationRequest(messages=[{"role": "user", "content": text}], max_tokens=max_tokens,
+                             temperature=temperature, sample=sample, item_id=item)
+
+
+def test_spec_parsing():
+    assert split_spec("openai/gpt-4o-mini") == ("openai", "gpt-4o-mini")
+    assert split_spec("hf/org/name") == ("hf", "org/name")
+    assert split_spec("smollm2") == ("smollm2", "SmolLM2-135M-Instruct")
+    with pytest.raises(ValueError, match="unknown provider 'gemini'"):
+        split_spec("gemini/x")
+    with pytest.raises(ValueError, match="needs a model after the provider"):
+        split_spec("openai")
+
+
+def test_hf_provider_generates_in_batches_and_scores(tiny_causal_lm):
+    model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}", batch_size=4, max_tokens=6))
+    assert model.missing_requirements() is None
+    outs = asyncio.run(model.generate([req("Ana has 3 apples"), req("The sky is blue", max_tokens=5),
+                                       req("Ana has 3 apples")]))
+    assert len(outs) == 3 and all(o.error is None for o in outs)
+    assert outs[0].text == outs[2].text  # greedy: same prompt, same text
+    assert all(o.completion_tokens <= 8 for o in outs) and outs[1].completion_tokens <= 5
+    assert {o.finish_reason for o in outs} <= {"stop", "length"}
+    lp = asyncio.run(model.logprobs("Ana has 3", [" apples", " apples and"]))
+    assert lp[1] < lp[0] < 0  # a longer continuation has lower total log-probability
+    assert model.tokenizer is not None and model.model is not None  # white-box access
+
+
+def test_hf_logprobs_match_manual_computation(tiny_causal_lm):
+    import torch
+
+    model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}"))
+    [lp] = model.logprobs_sync("Ana has", [" 3 apples"])
+    tok, net = model.tokenizer, model.model
+    p = tok("Ana has", add_special_tokens=False)["input_ids"]
+    c = tok(" 3 apples", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = net(torch.tensor([p + c])).logits[0]
+    logp = torch.log_softmax(logits, -1)
+    manual = sum(float(logp[len(p) - 1 + j, t]) for j, t in enumerate(c))
+    assert math.isclose(lp, manual, rel_tol=1e-4)
+
+
+def test_mock_reasoner_is_deterministic_per_item_and_sample():
+    m = create_model(ModelConfig(spec="mock/reasoner", options={"accuracy": 0.5}))
+    r = GenerationRequest(messages=[{"role": "user", "content": "q"}], max_tokens=64, temperature=0.7, sample=1,
+                          item_id="x", meta={"target": 7, "answer_type": "number"})
+    a = asyncio.run(m.generate([r]))[0].text
+    assert a == asyncio.run(m.generate([r]))[0].text and a.splitlines()[-1].startswith("Answer: ")
+
+
+def test_mock_scripted_and_replay(tmp_path):
+    m = create_model(ModelConfig(spec="mock/scripted", options={"responses": {"i1": ["A", "B"], "*": "Z"}}))
+    outs = asyncio.run(m.generate([req("q", sample=0), req("q", sample=1), req("q", item="other")]))
+    assert [o.text for o in outs] == ["A", "B", "Z"]
+    path = tmp_path / "replay.jsonl"
+    path.write_text('{"item_id": "i1", "sample": 0, "text": "Answer: 5"}\n')
+    m = create_model(ModelConfig(spec="mock/replay", options={"path": str(path)}))
+    assert asyncio.run(m.generate([req("q")]))[0].text == "Answer: 5"
+    assert "needs options.path" in create_model(ModelConfig(spec="mock/replay")).missing_requirements()
+
+
+@pytest.mark.slow
+def test_smollm2_loads_and_generates():
+    model = create_model(ModelConfig(spec="smollm2", max_tokens=24, batch_size=2))
+    assert model.missing_requirements() is None
+    outs = asyncio.run(model.generate([req("What is 2 plus 3?", max_tokens=24),
+                                       req("Is the sky blue? Answer yes or no.", max_tokens=24)]))
+    assert all(o.error is None and o.text.strip() for o in outs)
+    lp = asyncio.run(model.logprobs("The capital of France is", [" Paris", " banana"]))
+    assert lp[0] > lp[1]
