@@ -68,6 +68,8 @@ CASES = [
     ("Answer: €40", "number", None, 40, True),
     ("Answer: £40", "number", None, 40, True),
     ("x = 12", "number", None, 12, True),
+    ("So she has 8 marbles.\n```", "number", None, 8, True),  # a closing code fence is not the last line
+    ("So she has 8 marbles.\n---\n", "number", None, 8, True),
     # --- numbers: wrong or unparseable ---------------------------------------------------------------
     ("The answer is 80.", "number", None, 8, False),
     ("Answer: 88", "number", None, 8, False),

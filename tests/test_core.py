@@ -244,3 +244,47 @@ def test_fault_run_completes_and_counts_failures(tmp_path):
     data = json.loads((tmp_path / "f" / "summary.json").read_text())
     assert data["behavior"]["counts"]["openai-compatible/fake"]["items"] == 9
     assert data["behavior"]["counts"]["openai-compatible/fake"]["failed"] == failed
+
+
+def test_api_key_never_reaches_store_or_outputs(tmp_path, monkeypatch):
+    canary = "sk-canary-0123456789abcdef"
+    monkeypatch.setenv("CANARY_KEY", canary)
+
+    def reply(body):
+        return "Answer: 1"
+
+    with FakeOpenAIServer(fault_for=lambda n, body: 500 if n % 3 == 0 else None, reply=reply) as srv:
+        plan = parse_plan({
+            "experiment": {"name": "sec", "output_dir": str(tmp_path)},
+            "models": [{"spec": "openai-compatible/fake", "base_url": srv.base_url, "api_key_env": "CANARY_KEY",
+                        "max_retries": 0, "options": {"retry_base_s": 0.01}}],
+            "datasets": [{"name": "syn", "format": "synthetic", "size": 2}],
+            "families": {"behavior": {"samples": 2, "paraphrases": 1, "nli": {"backend": "none"},
+                                      "similarity": {"method": "embedding"}}},
+            "stats": {"n_resamples": 200},
+        })
+        Runner(plan, show_progress=False).run()
+    assert srv.auth_headers[0] == f"Bearer {canary}"  # the key was used...
+    for path in (tmp_path / "sec").rglob("*"):
+        if path.is_file():
+            assert canary.encode() not in path.read_bytes(), path  # ...and is nowhere in the outputs
+
+
+def test_hf_dataset_id_goes_through_datasets(monkeypatch):
+    import sys
+    import types
+
+    from reasonscope.config import DatasetConfig
+    from reasonscope.data.loaders import load_dataset
+
+    calls = []
+    fake = types.ModuleType("datasets")
+
+    def load(name, config=None, split=None):
+        calls.append((name, config, split))
+        return [{"question": "Q?", "answer": "a\n#### 5"}]
+
+    fake.load_dataset = load
+    monkeypatch.setitem(sys.modules, "datasets", fake)
+    res = load_dataset(DatasetConfig(name="g", format="gsm8k", hf_id="openai/gsm8k", hf_config="main"))
+    assert calls == [("openai/gsm8k", "main", "test")] and res.items[0].target == 5 and res.source == "hf:openai/gsm8k"

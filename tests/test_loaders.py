@@ -174,3 +174,8 @@ def test_fuzzed_jsonl_gives_items_or_dataset_error(tmp_path, blob):
     except DatasetError:
         return
     assert res.items
+
+
+def test_synthetic_questions_are_unique():
+    items = synthetic_items(40, seed=0)
+    assert len({i.input for i in items}) == len(items) == 120

@@ -75,6 +75,7 @@ def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) ->
 @app.command()
 def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
         retry_failed: bool = typer.Option(False, help="Send again requests stored as failed."),
+        skip_bad_rows: bool = typer.Option(False, help="Skip malformed dataset rows (counted and listed)."),
         executor: str = typer.Option("local", help="Executor for per-item scoring work: local.")) -> None:
     """Run a YAML plan: generate (cached, resumable), score, and write the report."""
     try:
@@ -82,6 +83,9 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
     except PlanError as err:
         _fail(str(err))
         return
+    if skip_bad_rows:
+        for ds in plan.datasets:
+            ds.skip_bad_rows = True
     _run_plan(plan, plan_path.parent, retry_failed, executor)
 
 

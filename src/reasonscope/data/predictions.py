@@ -112,8 +112,8 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
                 raise row
             if not isinstance(row, dict):
                 raise RowError(None, f"expected an object, got {type(row).__name__}")
-            for name in mapping.values():
-                if name not in row:
+            for field_name, name in mapping.items():
+                if field_name in ("input", "target", "prediction") and name not in row:
                     raise RowError(name, f"mapped column {name!r} is not in this row "
                                          f"(row has: {', '.join(map(str, row))})")
             rec: dict[str, Any] = {}

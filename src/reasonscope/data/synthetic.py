@@ -1,7 +1,7 @@
 """The built-in synthetic set: arithmetic word problems, yes/no logic, multiple choice.
 
 Generated from a seed (``random.Random(seed)``), so the same seed gives the same items and ids in
-every run. Every item has three hand-written paraphrase templates (for RS) and a short gold
+every run; no two items share a question. Every item has three hand-written paraphrase templates (for RS) and a short gold
 rationale. ``size`` items per kind; ``metadata.type`` holds the kind (used for breakdowns).
 """
 
@@ -98,8 +98,13 @@ def synthetic_items(size: int = 4, seed: int = 0) -> list[Item]:
     """``size`` items of each kind (arithmetic, logic, multiple choice), deterministic in ``seed``."""
     rng = random.Random(seed)
     items: list[Item] = []
+    seen: set[str] = set()
     for i in range(size):
-        items.append(_arithmetic(rng, i))
-        items.append(_logic(rng, i))
-        items.append(_choice(rng, i))
+        for make in (_arithmetic, _logic, _choice):
+            for _ in range(1000):  # re-draw duplicates: two items never share a question
+                item = make(rng, i)
+                if item.input not in seen:
+                    break
+            seen.add(item.input)
+            items.append(item)
     return items

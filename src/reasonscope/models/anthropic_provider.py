@@ -43,6 +43,10 @@ class AnthropicModel(LanguageModel):
                                                         timeout=self.config.timeout_s)
         return self._client_obj
 
+    def secrets(self) -> list[str]:
+        env = self._env()
+        return [os.environ[env]] if env and os.environ.get(env) else []
+
     def is_retryable(self, exc: BaseException) -> bool:
         import anthropic
 

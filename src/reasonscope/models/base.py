@@ -124,9 +124,21 @@ class LanguageModel:
             return completion
         except RetryError as err:
             exc = err.last_attempt.exception()
-            return Completion(error=f"failed after {attempts} attempts: {describe_error(exc)}", attempts=attempts)
+            return Completion(error=self.redact(f"failed after {attempts} attempts: {describe_error(exc)}"),
+                              attempts=attempts)
         except Exception as exc:  # not retryable: fail this request, never the run
-            return Completion(error=f"failed (not retryable): {describe_error(exc)}", attempts=max(attempts, 1))
+            return Completion(error=self.redact(f"failed (not retryable): {describe_error(exc)}"),
+                              attempts=max(attempts, 1))
+
+    def secrets(self) -> list[str]:
+        """Values that must never reach a log, the store or an output (API keys)."""
+        return []
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets():
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
 
 
 def unit_hash(*parts: object) -> float:

@@ -52,6 +52,10 @@ class OpenAIModel(LanguageModel):
                                                 timeout=self.config.timeout_s) for url in self._urls]
         return self._clients[index]
 
+    def secrets(self) -> list[str]:
+        env = self._key_env()
+        return [os.environ[env]] if env and os.environ.get(env) else []
+
     def is_retryable(self, exc: BaseException) -> bool:
         import openai
 

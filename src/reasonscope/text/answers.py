@@ -6,7 +6,8 @@ The answer is read from the *final-answer statement*, never from a substring any
 2. the statement is, by priority: a prompt-specified regex (``answer_pattern``, group 1), the last
    GSM8K ``#### X``, the last ``\\boxed{X}``, the last ``Answer: X`` / ``Final answer: X``, the last
    "the (final) answer is X" (cut at the end of its sentence), else the last non-empty line
-   (not used when the generation was truncated: a cut-off text has no final answer);
+   with a letter or digit (not used when the generation was truncated: a cut-off text has no
+   final answer);
 3. the statement is parsed by answer type:
 
 ``number``  an ``=`` in the statement keeps only what follows the last ``=``; commas as thousands
@@ -131,7 +132,7 @@ def final_statement(body: str, *, truncated: bool = False,
         return _clean(_cut_sentence(found[-1].group(1))), "answer-is", ""
     if truncated:
         return None, None, "truncated before a final answer"
-    lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in body.splitlines() if re.search(r"[A-Za-z0-9]", ln)]
     if not lines:
         return None, None, "empty output"
     return _clean(lines[-1]), "last-line", ""

