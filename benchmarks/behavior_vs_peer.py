@@ -6,8 +6,10 @@ and the same scoring models: a local NLI cross-encoder (a small BERT built by
 ``reasonscope.testing.build_tiny_nli``, since no NLI model ships offline) and BERTScore with the
 embedded all-MiniLM-L6-v2 (layer 6). The peer calls ``bert_score`` without ``num_layers``, which
 fails for a local path and silently falls back to word Jaccard; the driver passes ``num_layers=6``
-so that both really compute BERTScore.
+so that both really compute BERTScore, and makes the peer's (broken) JSON dataset type
+loadable.
 
+Both mocks sleep ``--latency`` seconds (default 0.1) per uncached call, as an API would answer.
 Each side runs as a subprocess, out of the box (reasonscope's defaults); the script prints wall
 time, peak RSS and the ratios. The peer is installed in a side venv (``--peer-venv``, created
 when missing: ``pip install torch==2.13.0`` then the wheel).
@@ -41,6 +43,22 @@ PEER_DRIVER = textwrap.dedent("""
     import functools, glob, os, runpy, sys
     import bert_score
     bert_score.score = functools.partial(bert_score.score, num_layers=6)
+    # the peer's documented JSON dataset type instantiates its abstract BaseDataset and fails
+    # ("Can't instantiate abstract class BaseDataset"); make the class concrete so the data loads
+    from llm_datasets.base_dataset import BaseDataset
+    BaseDataset.__abstractmethods__ = frozenset()
+    # the same simulated API latency as reasonscope's mock (options.latency_s), on uncached calls only
+    import time
+    from models.mock_model import MockModel
+    _generate = MockModel.generate
+    LATENCY = float(os.environ.get("BENCH_LATENCY_S", "0"))
+
+    def generate(self, prompt, **kw):
+        if LATENCY and self._get_cached(self._cache_key(prompt, **kw)) is None:
+            time.sleep(LATENCY)
+        return _generate(self, prompt, **kw)
+
+    MockModel.generate = generate
     main = glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "llm_reasoning_quality",
                                   "_data", "main.py"))[0]
     sys.argv = [main, "--config", sys.argv[1]]
@@ -68,6 +86,8 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=10, help="synthetic items per kind (3 kinds)")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--p", type=int, default=3)
+    ap.add_argument("--latency", type=float, default=0.1,
+                    help="simulated API latency per uncached call, seconds, for both mocks")
     ap.add_argument("--peer-venv", type=Path, default=Path(tempfile.gettempdir()) / "lrq-venv")
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
@@ -88,7 +108,8 @@ def main() -> None:
     (work / "items.json").write_text(json.dumps(peer_items))
 
     ours = {"experiment": {"name": "bench", "seed": 1, "output_dir": str(work / "ours")},
-            "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256, "options": {"accuracy": 0.8}}],
+            "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256,
+                        "options": {"accuracy": 0.8, "latency_s": args.latency}}],
             "datasets": [{"name": "items", "format": "json", "path": str(work / "items.json")}],
             "families": {"behavior": {"samples": args.k, "paraphrases": args.p,
                                       "nli": {"backend": "hf", "model": str(nli)},
@@ -104,7 +125,7 @@ def main() -> None:
     (work / "peer_driver.py").write_text(PEER_DRIVER)
 
     peer_python = ensure_peer(args.peer_venv)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "BENCH_LATENCY_S": str(args.latency)}
     reasonscope = [sys.executable, "-m", "reasonscope.cli", "run", str(work / "ours.yaml")]
     t0 = time.time()
     r_ours = measured(reasonscope, work / "ours.log", env)
@@ -112,7 +133,8 @@ def main() -> None:
                       env)
     r_resume = measured(reasonscope, work / "ours_resume.log", env)
     n = len(items)
-    print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} workdir={work}")
+    print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} "
+          f"latency={args.latency}s workdir={work}")
     print(f"{'':28}{'wall s':>10}{'peak RSS MB':>14}{'exit':>6}")
     for name, r in (("reasonscope", r_ours), ("llm-reasoning-quality", r_peer), ("reasonscope (re-run)", r_resume)):
         print(f"{name:28}{r['wall_s']:>10.1f}{r['peak_rss_mb']:>14.0f}{r['rc']:>6}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,8 @@ from .models.base import GenerationRequest, LanguageModel, ProviderUnavailable
 from .models.registry import create_model, split_spec
 from .prompts import TEMPLATE_VERSION, build_messages
 from .report.build import write_report
-from .scoring import score_run
+from .results import load_run_data
+from .scoring import prepare_scorers, score_run
 from .store import Store, cache_key
 from .types import Item
 
@@ -168,18 +170,25 @@ class Runner:
                                  notes={"skipped_models": skipped,
                                         "bad_rows": {k: [str(b) for b in v] for k, v in bad.items()}})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
+        scorers = pool.submit(prepare_scorers, plan.families)  # loads while the providers answer
         try:
             self._generate(models, datasets, store, run_id, summary)
-            self._score(store, run_id)
+            data = load_run_data(store, run_id)
+            with self.console.status("loading scoring models"):
+                scoring_models = scorers.result()
+            self._score(store, run_id, data, scoring_models)
             store.finish_run(run_id, "finished", notes={"skipped_models": skipped,
                                                         "bad_rows": {k: [str(b) for b in v] for k, v in bad.items()},
                                                         "calls_made": summary.calls_made, "cached": summary.cached,
                                                         "failed": summary.failed})
-            write_report(store, run_id, plan.run_dir)
+            data.run = store.run(run_id)
+            write_report(store, run_id, plan.run_dir, data)
         except BaseException:
             store.finish_run(run_id, "interrupted")
             raise
         finally:
+            pool.shutdown(wait=True, cancel_futures=True)
             for m in models:
                 m.close()
             store.close()
@@ -214,9 +223,8 @@ class Runner:
             if progress:
                 progress.stop()
 
-    def _score(self, store: Store, run_id: str) -> None:
+    def _score(self, store: Store, run_id: str, data, scoring_models) -> None:
         plan = self.plan
         score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed,
                   temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,
-                  executor=self.executor)
-        write_report(store, run_id, self.plan.run_dir)
+                  executor=self.executor, data=data, models=scoring_models)

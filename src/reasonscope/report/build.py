@@ -91,9 +91,9 @@ def write_csvs(folder: Path, sheets: dict[str, list[dict[str, Any]]]) -> None:
                 w.writerow({c: _cell(r.get(c)) for c in cols})
 
 
-def write_report(store: Store, run_id: str, run_dir: Path) -> dict[str, Path]:
+def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None) -> dict[str, Path]:
     run_dir = Path(run_dir)
-    data = load_run_data(store, run_id)
+    data = data or load_run_data(store, run_id)
     run = data.run
     scores = store.scores(run_id)
     raw_b = store.artefact(run_id, "behavior.json")

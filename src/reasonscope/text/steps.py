@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+_BOUNDARY_RE = re.compile(r"[.!?…][\"')\]]*\s+\S")
 _MARKER_RE = re.compile(r"^\s*(?:(?:step|Step|STEP)\s*\d+\s*[:.)-]|\d{1,3}[.)](?=\s)|[-*•]\s|#+\s)\s*")
 
 
@@ -27,6 +28,10 @@ def split_steps(trace: str) -> list[str]:
     for line in (trace or "").splitlines():
         line = _MARKER_RE.sub("", line).strip()
         if not line:
+            continue
+        if not _BOUNDARY_RE.search(line):  # no possible internal sentence boundary: one step (fast path)
+            if re.search(r"[A-Za-z0-9]", line):
+                steps.append(line)
             continue
         for sent in _segmenter().segment(line):
             sent = sent.strip()

@@ -1,0 +1,102 @@
+"""The evidence classifier of RACE: TF-IDF over word 1-2 grams + logistic regression.
+
+Choices (documented here and in the README):
+
+* ``TfidfVectorizer(ngram_range=(1, 2), lowercase=True, min_df, max_features, sublinear_tf=False)``
+  with scikit-learn's default token pattern (words of 2+ characters); L2-normalised rows.
+* ``LogisticRegression(C, max_iter=2000, random_state=seed)`` (multinomial for 3+ classes). For two
+  classes scikit-learn keeps one weight vector w for the second class; the first class gets -w, so
+  contributions are always "toward class c".
+* Multi-label data (GoEmotions: ``metadata.labels``) is handled one-vs-rest: one binary logistic
+  regression per label, each label's weight vector taken from its own model.
+* Contribution of feature f to class c in instance x: ``coef[c, f] * tfidf(x)[f]``, only for the
+  features present in x (tfidf > 0). The top-k features by absolute contribution (ties broken by
+  feature text) are split into supporting (> 0) and contradicting (< 0) sets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Feature:
+    text: str
+    weight: float
+    tfidf: float
+    contribution: float
+
+
+class EvidenceClassifier:
+    def __init__(self, *, min_df: int | float = 1, max_features: int | None = None, C: float = 1.0, seed: int = 0):
+        self.min_df, self.max_features, self.C, self.seed = min_df, max_features, C, seed
+        self.vectorizer = None
+        self.classes: list[str] = []
+        self.coef: np.ndarray | None = None  # (n_classes, n_features)
+        self.multilabel = False
+        self._models: list = []
+
+    def fit(self, texts: list[str], labels: list[str] | list[list[str]]) -> EvidenceClassifier:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+
+        self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), lowercase=True, min_df=self.min_df,
+                                          max_features=self.max_features)
+        X = self.vectorizer.fit_transform(texts)
+        self.multilabel = bool(labels) and isinstance(labels[0], list | tuple)
+        if self.multilabel:
+            self.classes = sorted({lab for labs in labels for lab in labs})
+            rows = []
+            self._models = []
+            for c in self.classes:
+                y = np.array([c in labs for labs in labels], dtype=int)
+                if y.min() == y.max():  # a label with no negative (or no positive) example: no evidence
+                    rows.append(np.zeros(X.shape[1]))
+                    self._models.append(None)
+                    continue
+                m = LogisticRegression(C=self.C, max_iter=2000, random_state=self.seed).fit(X, y)
+                rows.append(m.coef_[0])
+                self._models.append(m)
+            self.coef = np.vstack(rows)
+        else:
+            m = LogisticRegression(C=self.C, max_iter=2000, random_state=self.seed).fit(X, labels)
+            self.classes = [str(c) for c in m.classes_]
+            self.coef = np.vstack([-m.coef_[0], m.coef_[0]]) if len(self.classes) == 2 else m.coef_
+            self._models = [m]
+        return self
+
+    def transform(self, texts: list[str]):
+        return self.vectorizer.transform(texts)
+
+    def predict(self, texts: list[str]) -> list[str]:
+        X = self.transform(texts)
+        if not self.multilabel:
+            return [str(c) for c in self._models[0].predict(X)]
+        scores = X @ self.coef.T
+        return [self.classes[int(i)] for i in np.asarray(scores).argmax(axis=1)]
+
+    def class_index(self, label: str) -> int:
+        try:
+            return self.classes.index(label)
+        except ValueError:
+            raise KeyError(f"label {label!r} is not a class of the classifier {self.classes}") from None
+
+    def top_features(self, row, label: str, k: int) -> list[Feature]:
+        """Top-k features of one TF-IDF row (a 1 x F sparse matrix) by |contribution| toward ``label``."""
+        c = self.class_index(label)
+        row = row.tocsr()
+        idx, vals = row.indices, row.data
+        if idx.size == 0:
+            return []
+        weights = self.coef[c, idx]
+        contrib = weights * vals
+        names = self.vectorizer.get_feature_names_out()
+        order = sorted(range(idx.size), key=lambda j: (-abs(contrib[j]), names[idx[j]]))[:k]
+        return [Feature(str(names[idx[j]]), float(weights[j]), float(vals[j]), float(contrib[j]))
+                for j in order if contrib[j] != 0]
+
+
+def split_sets(features: list[Feature]) -> tuple[list[Feature], list[Feature]]:
+    return [f for f in features if f.contribution > 0], [f for f in features if f.contribution < 0]
