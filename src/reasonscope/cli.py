@@ -29,6 +29,21 @@ def _fail(message: str, code: int = 2) -> None:
 
 def _print_summary(summary_path: Path) -> None:
     data = json.loads(summary_path.read_text())
+    ev = data.get("evidence")
+    for model, t in (ev or {}).items():
+        table = Table(title=f"evidence: {model} (classifier acc {t['classifier']['test_accuracy']:.2f}, "
+                            f"LLM acc {t['llm']['accuracy'] or 0:.2f}, n={t['llm']['n']})")
+        for col in ("matcher", "group", "support", "contradict", "asymmetry", "A(c)-A(i) p"):
+            table.add_column(col)
+        for matcher, tab in t["coverage"].items():
+            for group in ("correct", "incorrect"):
+                g = tab[group]
+                fmt = lambda e: "n/a" if e["value"] is None else f"{e['value']:.3f}"  # noqa: E731
+                p = tab["asymmetry_difference"]["p_value"]
+                table.add_row(matcher, f"{group} ({g['n']})", fmt(g["support"]), fmt(g["contradict"]),
+                              "n/a" if g["asymmetry"] is None else f"{g['asymmetry']:.3f}",
+                              (f"{p:.3f}" if p is not None else "n/a") if group == "correct" else "")
+        out.print(table)
     beh = data.get("behavior")
     if not beh:
         return
@@ -143,6 +158,56 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
                   + (f", {len(summary.bad_rows)} bad rows skipped" if summary.bad_rows else "")
                   + f" -> {summary.run_dir}/")
     _print_summary(summary.run_dir / "summary.json")
+
+
+@app.command()
+def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JSONL/TSV) or 'topics' (built in)."),
+             test: str = typer.Option(..., help="Test split: a file or 'topics'."),
+             format_: str = typer.Option("csv", "--format", help="Dataset format of both files: agnews, imdb, "
+                                         "goemotions, esnli, csv, jsonl, json, topics."),
+             map_: str | None = typer.Option(None, "--map", help="field=column,... for generic formats "
+                                             "(input=text,target=label)."),
+             predictions: Path | None = typer.Option(None, help="JSONL of existing predictions "
+                                                     "(id, label, rationale[, model]) or (id, output)."),
+             model: list[str] = typer.Option([], "--model", help="Model spec(s) that label and explain the test "
+                                             "items (e.g. smollm2, openai/gpt-4o-mini)."),
+             k: int = typer.Option(5, min=1, help="Top-k classifier features per instance."),
+             delta: float = typer.Option(0.2, min=0, max=1, help="Edit-distance threshold."),
+             target: str = typer.Option("predicted", help="Class whose evidence is evaluated: predicted or gold."),
+             size: int = typer.Option(200, help="Items per split when a split is 'topics'."),
+             limit: int | None = typer.Option(None, help="Use at most this many test items."),
+             output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
+             name: str = typer.Option("evidence", help="Run name."),
+             seed: int = typer.Option(0)) -> None:
+    """RACE: do rationales cite the evidence a TF-IDF logistic regression relies on?"""
+    from .data.predictions import parse_mapping
+
+    if bool(predictions) == bool(model):
+        _fail("give exactly one of --predictions FILE or --model SPEC")
+        return
+
+    def split(value: str, split_name: str) -> dict:
+        if value == "topics":
+            return {"name": f"topics-{split_name}", "format": "topics", "size": size, "split": split_name,
+                    **({"limit": limit} if limit and split_name == "test" else {})}
+        out = {"name": Path(value).stem + f"-{split_name}", "format": format_, "path": value,
+               "mapping": parse_mapping(map_) if map_ else {}}
+        if limit and split_name == "test":
+            out["limit"] = limit
+        return out
+
+    try:
+        plan = parse_plan({
+            "experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+            "models": [{"spec": m} for m in model],
+            "families": {"behavior": None, "evidence": {
+                "train": split(train, "train"), "test": split(test, "test"),
+                "predictions": str(predictions) if predictions else None, "k": k, "delta": delta, "target": target}},
+        }, "<command line>")
+    except (PlanError, ValueError) as err:
+        _fail(str(err))
+        return
+    _run_plan(plan, None, False, "local")
 
 
 @app.command()

@@ -69,7 +69,7 @@ class ModelConfig(Strict):
 
 class DatasetConfig(Strict):
     name: str = Field(..., min_length=1)
-    format: Literal["synthetic", "jsonl", "json", "csv", "gsm8k", "strategyqa", "mmlu", "esnli", "ecqa",
+    format: Literal["synthetic", "topics", "jsonl", "json", "csv", "gsm8k", "strategyqa", "mmlu", "esnli", "ecqa",
                     "goemotions", "agnews", "imdb"]
     path: str | None = Field(None, description="Local file (or, for synthetic, unused).")
     hf_id: str | None = Field(None, description="Hugging Face dataset id, loaded with `datasets` when online.")
@@ -84,7 +84,7 @@ class DatasetConfig(Strict):
 
     @model_validator(mode="after")
     def _source(self) -> DatasetConfig:
-        if self.format != "synthetic" and not (self.path or self.hf_id):
+        if self.format not in ("synthetic", "topics") and not (self.path or self.hf_id):
             raise ValueError(f"dataset {self.name!r} of format {self.format!r} needs `path` or `hf_id`")
         return self
 
@@ -144,8 +144,43 @@ class BehaviorConfig(Strict):
         return value
 
 
+class EvidenceConfig(Strict):
+    """RACE settings (see reasonscope.evidence)."""
+
+    train: DatasetConfig = Field(..., description="Labelled training split for the TF-IDF classifier.")
+    test: DatasetConfig = Field(..., description="Test items the LLM labels and explains.")
+    predictions: str | None = Field(None, description="JSONL of existing predictions (id, label, rationale, "
+                                    "optional model); else the plan's models generate them.")
+    k: int = Field(5, ge=1, le=1000, description="Top-k features per instance.")
+    matchers: list[Literal["exact", "token", "edit"]] = Field(default_factory=lambda: ["exact", "token", "edit"],
+                                                              min_length=1)
+    delta: float = Field(0.2, ge=0, le=1, description="Edit-distance threshold (normalised Levenshtein).")
+    target: Literal["predicted", "gold"] = Field("predicted", description="Class whose evidence is evaluated.")
+    min_df: int = Field(1, ge=1)
+    max_features: int | None = Field(None, ge=1)
+    C: float = Field(1.0, gt=0)
+    sweep_k: list[int] = Field(default_factory=lambda: [3, 5, 10, 20])
+    sweep_delta: list[float] = Field(default_factory=lambda: [0.0, 0.1, 0.2, 0.3, 0.4])
+    n_permutations: int = Field(2000, ge=100, le=100_000)
+
+    @field_validator("sweep_k")
+    @classmethod
+    def _positive_k(cls, v: list[int]) -> list[int]:
+        if any(x < 1 for x in v):
+            raise ValueError("sweep_k values must be >= 1")
+        return v
+
+    @field_validator("sweep_delta")
+    @classmethod
+    def _delta_range(cls, v: list[float]) -> list[float]:
+        if any(not 0 <= x <= 1 for x in v):
+            raise ValueError("sweep_delta values must lie in [0, 1]")
+        return v
+
+
 class FamiliesConfig(Strict):
     behavior: BehaviorConfig | None = None
+    evidence: EvidenceConfig | None = None
 
 
 class StatsConfig(Strict):
@@ -156,10 +191,23 @@ class StatsConfig(Strict):
 
 class Plan(Strict):
     experiment: ExperimentConfig = Field(default_factory=ExperimentConfig)
-    models: list[ModelConfig] = Field(..., min_length=1)
-    datasets: list[DatasetConfig] = Field(..., min_length=1)
+    models: list[ModelConfig] = Field(default_factory=list)
+    datasets: list[DatasetConfig] = Field(default_factory=list)
     families: FamiliesConfig = Field(default_factory=lambda: FamiliesConfig(behavior=BehaviorConfig()))
     stats: StatsConfig = Field(default_factory=StatsConfig)
+
+    @model_validator(mode="after")
+    def _something_to_do(self) -> Plan:
+        fam = self.families
+        if fam.behavior is None and fam.evidence is None:
+            raise ValueError("no family enabled: set families.behavior and/or families.evidence")
+        if fam.behavior is not None and not self.datasets:
+            raise ValueError("families.behavior needs at least one entry in `datasets`")
+        needs_models = fam.behavior is not None or (fam.evidence is not None and not fam.evidence.predictions)
+        if needs_models and not self.models:
+            raise ValueError("models: List should have at least 1 item (generation needs a model; "
+                             "evidence can use `predictions` instead)")
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> Plan:

@@ -68,28 +68,46 @@ class RunSummary:
     wall_s: float = 0.0
 
 
+def _planned(model: LanguageModel, ds: str, item: Item, variant: str, sample: int, messages: list[dict[str, str]],
+             seed: int, template: str, meta: dict[str, Any]) -> PlannedRequest:
+    cfg = model.config
+    provider, model_id = split_spec(cfg.spec)
+    req = GenerationRequest(messages=messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
+                            seed=seed + sample, sample=sample, item_id=f"{ds}/{item.id}", variant=variant, meta=meta)
+    key = cache_key(provider=provider, model_id=model_id, revision=cfg.revision, base_url=cfg.base_url,
+                    gen_config=req.gen_config(), messages=messages, sample=sample, template_version=template,
+                    model_options=cfg.options)
+    return PlannedRequest(key, ds, item, variant, sample, req)
+
+
+def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: list[str], seed: int
+                      ) -> list[PlannedRequest]:
+    """One label-and-rationale request per test item (variant ``evidence``)."""
+    from .evidence.family import PROMPT_VERSION
+    from .evidence.family import build_messages as evidence_messages
+
+    return [_planned(model, ds, item, "evidence", 0, evidence_messages(item, labels), seed, PROMPT_VERSION,
+                     {"task": "evidence", "target": item.target, "answer_type": "label", "choices": labels,
+                      "text": item.input})
+            for item in test]
+
+
 def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: Plan) -> list[PlannedRequest]:
+    """K samples of each original question and one completion per paraphrase (behavior family)."""
     cfg = model.config
     behavior = plan.families.behavior
-    k = behavior.samples if behavior else 1
-    p = behavior.paraphrases if behavior else 0
-    provider, model_id = split_spec(cfg.spec)
+    if behavior is None:
+        return []
+    k, p = behavior.samples, behavior.paraphrases
     out: list[PlannedRequest] = []
     for ds, items in datasets.items():
         for item in items:
             for variant in item.variants(p):
                 for sample in range(k if variant == "original" else 1):
                     messages = build_messages(item, item.variant_text(variant), cfg.system_prompt)
-                    req = GenerationRequest(
-                        messages=messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
-                        seed=plan.experiment.seed + sample, sample=sample, item_id=f"{ds}/{item.id}",
-                        variant=variant, meta={"target": item.target, "answer_type": item.answer_type,
-                                               "choices": item.choices})
-                    key = cache_key(provider=provider, model_id=model_id, revision=cfg.revision,
-                                    base_url=cfg.base_url, gen_config=req.gen_config(), messages=messages,
-                                    sample=sample, template_version=TEMPLATE_VERSION,
-                                    model_options=cfg.options)
-                    out.append(PlannedRequest(key, ds, item, variant, sample, req))
+                    out.append(_planned(model, ds, item, variant, sample, messages, plan.experiment.seed,
+                                        TEMPLATE_VERSION, {"target": item.target, "answer_type": item.answer_type,
+                                                           "choices": item.choices}))
     return out
 
 
@@ -147,10 +165,29 @@ class Runner:
                                    f"{'...' if len(res.bad_rows) > 10 else ''})")
         return datasets, bad
 
+    def load_evidence(self) -> tuple[dict[str, list[Item]], list[str], list[tuple]]:
+        """Train and test items of the evidence family, its label set, and imported predictions."""
+        ev = self.plan.families.evidence
+        if ev is None:
+            return {}, [], []
+        from .evidence.family import class_labels, read_prediction_file
+
+        seed = self.plan.experiment.seed
+        train = load_dataset(ev.train, base_dir=self.base_dir, seed=seed).items
+        test = load_dataset(ev.test, base_dir=self.base_dir, seed=seed).items
+        imported = []
+        if ev.predictions:
+            path = Path(ev.predictions)
+            if self.base_dir is not None and not path.is_absolute() and not path.exists():
+                path = self.base_dir / path
+            imported = read_prediction_file(str(path))
+        return {ev.train.name: train, ev.test.name: test}, class_labels(train), imported
+
     def run(self) -> RunSummary:
         start = time.perf_counter()
         plan = self.plan
         datasets, bad = self.load_datasets()  # errors here, before any model is called
+        ev_sets, ev_labels, ev_imported = self.load_evidence()
         models: list[LanguageModel] = []
         skipped: dict[str, str] = {}
         for mc in plan.models:
@@ -164,7 +201,7 @@ class Runner:
         run_dir = plan.run_dir
         store = Store(run_dir)
         (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
-        for name, items in datasets.items():
+        for name, items in {**datasets, **ev_sets}.items():
             store.put_items(name, items)
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                                  notes={"skipped_models": skipped,
@@ -173,7 +210,13 @@ class Runner:
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
         scorers = pool.submit(prepare_scorers, plan.families)  # loads while the providers answer
         try:
-            self._generate(models, datasets, store, run_id, summary)
+            if ev_imported:
+                self._import_evidence(store, run_id, ev_imported)
+            evidence_test = None
+            if plan.families.evidence is not None and not ev_imported:
+                name = plan.families.evidence.test.name
+                evidence_test = (name, ev_sets[name], ev_labels)
+            self._generate(models, datasets, store, run_id, summary, evidence_test)
             data = load_run_data(store, run_id)
             with self.console.status("loading scoring models"):
                 scoring_models = scorers.result()
@@ -195,13 +238,33 @@ class Runner:
         summary.wall_s = time.perf_counter() - start
         return summary
 
-    def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary) -> None:
+    def _import_evidence(self, store: Store, run_id: str, rows: list[tuple]) -> None:
+        from .types import Completion, stable_hash
+
+        ev = self.plan.families.evidence
+        links = []
+        with store.transaction():
+            for line, model, item_id, text in rows:
+                key = "import-" + stable_hash({"source": ev.predictions, "model": model, "item": item_id,
+                                               "text": text}, length=48)
+                store.put_completion(key, provider="imported", model_id=model,
+                                     request={"source": ev.predictions, "line": line},
+                                     completion=Completion(text=text, finish_reason="stop"),
+                                     source=f"imported:{Path(ev.predictions).name}:{line}")
+                links.append((run_id, model, ev.test.name, item_id, "evidence", 0, key, None))
+        store.link(links)
+
+    def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary,
+                  evidence_test: tuple | None = None) -> None:
         progress = make_progress(self.console) if self.show_progress else None
         if progress:
             progress.start()
         try:
             for model in models:
                 planned = plan_requests(model, datasets, self.plan)
+                if evidence_test is not None:
+                    name, test, labels = evidence_test
+                    planned += evidence_requests(model, test, name, labels, self.plan.experiment.seed)
                 store.link([(run_id, model.name, p.dataset, p.item.id, p.variant, p.sample, p.key,
                              p.request.max_tokens) for p in planned])
                 done = store.cached_keys([p.key for p in planned], include_failed=not self.retry_failed)

@@ -64,4 +64,40 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig, stats: StatsC
         store.put_scores(run_id, scores)
         store.put_artefact(run_id, "behavior.json", "json", json.dumps(tables, default=str))
         out["behavior"] = tables
+    evidence = families.evidence
+    if evidence is not None:
+        out["evidence"] = score_evidence(store, run_id, evidence, stats, data, seed=seed, console=console)
     return out
+
+
+def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunData, *, seed: int = 0,
+                   console: Console | None = None) -> dict:
+    """RACE for each model that labelled the test items (generated or imported predictions)."""
+    from .evidence.family import class_labels, parse_prediction, run_evidence
+
+    train = store.items(ev.train.name).get(ev.train.name, [])
+    test = store.items(ev.test.name).get(ev.test.name, [])
+    labels = class_labels(train)
+    by_model: dict[str, dict] = {}
+    prefix = f"{ev.test.name}/"
+    for g in data.generations:
+        if g.variant == "evidence" and g.item_id.startswith(prefix):
+            pred = parse_prediction(g.raw_text, labels)
+            if g.error:
+                pred.label, pred.reason = None, f"generation failed: {g.error}"
+            by_model.setdefault(g.model, {})[g.item_id[len(prefix):]] = pred
+    tables: dict = {}
+    scores = []
+    for model, preds in by_model.items():
+        with (console or Console(stderr=True)).status(f"evidence: {model}"):
+            s, t = run_evidence(train, test, preds, k=ev.k, target=ev.target, matchers=tuple(ev.matchers),
+                                delta=ev.delta, min_df=ev.min_df, max_features=ev.max_features, C=ev.C,
+                                sweep_k=tuple(ev.sweep_k), sweep_delta=tuple(ev.sweep_delta),
+                                confidence=stats.confidence, n_resamples=stats.n_resamples,
+                                n_permutations=ev.n_permutations, seed=seed, model=model)
+        scores += s
+        tables[model] = t
+    store.delete_scores(run_id, "evidence")
+    store.put_scores(run_id, scores)
+    store.put_artefact(run_id, "evidence.json", "json", json.dumps(tables, default=str))
+    return tables

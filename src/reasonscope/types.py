@@ -56,12 +56,11 @@ class Item(BaseModel):
         return self
 
     def variant_text(self, variant: str) -> str:
-        """Question text of a variant: ``original`` or ``p0``, ``p1``... for paraphrases."""
-        if variant == VARIANT_ORIGINAL:
-            return self.input
+        """Question text of a variant: ``p0``, ``p1``... are paraphrases; any other variant (``original``,
+        or a family's own request such as ``evidence``) asks about the item's own input."""
         if variant.startswith("p") and variant[1:].isdigit():
             return self.perturbations[int(variant[1:])]
-        raise ValueError(f"unknown variant {variant!r} for item {self.id}")
+        return self.input
 
     def variants(self, max_paraphrases: int | None = None) -> list[str]:
         n = len(self.perturbations) if max_paraphrases is None else min(max_paraphrases, len(self.perturbations))

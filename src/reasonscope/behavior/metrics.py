@@ -78,9 +78,14 @@ def primary(generations: list[Generation]) -> Generation | None:
     return originals[0] if originals else None
 
 
+def is_behavior_variant(variant: str) -> bool:
+    """The original question or a paraphrase (``p0``, ``p1``...); other families' requests are not."""
+    return variant == "original" or (variant.startswith("p") and variant[1:].isdigit())
+
+
 def group_by_item(generations: list[Generation], items: dict[str, Item]) -> dict[tuple[str, str], list[Generation]]:
     out: dict[tuple[str, str], list[Generation]] = {}
     for g in generations:
-        if g.item_id in items:
+        if g.item_id in items and is_behavior_variant(g.variant):
             out.setdefault((g.model, g.item_id), []).append(g)
     return out

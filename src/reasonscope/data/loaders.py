@@ -7,6 +7,8 @@ the field; with ``skip_bad_rows`` the row is skipped and listed in ``LoadResult.
 
 Formats and their fields
 ------------------------
+``synthetic``   the built-in reasoning set; ``topics`` the built-in topic-classification set
+                (``split: train`` and ``split: test`` draw different texts from the same seed).
 ``jsonl``/``json``/``csv`` fields ``id, input, target, choices, answer_type, rationale,
                           perturbations, group``; ``mapping`` renames (item field -> column).
 ``gsm8k``       jsonl ``question``, ``answer`` (gold after ``####``, rationale before) -> number.
@@ -36,6 +38,7 @@ from pydantic import ValidationError
 from ..config import DatasetConfig
 from ..types import Item
 from .synthetic import synthetic_items
+from .synthetic_topics import topic_items
 
 GOEMOTIONS_LABELS = (
     "admiration amusement anger annoyance approval caring confusion curiosity desire disappointment disapproval "
@@ -384,6 +387,10 @@ def load_dataset(cfg: DatasetConfig, *, base_dir: Path | None = None, seed: int 
     if cfg.format == "synthetic":
         items = synthetic_items(cfg.size, cfg.seed if cfg.seed is not None else seed)
         return LoadResult(_finish(items, cfg), [], "synthetic")
+    if cfg.format == "topics":
+        base = cfg.seed if cfg.seed is not None else seed
+        items = topic_items(cfg.size, base + (0 if cfg.split == "train" else 1), prefix=cfg.split)
+        return LoadResult(_finish(items, cfg), [], "synthetic-topics")
     if cfg.path:
         path = Path(cfg.path)
         if base_dir is not None and not path.is_absolute() and not path.exists():

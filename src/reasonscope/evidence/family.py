@@ -264,3 +264,40 @@ def confusion(results: list[InstanceResult], classes: list[str]) -> dict[str, An
             p = g
         matrix[classes.index(g)][labels.index(p)] += 1
     return {"gold": list(classes), "predicted": labels, "matrix": matrix}
+
+
+# ------------------------------------------------------------------------------------------- inputs
+
+
+def read_prediction_file(path: str) -> list[tuple[int, str, str, str]]:
+    """Rows of (line, model, item id, output text) from a JSONL of existing predictions.
+
+    Each line holds ``id`` and either ``label`` + ``rationale`` (stored as the JSON object the
+    generation prompt asks for) or ``output`` (a raw model output, parsed strictly later); ``model``
+    is optional (default ``predictions``). Errors name the file, the line and the field.
+    """
+    from ..data.loaders import DatasetError, RowError, read_jsonl
+
+    out = []
+    for line, row in read_jsonl(__import__("pathlib").Path(path)):
+        try:
+            if isinstance(row, RowError):
+                raise row
+            if not isinstance(row, dict):
+                raise RowError(None, f"expected an object, got {type(row).__name__}")
+            if row.get("id") in (None, ""):
+                raise RowError("id", "missing field 'id'")
+            if "output" in row:
+                text = str(row["output"])
+            elif "label" in row:
+                text = json.dumps({"label": row["label"], "rationale": row.get("rationale", "")})
+            else:
+                raise RowError("label", "missing field 'label' (or 'output' with a raw model output)")
+        except RowError as err:
+            raise DatasetError(f"{path}:{line}: {f'field {err.field!r}: ' if err.field else ''}{err}") from None
+        out.append((line, str(row.get("model") or "predictions"), str(row["id"]), text))
+    return out
+
+
+def class_labels(train: list[Item]) -> list[str]:
+    return sorted({lab for it in train for lab in gold_labels(it)})

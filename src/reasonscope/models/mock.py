@@ -102,6 +102,10 @@ class MockModel(LanguageModel):
         kind = meta.get("answer_type", "text")
         if not correct:
             answer = wrong_answer(answer, kind, meta.get("choices"), u)
+        if meta.get("task") == "evidence":
+            words = [w for w in str(meta.get("text", "")).split() if len(w) > 4][:3]
+            rationale = f"The text mentions {', '.join(w.strip('.,') for w in words)}, which points to {answer}."
+            return json.dumps({"label": answer, "rationale": rationale})
         if kind == "choice" and isinstance(answer, int | str) and str(answer).isdigit():
             answer = chr(ord("A") + int(answer))
         if kind == "boolean":

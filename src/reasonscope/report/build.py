@@ -26,6 +26,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from ..config import BEHAVIOR_METRICS
 from ..results import RunData, load_run_data
 from ..store import Store
+from .evidence_view import evidence_plots, evidence_sheets, instance_views
 from .tables import behavior_tables
 
 
@@ -98,6 +99,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     scores = store.scores(run_id)
     raw_b = store.artefact(run_id, "behavior.json")
     behavior = json.loads(raw_b) if raw_b else None
+    raw_e = store.artefact(run_id, "evidence.json")
+    evidence = json.loads(raw_e) if raw_e else None
     scores_by_item: dict[tuple[str, str], dict[str, Any]] = {}
     for s in scores:
         if s.item_id:
@@ -112,6 +115,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
                         "failed": sum(1 for g in data.generations if g.error),
                         "imported": sum(1 for g in data.generations if g.source != "generated")},
         "behavior": behavior,
+        "evidence": {m: {k: v for k, v in t.items() if k != "instances"} for m, t in evidence.items()}
+        if evidence else None,
     }
     out: dict[str, Path] = {}
     out["summary"] = run_dir / "summary.json"
@@ -121,6 +126,13 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         for row in sample_rows(data, scores_by_item):
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     sheets: dict[str, list[dict[str, Any]]] = behavior_tables(behavior) if behavior else {}
+    if evidence:
+        sheets.update(evidence_sheets(evidence))
+        out["evidence_instances"] = run_dir / "evidence_instances.jsonl"
+        with out["evidence_instances"].open("w", encoding="utf-8") as fh:
+            for model, t in evidence.items():
+                for inst in t["instances"]:
+                    fh.write(json.dumps({"model": model, **inst}, ensure_ascii=False, default=str) + "\n")
     sheets["items"] = [{"model": m, "item": i, **{k: v["value"] for k, v in d.items()}}
                        for (m, i), d in scores_by_item.items()]
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
@@ -136,12 +148,19 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
             p = fn(behavior["metrics"], run_dir / f"behavior_{name}.png")
             out[name] = p
             images[name] = base64.b64encode(p.read_bytes()).decode()
+    ev_images: dict[str, str] = {}
+    if evidence:
+        for name, p in evidence_plots(evidence, run_dir).items():
+            out[name] = p
+            ev_images[name] = base64.b64encode(p.read_bytes()).decode()
     out["html"] = run_dir / "report.html"
-    out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes), encoding="utf-8")
+    out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images),
+                           encoding="utf-8")
     return out
 
 
-def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes) -> str:
+def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, evidence=None,
+                ev_images=None) -> str:
     env = Environment(loader=PackageLoader("reasonscope.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     items = []
     by_item: dict[str, list] = {}
@@ -149,6 +168,9 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes) 
         by_item.setdefault(g.item_id, []).append(g)
     for key, gens in by_item.items():
         item = data.items[key]
+        gens = [g for g in gens if g.variant != "evidence"]
+        if not gens:
+            continue
         gens = sorted(gens, key=lambda g: (g.model, g.variant != "original", g.variant, g.sample))
         verdicts = {}
         rendered = []
@@ -171,4 +193,6 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes) 
                   if sheets.get(key)}
     return env.get_template("report.html.j2").render(
         run=data.run, behavior=behavior, metric_names=BEHAVIOR_METRICS, images=images, items=items,
-        warnings=warnings, breakdowns=breakdowns, bad_rows=notes.get("bad_rows") or {})
+        warnings=warnings, breakdowns=breakdowns, bad_rows=notes.get("bad_rows") or {},
+        evidence=evidence, ev_views={m: instance_views(t) for m, t in (evidence or {}).items()},
+        ev_images=ev_images or {}, ev_sheets={k: v for k, v in sheets.items() if k.startswith("evidence_")})

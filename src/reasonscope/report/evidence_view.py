@@ -1,0 +1,158 @@
+"""Evidence (RACE) outputs: flat tables, plots, and highlighted rationales for the HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+HIGHLIGHT_PREFERENCE = ("edit", "token", "exact")
+
+
+def _r(v):
+    return round(v, 4) if isinstance(v, float) else v
+
+
+def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    summary, coverage, tests, sweep_k, sweep_delta = [], [], [], [], []
+    for model, t in evidence.items():
+        summary.append({"model": model, "classifier_test_accuracy": _r(t["classifier"]["test_accuracy"]),
+                        "llm_accuracy": _r(t["llm"]["accuracy"]), "n": t["llm"]["n"],
+                        "unparseable": t["llm"]["unparseable"], "no_rationale": t["llm"]["no_rationale"],
+                        **{f"setting_{k}": v for k, v in t["settings"].items()}})
+        for matcher, tab in t["coverage"].items():
+            for group in ("correct", "incorrect"):
+                g = tab[group]
+                coverage.append({"model": model, "matcher": matcher, "group": group, "n": g["n"],
+                                 "support": _r(g["support"]["value"]), "support_low": _r(g["support"]["low"]),
+                                 "support_high": _r(g["support"]["high"]),
+                                 "contradict": _r(g["contradict"]["value"]),
+                                 "contradict_low": _r(g["contradict"]["low"]),
+                                 "contradict_high": _r(g["contradict"]["high"]), "asymmetry": _r(g["asymmetry"])})
+            d = tab["asymmetry_difference"]
+            tests.append({"model": model, "matcher": matcher, "asymmetry_difference": _r(d["value"]),
+                          "p_value": _r(d["p_value"]), "n_permutations": d["n_permutations"]})
+        sweep_k += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_k"]]
+        sweep_delta += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_delta"]]
+    return {"evidence_summary": summary, "evidence_coverage": coverage, "evidence_tests": tests,
+            "evidence_sweep_k": sweep_k, "evidence_sweep_delta": sweep_delta}
+
+
+def highlight_segments(text: str, matches: dict[str, list[dict]]) -> list[tuple[str, str | None]]:
+    """Split ``text`` into (piece, css class) with supporting / contradicting matches marked; the
+    template escapes every piece. Overlapping spans keep the earlier one."""
+    spans = sorted([(m["start"], m["end"], side) for side in ("support", "contradict") for m in matches.get(side, [])])
+    out: list[tuple[str, str | None]] = []
+    pos = 0
+    for start, end, side in spans:
+        if start < pos:
+            continue
+        if start > pos:
+            out.append((text[pos:start], None))
+        out.append((text[start:end], side))
+        pos = end
+    if pos < len(text):
+        out.append((text[pos:], None))
+    return out
+
+
+def instance_views(t: dict[str, Any]) -> list[dict[str, Any]]:
+    matcher = next((m for m in HIGHLIGHT_PREFERENCE if m in t["settings"]["matchers"]), t["settings"]["matchers"][0])
+    views = []
+    for inst in t["instances"]:
+        views.append({
+            "id": inst["item_id"], "gold": ", ".join(inst["gold"]), "predicted": inst["predicted"],
+            "correct": inst["correct"], "reason": inst["reason"], "matcher": matcher,
+            "support": [f["text"] for f in inst["support"]], "contradict": [f["text"] for f in inst["contradict"]],
+            "segments": highlight_segments(inst["rationale"], inst["matches"].get(matcher, {})),
+            "coverage": inst["coverage"],
+        })
+    return views
+
+
+def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out: dict[str, Path] = {}
+    for n, (model, t) in enumerate(evidence.items()):
+        safe = f"m{n}"
+        matcher = next((m for m in HIGHLIGHT_PREFERENCE if m in t["settings"]["matchers"]), t["settings"]["matchers"][0])
+        # per-instance scatter: support vs contradiction coverage, coloured by correctness
+        fig, ax = plt.subplots(figsize=(4.8, 4.2))
+        for flag, color, label in ((True, "tab:green", "correct"), (False, "tab:red", "incorrect")):
+            pts = [(i["coverage"][matcher]["support"], i["coverage"][matcher]["contradict"]) for i in t["instances"]
+                   if i["evaluated"] and i["correct"] == flag and i["coverage"].get(matcher)]
+            xs = [p[0] if p[0] is not None else -0.05 for p in pts]
+            ys = [p[1] if p[1] is not None else -0.05 for p in pts]
+            ax.scatter(xs, ys, s=18, alpha=0.6, c=color, label=f"{label} (n={len(pts)})")
+        ax.set_xlabel(f"support coverage ({matcher}); -0.05 = empty set")
+        ax.set_ylabel("contradiction coverage")
+        ax.set_xlim(-0.1, 1.05)
+        ax.set_ylim(-0.1, 1.05)
+        ax.set_title(f"{model}: per-instance coverage", fontsize=9)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        out[f"evidence_scatter_{safe}"] = _save(fig, plt, run_dir / f"evidence_scatter_{safe}.png")
+        # confusion matrix of the LLM's predictions
+        conf = t["confusion"]
+        fig, ax = plt.subplots(figsize=(5, 4.2))
+        ax.imshow(conf["matrix"], cmap="Blues")
+        ax.set_xticks(range(len(conf["predicted"])), conf["predicted"], rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(conf["gold"])), conf["gold"], fontsize=7)
+        for i, row in enumerate(conf["matrix"]):
+            for j, v in enumerate(row):
+                ax.text(j, i, str(v), ha="center", va="center", fontsize=7)
+        ax.set_xlabel("LLM prediction")
+        ax.set_ylabel("gold")
+        ax.set_title(f"{model}: confusion matrix", fontsize=9)
+        fig.tight_layout()
+        out[f"evidence_confusion_{safe}"] = _save(fig, plt, run_dir / f"evidence_confusion_{safe}.png")
+        # coverage bars by matcher
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        matchers = list(t["coverage"])
+        bars = [("correct", "support"), ("correct", "contradict"), ("incorrect", "support"), ("incorrect", "contradict")]
+        width = 0.8 / len(bars)
+        for b, (group, side) in enumerate(bars):
+            vals, lo, hi = [], [], []
+            for m in matchers:
+                e = t["coverage"][m][group][side]
+                v = e["value"] if e["value"] is not None else 0.0
+                vals.append(v)
+                lo.append(v - e["low"] if e["low"] is not None else 0)
+                hi.append(e["high"] - v if e["high"] is not None else 0)
+            ax.bar([i + b * width for i in range(len(matchers))], vals, width, yerr=[lo, hi], capsize=2,
+                   label=f"{side} | {group}")
+        ax.set_xticks([i + width * 1.5 for i in range(len(matchers))], matchers)
+        ax.set_ylabel("coverage (95% CI)")
+        ax.set_ylim(0, 1.05)
+        ax.legend(fontsize=7)
+        ax.set_title(f"{model}: coverage by matcher", fontsize=9)
+        fig.tight_layout()
+        out[f"evidence_bars_{safe}"] = _save(fig, plt, run_dir / f"evidence_bars_{safe}.png")
+        # sweeps
+        for param, rows_key in (("k", "sweep_k"), ("delta", "sweep_delta")):
+            rows = t[rows_key]
+            if not rows:
+                continue
+            fig, ax = plt.subplots(figsize=(5.5, 3.6))
+            for m in sorted({r["matcher"] for r in rows}):
+                sub = [r for r in rows if r["matcher"] == m]
+                xs = [r[param] for r in sub]
+                for key, style in (("support_correct", "-"), ("contradict_incorrect", "--"),
+                                   ("asymmetry_difference", ":")):
+                    ys = [r[key] if r[key] is not None else float("nan") for r in sub]
+                    ax.plot(xs, ys, style, marker="o", ms=3, label=f"{m}: {key}")
+            ax.set_xlabel(param)
+            ax.set_title(f"{model}: sweep over {param}", fontsize=9)
+            ax.legend(fontsize=6)
+            fig.tight_layout()
+            out[f"evidence_sweep_{param}_{safe}"] = _save(fig, plt, run_dir / f"evidence_sweep_{param}_{safe}.png")
+    return out
+
+
+def _save(fig, plt, path: Path) -> Path:
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
