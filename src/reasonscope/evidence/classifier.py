@@ -45,6 +45,7 @@ class EvidenceClassifier:
         self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), lowercase=True, min_df=self.min_df,
                                           max_features=self.max_features)
         X = self.vectorizer.fit_transform(texts)
+        self.feature_names = self.vectorizer.get_feature_names_out()
         self.multilabel = bool(labels) and isinstance(labels[0], list | tuple)
         if self.multilabel:
             self.classes = sorted({lab for labs in labels for lab in labs})
@@ -92,7 +93,7 @@ class EvidenceClassifier:
             return []
         weights = self.coef[c, idx]
         contrib = weights * vals
-        names = self.vectorizer.get_feature_names_out()
+        names = self.feature_names
         order = sorted(range(idx.size), key=lambda j: (-abs(contrib[j]), names[idx[j]]))[:k]
         return [Feature(str(names[idx[j]]), float(weights[j]), float(vals[j]), float(contrib[j]))
                 for j in order if contrib[j] != 0]

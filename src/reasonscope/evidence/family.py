@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..stats.bootstrap import bootstrap_mean
-from ..stats.permutation import permutation_test
+from ..stats.permutation import asymmetry_permutation_test
 from ..types import Item, Score
 from .classifier import EvidenceClassifier, Feature, split_sets
 from .matchers import MATCHERS, Match, Rationale, match
@@ -158,8 +158,9 @@ def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confi
                                              n_resamples=n_resamples, seed=seed).as_dict(),
                 "asymmetry": asymmetry(rows),
             }
-        diff, p = permutation_test([r.coverage[m] for r in scored], [r.correct for r in scored], asymmetry,
-                                   n_permutations=n_permutations, seed=seed)
+        diff, p = asymmetry_permutation_test([r.coverage[m]["support"] for r in scored],
+                                             [r.coverage[m]["contradict"] for r in scored],
+                                             [r.correct for r in scored], n_permutations=n_permutations, seed=seed)
         table["asymmetry_difference"] = {"value": diff, "p_value": p, "n_permutations": n_permutations,
                                          "definition": "A(correct) - A(incorrect), A = mean cov_S - mean cov_C"}
         table["all"] = {"support": _mean(r.coverage[m]["support"] for r in scored),
