@@ -177,3 +177,25 @@ def test_cli_help_schema_validate_cache(tmp_path):
     assert res.exit_code == 0 and "reasoner" in res.output
     res = runner.invoke(app, ["cache", "clear", str(run_dir), "--yes"])
     assert "deleted 90 cached completions" in res.output
+
+
+def test_score_with_evidence_training_split(tmp_path):
+    from reasonscope.data.synthetic_topics import topic_items
+
+    items = topic_items(16, seed=5, prefix="t")
+    path = tmp_path / "preds.jsonl"
+    with path.open("w") as fh:
+        for i, it in enumerate(items):
+            words = [w.strip(".,") for w in it.input.split() if len(w) > 4][:3]
+            wrong = i % 4 == 1  # business items answered "sports"
+            fh.write(json.dumps({"id": it.id, "input": it.input, "target": it.target, "answer_type": "label",
+                                 "choices": it.choices, "rationale": "It mentions " + ", ".join(words) + ".",
+                                 "prediction": f"Answer: {'sports' if wrong else it.target}"}) + "\n")
+    res = runner.invoke(app, ["score", "-i", str(path), "--evidence-train", "topics", "--output-dir", str(tmp_path),
+                              "--name", "ev"])
+    assert res.exit_code == 0, res.output
+    ev = json.loads((tmp_path / "ev" / "summary.json").read_text())["evidence"]["imported"]
+    assert ev["llm"]["n"] == 16 and ev["llm"]["accuracy"] == 0.75
+    assert ev["coverage"]["exact"]["correct"]["n"] == 12 and ev["coverage"]["exact"]["incorrect"]["n"] == 4
+    inst = [json.loads(x) for x in (tmp_path / "ev" / "evidence_instances.jsonl").read_text().splitlines()]
+    assert all(i["rationale"].startswith("It mentions") for i in inst)

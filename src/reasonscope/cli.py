@@ -128,6 +128,9 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
           tokenizer: str | None = typer.Option(None, help="HF id or path to count prediction tokens for ES."),
           nli: str = typer.Option("none", help="NLI backend for LS: none, hf:<id-or-path>, llm:<model spec>."),
           similarity: str = typer.Option("embedding", help="SS method: embedding or bertscore (embedded MiniLM)."),
+          evidence_train: str | None = typer.Option(None, help="A labelled training split (file, or 'topics'): "
+                                                     "also score the records' rationales with RACE."),
+          evidence_format: str = typer.Option("csv", help="Format of --evidence-train (agnews, imdb, csv, ...)."),
           ) -> None:
     """Score outputs you already have (no generation): the same metrics and report as a generated run."""
     from .config import ScorePlan
@@ -148,7 +151,12 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
                 "experiment": {"name": name, "output_dir": output_dir},
                 "input": {"path": str(input_path), "mapping": parse_mapping(map_), "skip_bad_rows": skip_bad_rows,
                           "answer_type": answer_type, "budget": budget, "tokenizer": tokenizer},
-                "families": {"behavior": {"nli": nli_cfg, "similarity": {"method": similarity}}},
+                "families": {"behavior": {"nli": nli_cfg, "similarity": {"method": similarity}},
+                             **({"evidence": {"train": (
+                                 {"name": "topics-train", "format": "topics", "size": 200, "split": "train"}
+                                 if evidence_train == "topics" else
+                                 {"name": "evidence-train", "format": evidence_format, "path": evidence_train})}}
+                                if evidence_train else {})},
             }, "<command line>", model=ScorePlan)
         summary = score_file(plan, console=console)
     except (PlanError, DatasetError, ValueError) as err:

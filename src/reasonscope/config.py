@@ -232,12 +232,24 @@ class ScoreInputConfig(Strict):
     tokenizer: str | None = Field(None, description="HF id or path used to count tokens for ES.")
 
 
+class ScoreEvidenceConfig(EvidenceConfig):
+    """Evidence settings for `reasonscope score`: the imported items are the test split."""
+
+    test: DatasetConfig = Field(default_factory=lambda: DatasetConfig(name="imported", format="synthetic"),
+                                description="Ignored: the imported items are the test split.")
+
+
+class ScoreFamiliesConfig(Strict):
+    behavior: BehaviorConfig | None = None
+    evidence: ScoreEvidenceConfig | None = None
+
+
 class ScorePlan(Strict):
     """A plan for `reasonscope score`: existing outputs in, the same outputs as a generated run out."""
 
     experiment: ExperimentConfig = Field(default_factory=lambda: ExperimentConfig(name="scored"))
     input: ScoreInputConfig
-    families: FamiliesConfig = Field(default_factory=lambda: FamiliesConfig(behavior=BehaviorConfig()))
+    families: ScoreFamiliesConfig = Field(default_factory=lambda: ScoreFamiliesConfig(behavior=BehaviorConfig()))
     stats: StatsConfig = Field(default_factory=StatsConfig)
 
     @property

@@ -5,6 +5,10 @@ Imported records are stored as completions with ``source = "imported:<file>:<lin
 hashed from the file, model, item, variant, sample and text, so importing the same file twice
 adds nothing. ES needs token counts: a ``completion_tokens`` column, or ``tokenizer`` (an HF id
 or path) to count the prediction's tokens, and a budget (``max_tokens`` column or ``budget``).
+With an evidence training split, the imported items are RACE's test split: each record's
+prediction is read as ``{"label", "rationale"}`` JSON when it is one, else the predicted label is
+the extracted answer (answer type ``label``) and the rationale is the ``rationale`` column (or the
+reasoning trace).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import yaml
 from rich.console import Console
 
 from .config import ScorePlan
-from .data.loaders import BadRow
+from .data.loaders import BadRow, load_dataset
 from .data.predictions import read_predictions
 from .report.build import write_report
 from .scoring import score_run
@@ -50,10 +54,22 @@ def score_file(plan: ScorePlan, *, console: Console | None = None) -> ScoreSumma
         console.print(f"[yellow]skipped {len(result.bad_rows)} bad rows: "
                       + "; ".join(str(b) for b in result.bad_rows[:5]) + (" ..." if len(result.bad_rows) > 5 else ""))
     run_dir = plan.run_dir
+    families = plan.families
+    ev = families.evidence
+    train_items = None
+    if ev is not None:
+        if len(result.items) != 1:
+            raise ValueError(f"evidence scoring takes one dataset per file; {cfg.path} holds {sorted(result.items)}")
+        train_items = load_dataset(ev.train, seed=plan.experiment.seed).items
+        # the imported items are the test split
+        families = families.model_copy(update={"evidence": ev.model_copy(
+            update={"test": ev.test.model_copy(update={"name": next(iter(result.items))})})})
     store = Store(run_dir)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
     for dataset, items in result.items.items():
         store.put_items(dataset, items)
+    if train_items is not None:
+        store.put_items(ev.train.name, train_items)
     notes = {"bad_rows": {Path(cfg.path).name: [str(b) for b in result.bad_rows]} if result.bad_rows else {},
              "imported_from": str(cfg.path), "records": len(result.generations)}
     run_id = store.start_run(kind="score", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
@@ -70,7 +86,7 @@ def score_file(plan: ScorePlan, *, console: Console | None = None) -> ScoreSumma
             links.append((run_id, g.model, g.dataset, g.item_id, g.variant, g.sample, key, g.max_tokens))
     store.link(links)
     try:
-        score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed, console=console)
+        score_run(store, run_id, families, plan.stats, seed=plan.experiment.seed, console=console)
         store.finish_run(run_id, "finished", notes=notes)
         write_report(store, run_id, run_dir)
     except BaseException:

@@ -27,7 +27,7 @@ class ScoringModels:
     sim_reason: str | None = None
 
 
-def prepare_scorers(families: FamiliesConfig) -> ScoringModels:
+def prepare_scorers(families: FamiliesConfig | Any) -> ScoringModels:
     """Load the scoring models the families need (each may be None with the reason)."""
     out = ScoringModels()
     if families.behavior is not None:
@@ -40,7 +40,7 @@ def prepare_scorers(families: FamiliesConfig) -> ScoringModels:
     return out
 
 
-def score_run(store: Store, run_id: str, families: FamiliesConfig, stats: StatsConfig, *, seed: int = 0,
+def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: StatsConfig, *, seed: int = 0,
               temperatures: dict[str, float] | None = None, console: Console | None = None,
               executor: str = "local", data: RunData | None = None, models: ScoringModels | None = None) -> dict:
     console = console or Console(stderr=True)
@@ -73,19 +73,24 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig, stats: StatsC
 def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunData, *, seed: int = 0,
                    console: Console | None = None) -> dict:
     """RACE for each model that labelled the test items (generated or imported predictions)."""
-    from .evidence.family import class_labels, parse_prediction, run_evidence
+    from .evidence.family import Prediction, class_labels, parse_prediction, run_evidence
+    from .text.answers import extract_answer
 
     train = store.items(ev.train.name).get(ev.train.name, [])
     test = store.items(ev.test.name).get(ev.test.name, [])
     labels = class_labels(train)
     by_model: dict[str, dict] = {}
     prefix = f"{ev.test.name}/"
-    for g in data.generations:
-        if g.variant == "evidence" and g.item_id.startswith(prefix):
-            pred = parse_prediction(g.raw_text, labels)
-            if g.error:
-                pred.label, pred.reason = None, f"generation failed: {g.error}"
-            by_model.setdefault(g.model, {})[g.item_id[len(prefix):]] = pred
+    ours = [g for g in data.generations if g.item_id.startswith(prefix)]
+    dedicated = [g for g in ours if g.variant == "evidence"]
+    for g in dedicated or [g for g in ours if g.variant == "original" and g.sample == 0]:
+        pred = parse_prediction(g.raw_text, labels)
+        if not dedicated and pred.label is None:  # imported outputs: answer line + rationale, not JSON
+            ext = extract_answer(g.raw_text, "label", choices=labels)
+            pred = Prediction(ext.answer, ext.trace, ext.reason if ext.answer is None else None, g.raw_text)
+        if g.error:
+            pred.label, pred.reason = None, f"generation failed: {g.error}"
+        by_model.setdefault(g.model, {})[g.item_id[len(prefix):]] = pred
     tables: dict = {}
     scores = []
     for model, preds in by_model.items():

@@ -31,7 +31,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -40,6 +40,7 @@ from ..types import Item
 from .synthetic import synthetic_items
 from .synthetic_topics import topic_items
 
+T = TypeVar("T")
 GOEMOTIONS_LABELS = (
     "admiration amusement anger annoyance approval caring confusion curiosity desire disappointment disapproval "
     "disgust embarrassment excitement fear gratitude grief joy love nervousness optimism pride realization relief "
@@ -94,6 +95,32 @@ def _open_text(path: Path) -> str:
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise DatasetError(f"{path}:{line}: not valid UTF-8 (byte {err.start}); re-encode the file as UTF-8") from None
+
+
+def row_error_message(source: str, line: int, err: RowError) -> str:
+    return f"{source}:{line}: {f'field {err.field!r}: ' if err.field else ''}{err}"
+
+
+def convert_rows(rows: Iterator[tuple[int, Any]], source: str, convert: Callable[[dict], T], *,
+                 skip_bad_rows: bool = False, limit: int | None = None) -> tuple[list[tuple[int, T]], list[BadRow]]:
+    """Apply ``convert`` to every record; a bad one raises :class:`DatasetError` (file, line, field)
+    or, with ``skip_bad_rows``, is listed in the returned bad rows. Stops after ``limit`` records."""
+    out: list[tuple[int, T]] = []
+    bad: list[BadRow] = []
+    for line, row in rows:
+        try:
+            if isinstance(row, RowError):
+                raise row
+            if not isinstance(row, dict):
+                raise RowError(None, f"expected an object, got {type(row).__name__}")
+            out.append((line, convert(row)))
+        except RowError as err:
+            if not skip_bad_rows:
+                raise DatasetError(row_error_message(source, line, err)) from None
+            bad.append(BadRow(line, err.field, str(err)))
+        if limit and len(out) >= limit:
+            break
+    return out, bad
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
@@ -399,27 +426,17 @@ def load_dataset(cfg: DatasetConfig, *, base_dir: Path | None = None, seed: int 
     else:
         rows, source = _hf_rows(cfg), f"hf:{cfg.hf_id}"
     convert = CONVERTERS.get(cfg.format)
-    items: list[Item] = []
-    bad: list[BadRow] = []
-    for line, row in rows:
-        try:
-            if isinstance(row, RowError):
-                raise row
-            if not isinstance(row, dict):
-                raise RowError(None, f"expected an object, got {type(row).__name__}")
-            if cfg.mapping and convert is not None:
-                row = {**row, **{k: row[v] for k, v in cfg.mapping.items() if v in row}}
-            item = convert(row) if convert else generic_row(row, cfg.mapping, cfg.answer_type)
-            if cfg.answer_type and convert is None:
-                item.answer_type = cfg.answer_type
-            items.append(item)
-        except RowError as err:
-            if not cfg.skip_bad_rows:
-                where = f"{source}:{line}"
-                raise DatasetError(f"{where}: {f'field {err.field!r}: ' if err.field else ''}{err}") from None
-            bad.append(BadRow(line, err.field, str(err)))
-        if cfg.limit and len(items) >= cfg.limit:
-            break
+
+    def to_item(row: dict) -> Item:
+        if cfg.mapping and convert is not None:
+            row = {**row, **{k: row[v] for k, v in cfg.mapping.items() if v in row}}
+        item = convert(row) if convert else generic_row(row, cfg.mapping, cfg.answer_type)
+        if cfg.answer_type and convert is None:
+            item.answer_type = cfg.answer_type
+        return item
+
+    converted, bad = convert_rows(rows, source, to_item, skip_bad_rows=cfg.skip_bad_rows, limit=cfg.limit)
+    items = [item for _, item in converted]
     if not items:
         raise DatasetError(f"{source}: no usable rows" + (f" ({len(bad)} bad rows skipped)" if bad else ""))
     return LoadResult(_finish(items, cfg), bad, source)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Completion, Item, stable_hash
-from .loaders import BadRow, DatasetError, RowError, _as_list, _guess_type, read_file
+from .loaders import BadRow, DatasetError, RowError, _as_list, _guess_type, convert_rows, read_file
 
 FIELDS = ("input", "target", "prediction", "id", "model", "sample", "variant", "answer_type", "choices", "rationale",
           "completion_tokens", "max_tokens", "dataset", "error", "original_input", "finish_reason")
@@ -94,8 +94,6 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
     mapping = dict(mapping or {})
     source = str(path)
     rows = read_file(path)
-    records: list[tuple[int, dict[str, Any]]] = []
-    bad: list[BadRow] = []
 
     def col(row: dict, name: str) -> tuple[str, Any]:
         if name in mapping:
@@ -106,41 +104,34 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
                 return alias, row[alias]
         return name, None
 
-    for line, row in rows:
-        try:
-            if isinstance(row, RowError):
-                raise row
-            if not isinstance(row, dict):
-                raise RowError(None, f"expected an object, got {type(row).__name__}")
-            for field_name, name in mapping.items():
-                if field_name in ("input", "target", "prediction") and name not in row:
-                    raise RowError(name, f"mapped column {name!r} is not in this row "
-                                         f"(row has: {', '.join(map(str, row))})")
-            rec: dict[str, Any] = {}
-            for name in ("input", "target", "prediction"):
-                c, v = col(row, name)
-                # an empty prediction is a (wrong) output; an empty question or gold is a bad row
-                if v is None or (isinstance(v, str) and not v.strip() and name != "prediction"):
-                    raise RowError(c, f"missing field {c!r} ({name}); map it with --map {name}=<column>")
-                rec[name] = v
-            for name in FIELDS[3:]:
-                rec[name] = col(row, name)[1]
-            kind = rec.get("answer_type") or answer_type
-            if kind and kind not in VALID_TYPES:
-                raise RowError(col(row, "answer_type")[0], f"expected one of {VALID_TYPES}, got {kind!r}")
-            rec["answer_type"] = kind
-            rec["sample"] = _int(rec.get("sample"), col(row, "sample")[0]) or 0
-            rec["completion_tokens"] = _int(rec.get("completion_tokens"), col(row, "completion_tokens")[0])
-            rec["max_tokens"] = _int(rec.get("max_tokens"), col(row, "max_tokens")[0]) or budget
-            rec["choices"] = _as_list(rec.get("choices"), col(row, "choices")[0]) or None
-            rec["variant"] = str(rec.get("variant") or "original")
-            if rec["variant"] != "original" and rec.get("id") in (None, ""):
-                raise RowError(col(row, "id")[0], "paraphrase rows need an item id to link them to their item")
-            records.append((line, rec))
-        except RowError as err:
-            if not skip_bad_rows:
-                raise DatasetError(f"{source}:{line}: {f'field {err.field!r}: ' if err.field else ''}{err}") from None
-            bad.append(BadRow(line, err.field, str(err)))
+    def to_record(row: dict) -> dict[str, Any]:
+        for field_name, name in mapping.items():
+            if field_name in ("input", "target", "prediction") and name not in row:
+                raise RowError(name, f"mapped column {name!r} is not in this row "
+                                     f"(row has: {', '.join(map(str, row))})")
+        rec: dict[str, Any] = {}
+        for name in ("input", "target", "prediction"):
+            c, v = col(row, name)
+            # an empty prediction is a (wrong) output; an empty question or gold is a bad row
+            if v is None or (isinstance(v, str) and not v.strip() and name != "prediction"):
+                raise RowError(c, f"missing field {c!r} ({name}); map it with --map {name}=<column>")
+            rec[name] = v
+        for name in FIELDS[3:]:
+            rec[name] = col(row, name)[1]
+        kind = rec.get("answer_type") or answer_type
+        if kind and kind not in VALID_TYPES:
+            raise RowError(col(row, "answer_type")[0], f"expected one of {VALID_TYPES}, got {kind!r}")
+        rec["answer_type"] = kind
+        rec["sample"] = _int(rec.get("sample"), col(row, "sample")[0]) or 0
+        rec["completion_tokens"] = _int(rec.get("completion_tokens"), col(row, "completion_tokens")[0])
+        rec["max_tokens"] = _int(rec.get("max_tokens"), col(row, "max_tokens")[0]) or budget
+        rec["choices"] = _as_list(rec.get("choices"), col(row, "choices")[0]) or None
+        rec["variant"] = str(rec.get("variant") or "original")
+        if rec["variant"] != "original" and rec.get("id") in (None, ""):
+            raise RowError(col(row, "id")[0], "paraphrase rows need an item id to link them to their item")
+        return rec
+
+    records, bad = convert_rows(rows, source, to_record, skip_bad_rows=skip_bad_rows)
     if not records:
         raise DatasetError(f"{source}: no usable rows" + (f" ({len(bad)} bad rows skipped)" if bad else ""))
     return _assemble(records, path, bad, token_counter)

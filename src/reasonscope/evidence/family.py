@@ -277,27 +277,23 @@ def read_prediction_file(path: str) -> list[tuple[int, str, str, str]]:
     generation prompt asks for) or ``output`` (a raw model output, parsed strictly later); ``model``
     is optional (default ``predictions``). Errors name the file, the line and the field.
     """
-    from ..data.loaders import DatasetError, RowError, read_jsonl
+    from pathlib import Path
 
-    out = []
-    for line, row in read_jsonl(__import__("pathlib").Path(path)):
-        try:
-            if isinstance(row, RowError):
-                raise row
-            if not isinstance(row, dict):
-                raise RowError(None, f"expected an object, got {type(row).__name__}")
-            if row.get("id") in (None, ""):
-                raise RowError("id", "missing field 'id'")
-            if "output" in row:
-                text = str(row["output"])
-            elif "label" in row:
-                text = json.dumps({"label": row["label"], "rationale": row.get("rationale", "")})
-            else:
-                raise RowError("label", "missing field 'label' (or 'output' with a raw model output)")
-        except RowError as err:
-            raise DatasetError(f"{path}:{line}: {f'field {err.field!r}: ' if err.field else ''}{err}") from None
-        out.append((line, str(row.get("model") or "predictions"), str(row["id"]), text))
-    return out
+    from ..data.loaders import RowError, convert_rows, read_jsonl
+
+    def to_row(row: dict) -> tuple[str, str, str]:
+        if row.get("id") in (None, ""):
+            raise RowError("id", "missing field 'id'")
+        if "output" in row:
+            text = str(row["output"])
+        elif "label" in row:
+            text = json.dumps({"label": row["label"], "rationale": row.get("rationale", "")})
+        else:
+            raise RowError("label", "missing field 'label' (or 'output' with a raw model output)")
+        return str(row.get("model") or "predictions"), str(row["id"]), text
+
+    rows, _ = convert_rows(read_jsonl(Path(path)), path, to_row)
+    return [(line, model, item_id, text) for line, (model, item_id, text) in rows]
 
 
 def class_labels(train: list[Item]) -> list[str]:
