@@ -44,6 +44,8 @@ def _print_summary(summary_path: Path) -> None:
                               "n/a" if g["asymmetry"] is None else f"{g['asymmetry']:.3f}",
                               (f"{p:.3f}" if p is not None else "n/a") if group == "correct" else "")
         out.print(table)
+        for w in t.get("warnings", []):
+            console.print(f"[yellow]note:[/yellow] {w}")
     beh = data.get("behavior")
     if not beh:
         return

@@ -208,6 +208,15 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
         "confusion": confusion(results, clf.classes),
         "instances": [instance_dict(r) for r in results],
     }
+    unparseable = tables["llm"]["unparseable"]
+    tables["warnings"] = []
+    if results and unparseable == len(results):
+        tables["warnings"].append(f"evidence, {model}: none of the {len(results)} outputs could be parsed as a label "
+                                  "and a rationale, so coverage is not applicable (the model does not follow the "
+                                  "requested format)")
+    elif unparseable:
+        tables["warnings"].append(f"evidence, {model}: {unparseable} of {len(results)} outputs unparseable "
+                                  "(counted as wrong, left out of coverage)")
     # sweeps: k (matchers at the default delta) and delta (edit matcher at the default k)
     sweep_stats = {**stats_kw, "n_resamples": min(n_resamples, 500), "n_permutations": min(n_permutations, 500)}
     tables["sweep_k"] = []

@@ -187,6 +187,8 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
                       "choices": item.choices, "target": item.target, "generations": rendered,
                       "verdicts": verdicts})
     warnings = list((behavior or {}).get("warnings", []))
+    for t in (evidence or {}).values():
+        warnings += t.get("warnings", [])
     for model, why in (notes.get("skipped_models") or {}).items():
         warnings.append(f"skipped model {model}: {why}")
     breakdowns = {label: sheets[key] for label, key in (("Per dataset", "per_dataset"), ("Per item type", "per_type"))
