@@ -73,6 +73,10 @@ def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) ->
     from .data.loaders import DatasetError
     from .runner import Runner
 
+    if executor != "local":
+        _fail(f"executor {executor!r} is not available in this version; use --executor local")
+        return
+
     try:
         summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
                          executor=executor).run()

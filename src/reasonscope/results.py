@@ -37,7 +37,7 @@ def item_key(item: Item) -> str:
     return f"{item.group}/{item.id}"
 
 
-def interpret(row: dict[str, Any], item: Item, rel_tol: float = 1e-6) -> Generation:
+def interpret(row: dict[str, Any], item: Item) -> Generation:
     text = row.get("text") or ""
     truncated = row.get("finish_reason") in ("length", "max_tokens")
     error = row.get("error")

@@ -13,7 +13,7 @@ from ..results import RunData, is_correct
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
 from ..stats.bootstrap import bootstrap_mean, paired_difference
-from ..types import Generation, Item, Score
+from ..types import Item, Score
 from . import metrics as M
 from .strategies import all_strategies, composite
 
@@ -198,7 +198,3 @@ def _aggregate(per_item, data: RunData, cfg: BehaviorConfig, stats: StatsConfig,
             tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, "difference": d.value,
                                      "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value})
     return tables
-
-
-def item_generations(gens: list[Generation]) -> list[Generation]:
-    return sorted(gens, key=lambda g: (g.variant != "original", g.variant, g.sample))

@@ -169,11 +169,6 @@ def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confi
     return out
 
 
-def instance_dict(r: InstanceResult) -> dict[str, Any]:
-    d = asdict(r)
-    return d
-
-
 def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Prediction], *, k: int = 5,
                  target: str = "predicted", matchers: tuple[str, ...] = MATCHERS, delta: float = 0.2,
                  min_df: int | float = 1, max_features: int | None = None, C: float = 1.0,
@@ -206,7 +201,7 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
                 "no_rationale": sum(1 for r in results if r.predicted is not None and not r.rationale)},
         "coverage": aggregate(results, matchers, **stats_kw),
         "confusion": confusion(results, clf.classes),
-        "instances": [instance_dict(r) for r in results],
+        "instances": [asdict(r) for r in results],
     }
     unparseable = tables["llm"]["unparseable"]
     tables["warnings"] = []
