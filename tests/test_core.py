@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from fake_openai import FakeOpenAIServer
 from reasonscope.config import ModelConfig, PlanError, load_plan, parse_plan
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.registry import create_model
 from reasonscope.runner import Runner
 from reasonscope.store import Store, cache_key
+from reasonscope.testing import FakeOpenAIServer
 from reasonscope.types import Completion, Item, Score
 
 # ---------------------------------------------------------------------------------------------- config

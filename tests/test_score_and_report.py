@@ -139,7 +139,8 @@ def test_report_escapes_model_text_and_rebuilds_from_store(tmp_path):
     path.write_text(json.dumps({"id": "1", "input": "<b>2+2?</b>", "target": 4, "prediction": evil}) + "\n")
     assert runner.invoke(app, ["score", "-i", str(path), "--output-dir", str(tmp_path), "--name", "x"]).exit_code == 0
     html = (tmp_path / "x" / "report.html").read_text()
-    assert "<script>" not in html and "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
+    assert html.count("<script>") == 1  # the report's own expand/collapse script, nothing else
+    assert "<script>alert" not in html and "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
     assert "&lt;b&gt;2+2?&lt;/b&gt;" in html
     for name in ("report.html", "summary.json", "samples.jsonl", "results.xlsx"):
         (tmp_path / "x" / name).unlink()

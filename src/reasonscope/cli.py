@@ -73,8 +73,8 @@ def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) ->
     from .data.loaders import DatasetError
     from .runner import Runner
 
-    if executor != "local":
-        _fail(f"executor {executor!r} is not available in this version; use --executor local")
+    if executor not in ("local", "ray"):
+        _fail(f"unknown executor {executor!r}; expected local or ray")
         return
 
     try:
@@ -97,7 +97,8 @@ def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) ->
 def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
         retry_failed: bool = typer.Option(False, help="Send again requests stored as failed."),
         skip_bad_rows: bool = typer.Option(False, help="Skip malformed dataset rows (counted and listed)."),
-        executor: str = typer.Option("local", help="Executor for per-item scoring work: local.")) -> None:
+        executor: str = typer.Option("local", help="Executor for per-item scoring work: local, or ray "
+                                     "(pip install 'reasonscope[ray]'; RAY_ADDRESS for a cluster).")) -> None:
     """Run a YAML plan: generate (cached, resumable), score, and write the report."""
     try:
         plan = load_plan(plan_path)

@@ -133,7 +133,10 @@ async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], 
             progress.advance(task_id, len(chunk))
 
     chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
-    await asyncio.gather(*(worker(c) for c in chunks))
+    try:
+        await asyncio.gather(*(worker(c) for c in chunks))
+    finally:
+        await model.aclose()
     return counts[0], counts[1]
 
 

@@ -53,6 +53,11 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
         if models is None:
             with console.status("behavior: loading scoring models"):
                 models = prepare_scorers(families)
+        if executor != "local":
+            from .executors import distribute
+
+            with console.status(f"behavior: starting the {executor} executor"):
+                models = distribute(models, families, executor)
         for reason in (models.nli_reason, models.sim_reason):
             if reason:
                 console.print(f"[yellow]behavior: {reason}")
@@ -60,6 +65,7 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
             scores, tables = score_behavior(data, behavior, stats, seed=seed, temperatures=temperatures,
                                             nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
                                             sim_reason=models.sim_reason)
+        tables["backends"]["executor"] = executor
         store.delete_scores(run_id, "behavior")
         store.put_scores(run_id, scores)
         store.put_artefact(run_id, "behavior.json", "json", json.dumps(tables, default=str))

@@ -1,9 +1,20 @@
-"""Tiny models built locally (a config plus a tokenizer trained here, saved with ``save_pretrained``)
-for tests and benchmarks: they load through the real ``from_pretrained`` path with no download.
-Their weights are random: they exercise code paths and costs, not quality."""
+"""Test and benchmark helpers shipped with the package.
+
+* Tiny models built locally (a config plus a tokenizer trained here, saved with ``save_pretrained``):
+  they load through the real ``from_pretrained`` path with no download. Their weights are random:
+  they exercise code paths and costs, not quality.
+* :class:`FakeOpenAIServer`: an OpenAI-compatible chat-completions server on 127.0.0.1 that injects
+  faults (429, 500, dropped connections, timeouts, malformed JSON) in a given pattern, with a fixed
+  latency and an optional token rate.
+"""
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 CORPUS = [
@@ -56,3 +67,126 @@ def build_tiny_nli(folder: str | Path, hidden: int = 32, layers: int = 2) -> Pat
                      label2id={"ENTAILMENT": 0, "NEUTRAL": 1, "CONTRADICTION": 2})
     BertForSequenceClassification(cfg).save_pretrained(folder)
     return folder
+
+
+
+
+def default_reply(body: dict) -> str:
+    return "Step one.\nStep two.\nAnswer: 42"
+
+
+class FakeOpenAIServer:
+    """``FakeOpenAIServer(faults={n: fault}, latency_s=0.1)``: request n (1-based, arrival order) gets
+    ``fault``: 429, 500, ``"drop"`` (close without answering), ``"timeout"`` (sleep past the client's
+    timeout) or ``"badjson"``; ``fault_for(n, body)`` may decide instead. Each answer waits
+    ``latency_s`` plus ``completion_tokens / tokens_per_s``. Use as a context manager."""
+
+    def __init__(self, faults=None, fault_for=None, latency_s: float = 0.0, reply=default_reply,
+                 timeout_sleep_s: float = 3.0, tokens_per_s: float | None = None):
+        self.faults = dict(faults or {})
+        self.fault_for = fault_for
+        self.latency_s = latency_s
+        self.reply = reply
+        self.timeout_sleep_s = timeout_sleep_s
+        self.tokens_per_s = tokens_per_s
+        self.count = 0
+        self.served = 0
+        self.lock = threading.Lock()
+        self.bodies: list[dict] = []
+        self.auth_headers: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def setup(self):
+                super().setup()
+                # one segment per reply: no Nagle / delayed-ACK stall between headers and body
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server.lock:
+                    server.count += 1
+                    n = server.count
+                    server.bodies.append(body)
+                    server.auth_headers.append(self.headers.get("Authorization", ""))
+                fault = server.fault_for(n, body) if server.fault_for else server.faults.get(n)
+                if server.latency_s:
+                    time.sleep(server.latency_s)
+                if fault == "drop":
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if fault == "timeout":
+                    time.sleep(server.timeout_sleep_s)
+                    return self._send(200, {"late": True})
+                if fault in (429, 500, "429", "500"):
+                    return self._send(int(fault), {"error": {"message": f"simulated {fault}"}})
+                if fault == "badjson":
+                    data = b'{"id": "x", "choices": [ {"message": '
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                text = server.reply(body)
+                if server.tokens_per_s:
+                    time.sleep(len(text.split()) / server.tokens_per_s)
+                with server.lock:
+                    server.served += 1
+                self._send(200, {
+                    "id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split()), "total_tokens": 10},
+                })
+
+            def _send(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def serve_main(argv: list[str] | None = None) -> None:
+    """``python -m reasonscope.testing --latency 0.1 --port-file F``: run the fake server in its own
+    process (benchmarks), write its base URL to F, serve until killed."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.1)
+    ap.add_argument("--tokens-per-s", type=float, default=None)
+    ap.add_argument("--port-file", required=True)
+    args = ap.parse_args(argv)
+    with FakeOpenAIServer(latency_s=args.latency, tokens_per_s=args.tokens_per_s) as srv:
+        Path(args.port_file).write_text(srv.base_url)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    serve_main()

@@ -76,3 +76,8 @@ class AnthropicModel(LanguageModel):
         finish = "length" if resp.stop_reason == "max_tokens" else resp.stop_reason
         return Completion(text=text, finish_reason=finish, prompt_tokens=resp.usage.input_tokens,
                           completion_tokens=resp.usage.output_tokens)
+
+    async def aclose(self) -> None:
+        client, self._client_obj = self._client_obj, None
+        if client is not None:
+            await client.close()

@@ -104,6 +104,9 @@ class LanguageModel:
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (weights, clients)."""
 
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Close clients bound to the running event loop (called when a generation pass ends)."""
+
     # -- retries ----------------------------------------------------------------------------
     def is_retryable(self, exc: BaseException) -> bool:
         return isinstance(exc, TimeoutError | ConnectionError)

@@ -3,6 +3,8 @@
 ``openai/<model>`` reads the key from ``api_key_env`` (default ``OPENAI_API_KEY``). With a
 ``base_url`` and no ``api_key_env``, no key is required (local servers) and ``"EMPTY"`` is sent.
 ``options.base_urls`` (a list) spreads requests round-robin over several servers (data parallel).
+Requests rotate over one SDK client per 16 in flight (per URL): httpcore scans its whole connection
+pool on each request, so small pools keep the client's CPU cost flat at high concurrency.
 The SDK's own retries are disabled; reasonscope's retry policy (see ``models.base``) applies.
 Reasoning content returned beside the answer (``reasoning_content``) is kept as a ``<think>`` block.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 
 from ..types import Completion
@@ -22,8 +25,11 @@ class OpenAIModel(LanguageModel):
 
     def __init__(self, model_id, config):
         super().__init__(model_id, config)
-        urls = config.options.get("base_urls") or ([config.base_url] if config.base_url else [None])
-        self._urls = list(urls)
+        urls = list(config.options.get("base_urls") or ([config.base_url] if config.base_url else [None]))
+        # one SDK client per 16 requests in flight: httpcore scans its whole pool on every request,
+        # so several small pools cost less CPU than one large one at high concurrency
+        per_url = max(1, math.ceil(config.concurrency / (16 * len(urls))))
+        self._urls = [u for u in urls for _ in range(per_url)]
         self._clients = None
         self._next = itertools.cycle(range(len(self._urls)))
 
@@ -82,6 +88,11 @@ class OpenAIModel(LanguageModel):
         return Completion(text=text, finish_reason=choice.finish_reason,
                           prompt_tokens=getattr(usage, "prompt_tokens", None),
                           completion_tokens=getattr(usage, "completion_tokens", None))
+
+    async def aclose(self) -> None:
+        clients, self._clients = self._clients, None
+        for c in clients or []:
+            await c.close()
 
     def close(self) -> None:
         self._clients = None

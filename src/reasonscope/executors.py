@@ -1,0 +1,110 @@
+"""Executors for per-item scoring work: ``local`` (default) and ``ray`` (``pip install 'reasonscope[ray]'``).
+
+The model-based scoring of a run (NLI over consecutive steps, similarity over trace pairs) is a
+list of independent inputs. The local executor scores them in this process. The Ray executor
+starts ``workers`` Ray actors (one CPU each, or one GPU each with ``gpus_per_worker``), each of
+which loads the scoring model once from its settings, splits the inputs into contiguous chunks,
+scores them in parallel and returns the results in input order, so the output equals the local
+executor's (up to floating-point batching effects). ``ray.init`` connects to ``RAY_ADDRESS`` when
+set (an existing cluster), else starts a local instance.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("--executor ray needs Ray: pip install 'reasonscope[ray]'") from None
+    return ray
+
+
+def _make_scorer(kind: str, settings: dict[str, Any]):
+    from .config import NLIConfig, SimilarityConfig
+    from .scorers.nli import make_nli
+    from .scorers.similarity import make_similarity
+
+    scorer, reason = make_nli(NLIConfig(**settings)) if kind == "nli" else make_similarity(SimilarityConfig(**settings))
+    if scorer is None:
+        raise RuntimeError(reason)
+    return scorer
+
+
+class _ScorerActor:
+    """Holds the scoring models of a run (loaded on first use, once per actor)."""
+
+    def __init__(self, settings: dict[str, dict[str, Any]]):
+        self.settings = settings
+        self.scorers: dict[str, Any] = {}
+
+    def _get(self, kind: str):
+        if kind not in self.scorers:
+            self.scorers[kind] = _make_scorer(kind, self.settings[kind])
+        return self.scorers[kind]
+
+    def contradiction(self, pairs):
+        return self._get("nli").contradiction(pairs)
+
+    def pairwise(self, a, b):
+        return self._get("similarity").pairwise(a, b)
+
+
+class RayPool:
+    """``workers`` actors (one CPU each, or ``gpus_per_worker`` GPUs) shared by every scorer of a run."""
+
+    def __init__(self, settings: dict[str, dict[str, Any]], *, workers: int = 2, gpus_per_worker: float = 0.0):
+        ray = _ray()
+        if not ray.is_initialized():
+            address = os.environ.get("RAY_ADDRESS")
+            ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                     log_to_driver=False, ignore_reinit_error=True)
+        actor = ray.remote(num_cpus=1, num_gpus=gpus_per_worker)(_ScorerActor)
+        self.actors = [actor.remote(settings) for _ in range(workers)]
+
+    def map(self, method: str, *columns: Sequence) -> list:
+        """Split the columns into contiguous chunks, one per actor; results in input order."""
+        ray = _ray()
+        n = len(columns[0])
+        if n == 0:
+            return []
+        size = -(-n // len(self.actors))
+        refs = [getattr(actor, method).remote(*(list(c[i:i + size]) for c in columns))
+                for actor, i in zip(self.actors, range(0, n, size), strict=False)]
+        return [x for part in ray.get(refs) for x in part]
+
+
+class RayScorer:
+    """A scorer with the local scorer's interface whose work runs on a :class:`RayPool`."""
+
+    def __init__(self, pool: RayPool, description: str):
+        self.pool = pool
+        self.description = description
+
+    def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return self.pool.map("contradiction", pairs)
+
+    def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
+        return self.pool.map("pairwise", a, b)
+
+
+def distribute(models, families, executor: str, workers: int = 2):
+    """Replace the loaded scoring models by Ray-backed ones (same settings) when ``executor == 'ray'``."""
+    if executor == "local":
+        return models
+    if executor != "ray":
+        raise ValueError(f"unknown executor {executor!r}; expected local or ray")
+    behavior = families.behavior
+    if behavior is None:
+        return models
+    pool = RayPool({"nli": behavior.nli.model_dump(), "similarity": behavior.similarity.model_dump()},
+                   workers=workers)
+    if models.nli is not None:
+        models.nli = RayScorer(pool, models.nli.description)
+    if models.sim is not None:
+        models.sim = RayScorer(pool, models.sim.description)
+    return models
