@@ -160,7 +160,7 @@ def test_judge_output_is_never_evaluated(tmp_path):
     from reasonscope.evidence.family import parse_prediction
 
     marker = tmp_path / "pwned"
-    text = '{"label": __import__("pathlib").Path(%r).touch(), "rationale": "x"}' % str(marker)
+    text = '{"label": __import__("pathlib").Path(' + repr(str(marker)) + ').touch(), "rationale": "x"}'
     assert parse_prediction(text, ["a"]).label is None and not marker.exists()
 
 
