@@ -56,51 +56,40 @@ def main() -> None:
             server.wait()
 
 
-def run_levels(args, items, base_url: str) -> None:
+def measure(args, items, level: int, model_config: dict) -> None:
+    """Send the plan's requests at one concurrency level through reasonscope's generation path and
+    print one row."""
     from reasonscope.config import ModelConfig, parse_plan
     from reasonscope.models.registry import create_model
     from reasonscope.runner import generate_pending, plan_requests
     from reasonscope.store import Store
 
-    if True:
-        for level in args.levels:
-            n = min(args.requests, args.max_requests_at_1) if level == 1 else args.requests
-            cfg = ModelConfig(spec="openai-compatible/fake", base_url=base_url, concurrency=level, max_tokens=16,
-                              timeout_s=30)
-            plan = parse_plan({"models": [cfg.model_dump()], "datasets": [{"name": "b", "format": "synthetic"}],
-                               "families": {"behavior": {"samples": 1, "paraphrases": 0}}})
-            model = create_model(cfg)
-            planned = plan_requests(model, {"b": items[:n]}, plan)
-            with tempfile.TemporaryDirectory() as tmp:
-                store = Store(tmp)
-                t = time.perf_counter()
-                calls, failed = asyncio.run(generate_pending(model, planned, store))
-                wall = time.perf_counter() - t
-                store.close()
-            assert calls == n and failed == 0, (calls, failed)
-            ideal = n * args.latency / level
-            print(f"{level:>12}{n:>10}{wall:>10.2f}{n / wall:>10.1f}{ideal:>10.2f}{wall / ideal:>8.2f}"
-                  f"{(wall - ideal) / n * 1000:>17.2f}")
+    n = min(args.requests, args.max_requests_at_1) if level == 1 else args.requests
+    cfg = ModelConfig(concurrency=level, max_tokens=16, **model_config)
+    plan = parse_plan({"models": [cfg.model_dump()], "datasets": [{"name": "b", "format": "synthetic"}],
+                       "families": {"behavior": {"samples": 1, "paraphrases": 0}}})
+    model = create_model(cfg)
+    planned = plan_requests(model, {"b": items[:n]}, plan)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(tmp)
+        t = time.perf_counter()
+        calls, failed = asyncio.run(generate_pending(model, planned, store))
+        wall = time.perf_counter() - t
+        store.close()
+    assert calls == n and failed == 0, (calls, failed)
+    ideal = n * args.latency / level
+    print(f"{level:>12}{n:>10}{wall:>10.2f}{n / wall:>10.1f}{ideal:>10.2f}{wall / ideal:>8.2f}"
+          f"{(wall - ideal) / n * 1000:>17.2f}")
+
+
+def run_levels(args, items, base_url: str) -> None:
+    for level in args.levels:
+        measure(args, items, level, {"spec": "openai-compatible/fake", "base_url": base_url, "timeout_s": 30})
     # the same plans through a mock model with the same latency: no HTTP, no SDK; what remains is
     # reasonscope's own cost (planning, retry wrapper, asyncio, one committed store write per request)
     print("same plan, mock/reasoner with the same latency (no HTTP, no openai SDK):")
     for level in args.levels:
-        n = min(args.requests, args.max_requests_at_1) if level == 1 else args.requests
-        cfg = ModelConfig(spec="mock/reasoner", concurrency=level, max_tokens=16,
-                          options={"latency_s": args.latency})
-        plan = parse_plan({"models": [cfg.model_dump()], "datasets": [{"name": "b", "format": "synthetic"}],
-                           "families": {"behavior": {"samples": 1, "paraphrases": 0}}})
-        model = create_model(cfg)
-        planned = plan_requests(model, {"b": items[:n]}, plan)
-        with tempfile.TemporaryDirectory() as tmp:
-            store = Store(tmp)
-            t = time.perf_counter()
-            asyncio.run(generate_pending(model, planned, store))
-            wall = time.perf_counter() - t
-            store.close()
-        ideal = n * args.latency / level
-        print(f"{level:>12}{n:>10}{wall:>10.2f}{n / wall:>10.1f}{ideal:>10.2f}{wall / ideal:>8.2f}"
-              f"{(wall - ideal) / n * 1000:>17.2f}")
+        measure(args, items, level, {"spec": "mock/reasoner", "options": {"latency_s": args.latency}})
 
 
 if __name__ == "__main__":
