@@ -288,3 +288,15 @@ def test_hf_dataset_id_goes_through_datasets(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", fake)
     res = load_dataset(DatasetConfig(name="g", format="gsm8k", hf_id="openai/gsm8k", hf_config="main"))
     assert calls == [("openai/gsm8k", "main", "test")] and res.items[0].target == 5 and res.source == "hf:openai/gsm8k"
+
+
+def test_no_runnable_model_is_an_error_before_the_store(tmp_path, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_ENV", raising=False)
+    plan = parse_plan({
+        "experiment": {"name": "none", "output_dir": str(tmp_path)},
+        "models": [{"spec": "openai/gpt-x", "api_key_env": "NO_SUCH_KEY_ENV"}],
+        "datasets": [{"name": "syn", "format": "synthetic", "size": 1}],
+    })
+    with pytest.raises(ValueError, match="no model of the plan can run here:\n  openai/gpt-x: environment variable"):
+        Runner(plan, show_progress=False).run()
+    assert not (tmp_path / "none").exists()

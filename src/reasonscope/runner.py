@@ -201,14 +201,17 @@ class Runner:
                 self.console.print(f"[yellow]skipped: {why}")
             else:
                 models.append(model)
+        needs_models = plan.families.behavior is not None or (plan.families.evidence is not None and not ev_imported)
+        if plan.models and needs_models and not models:
+            raise ValueError("no model of the plan can run here:\n  " + "\n  ".join(skipped.values()))
+        bad_notes = {k: [str(b) for b in v] for k, v in bad.items()}
         run_dir = plan.run_dir
         store = Store(run_dir)
         (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
         for name, items in {**datasets, **ev_sets}.items():
             store.put_items(name, items)
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
-                                 notes={"skipped_models": skipped,
-                                        "bad_rows": {k: [str(b) for b in v] for k, v in bad.items()}})
+                                 notes={"skipped_models": skipped, "bad_rows": bad_notes})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
         scorers = pool.submit(prepare_scorers, plan.families)  # loads while the providers answer
@@ -224,8 +227,7 @@ class Runner:
             with self.console.status("loading scoring models"):
                 scoring_models = scorers.result()
             self._score(store, run_id, data, scoring_models)
-            store.finish_run(run_id, "finished", notes={"skipped_models": skipped,
-                                                        "bad_rows": {k: [str(b) for b in v] for k, v in bad.items()},
+            store.finish_run(run_id, "finished", notes={"skipped_models": skipped, "bad_rows": bad_notes,
                                                         "calls_made": summary.calls_made, "cached": summary.cached,
                                                         "failed": summary.failed})
             data.run = store.run(run_id)
