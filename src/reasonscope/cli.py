@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -45,7 +46,7 @@ def _print_summary(summary_path: Path) -> None:
                               (f"{p:.3f}" if p is not None else "n/a") if group == "correct" else "")
         out.print(table)
         for w in t.get("warnings", []):
-            console.print(f"[yellow]note:[/yellow] {w}")
+            console.print("[yellow]note:[/yellow] " + escape(w))
     beh = data.get("behavior")
     if not beh:
         return
@@ -66,7 +67,7 @@ def _print_summary(summary_path: Path) -> None:
         table.add_row(model, *cells)
     out.print(table)
     for w in beh.get("warnings", []):
-        console.print(f"[yellow]note:[/yellow] {w}")
+        console.print("[yellow]note:[/yellow] " + escape(w))
 
 
 def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 from rich.console import Console
+from rich.markup import escape
 
 from .config import ScorePlan
 from .data.loaders import BadRow, load_dataset
@@ -51,8 +52,8 @@ def score_file(plan: ScorePlan, *, console: Console | None = None) -> ScoreSumma
     result = read_predictions(cfg.path, cfg.mapping, skip_bad_rows=cfg.skip_bad_rows, answer_type=cfg.answer_type,
                               budget=cfg.budget, token_counter=counter)
     if result.bad_rows:
-        console.print(f"[yellow]skipped {len(result.bad_rows)} bad rows: "
-                      + "; ".join(str(b) for b in result.bad_rows[:5]) + (" ..." if len(result.bad_rows) > 5 else ""))
+        console.print(f"[yellow]skipped {len(result.bad_rows)} bad rows: " + escape(
+            "; ".join(str(b) for b in result.bad_rows[:5]) + (" ..." if len(result.bad_rows) > 5 else "")))
     run_dir = plan.run_dir
     families = plan.families
     ev = families.evidence

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -198,7 +199,7 @@ class Runner:
             why = model.missing_requirements()
             if why:
                 skipped[model.name] = why
-                self.console.print(f"[yellow]skipped: {why}")
+                self.console.print("[yellow]skipped: " + escape(why))
             else:
                 models.append(model)
         needs_models = plan.families.behavior is not None or (plan.families.evidence is not None and not ev_imported)
@@ -283,7 +284,7 @@ class Runner:
                     calls, failed = asyncio.run(generate_pending(model, pending, store, progress, task))
                 except ProviderUnavailable as err:
                     summary.skipped_models[model.name] = str(err)
-                    self.console.print(f"[yellow]skipped {model.name}: {err}")
+                    self.console.print("[yellow]skipped " + escape(f"{model.name}: {err}"))
                     continue
                 summary.calls_made += calls
                 summary.failed += failed

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from .config import FamiliesConfig, StatsConfig
 from .results import RunData, load_run_data
@@ -60,7 +61,7 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
                 models = distribute(models, families, executor)
         for reason in (models.nli_reason, models.sim_reason):
             if reason:
-                console.print(f"[yellow]behavior: {reason}")
+                console.print("[yellow]behavior: " + escape(reason))
         with console.status("behavior: scoring"):
             scores, tables = score_behavior(data, behavior, stats, seed=seed, temperatures=temperatures,
                                             nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
