@@ -26,7 +26,6 @@ from .data.predictions import read_predictions
 from .report.build import write_report
 from .scoring import score_run
 from .store import Store
-from .types import stable_hash
 
 
 @dataclass
@@ -75,17 +74,8 @@ def score_file(plan: ScorePlan, *, console: Console | None = None) -> ScoreSumma
              "imported_from": str(cfg.path), "records": len(result.generations)}
     run_id = store.start_run(kind="score", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                              notes=notes)
-    links = []
-    with store.transaction():
-        for g in result.generations:
-            key = "import-" + stable_hash({"source": str(Path(cfg.path).resolve()), "model": g.model,
-                                           "dataset": g.dataset, "item": g.item_id, "variant": g.variant,
-                                           "sample": g.sample, "text": g.completion.text}, length=48)
-            store.put_completion(key, provider="imported", model_id=g.model,
-                                 request={"source": str(cfg.path), "line": g.line},
-                                 completion=g.completion, source=f"imported:{Path(cfg.path).name}:{g.line}")
-            links.append((run_id, g.model, g.dataset, g.item_id, g.variant, g.sample, key, g.max_tokens))
-    store.link(links)
+    store.import_completions(run_id, cfg.path, [(g.line, g.model, g.dataset, g.item_id, g.variant, g.sample,
+                                                 g.completion, g.max_tokens) for g in result.generations])
     try:
         score_run(store, run_id, families, plan.stats, seed=plan.experiment.seed, console=console)
         store.finish_run(run_id, "finished", notes=notes)

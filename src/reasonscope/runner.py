@@ -245,20 +245,12 @@ class Runner:
         return summary
 
     def _import_evidence(self, store: Store, run_id: str, rows: list[tuple]) -> None:
-        from .types import Completion, stable_hash
+        from .types import Completion
 
         ev = self.plan.families.evidence
-        links = []
-        with store.transaction():
-            for line, model, item_id, text in rows:
-                key = "import-" + stable_hash({"source": ev.predictions, "model": model, "item": item_id,
-                                               "text": text}, length=48)
-                store.put_completion(key, provider="imported", model_id=model,
-                                     request={"source": ev.predictions, "line": line},
-                                     completion=Completion(text=text, finish_reason="stop"),
-                                     source=f"imported:{Path(ev.predictions).name}:{line}")
-                links.append((run_id, model, ev.test.name, item_id, "evidence", 0, key, None))
-        store.link(links)
+        store.import_completions(run_id, ev.predictions, [
+            (line, model, ev.test.name, item_id, "evidence", 0, Completion(text=text, finish_reason="stop"), None)
+            for line, model, item_id, text in rows])
 
     def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary,
                   evidence_test: tuple | None = None) -> None:

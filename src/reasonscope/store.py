@@ -216,6 +216,27 @@ class Store:
              completion.prompt_tokens, completion.completion_tokens, completion.latency_s, completion.cost_usd,
              completion.error, completion.attempts, source, time.time()))
 
+    def import_completions(self, run_id: str, source_file: str,
+                           records: list[tuple[int, str, str, str, str, int, Completion, int | None]]) -> None:
+        """Store outputs that were not generated here and link them to a run, in one transaction.
+
+        Records are (line, model, dataset, item_id, variant, sample, completion, max_tokens). The key
+        hashes the file, model, item, variant, sample and text, so importing a file twice adds
+        nothing; ``source`` is ``imported:<file name>:<line>``.
+        """
+        name, resolved = Path(source_file).name, str(Path(source_file).resolve())
+        links = []
+        with self.transaction():
+            for line, model, dataset, item_id, variant, sample, completion, max_tokens in records:
+                key = "import-" + stable_hash({"source": resolved, "model": model, "dataset": dataset, "item": item_id,
+                                               "variant": variant, "sample": sample, "text": completion.text},
+                                              length=48)
+                self.put_completion(key, provider="imported", model_id=model,
+                                    request={"source": str(source_file), "line": line}, completion=completion,
+                                    source=f"imported:{name}:{line}")
+                links.append((run_id, model, dataset, item_id, variant, sample, key, max_tokens))
+        self.link(links)
+
     def link(self, rows: list[tuple[str, str, str, str, str, int, str, int | None]]) -> None:
         """Rows of (run_id, model, dataset, item_id, variant, sample, key, max_tokens)."""
         with self.transaction() as c:
