@@ -34,20 +34,18 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
                    temperatures: dict[str, float] | None = None, nli: NLIScorer | None = None,
                    nli_reason: str | None = None, sim: Similarity | None = None,
                    sim_reason: str | None = None) -> tuple[list[Score], dict[str, Any]]:
-    groups = M.group_by_item(data.generations, data.items)
+    groups = {key: M.split_variants(gens) for key, gens in M.group_by_item(data.generations, data.items).items()}
     # -- batch the model-based parts: NLI over consecutive steps, similarity over trace pairs --------
     ls_pairs: list[tuple[str, str]] = []
     ls_slices: dict[tuple[str, str], slice] = {}
     ss_a: list[str] = []
     ss_b: list[str] = []
     ss_slices: dict[tuple[str, str], slice] = {}
-    for key, gens in groups.items():
-        prim = M.primary(gens)
-        if prim is not None and nli is not None and len(prim.steps) >= 2:
-            pairs = M.consecutive_pairs(prim.steps)
+    for key, (originals, _) in groups.items():
+        if originals and nli is not None and len(originals[0].steps) >= 2:
+            pairs = M.consecutive_pairs(originals[0].steps)
             ls_slices[key] = slice(len(ls_pairs), len(ls_pairs) + len(pairs))
             ls_pairs.extend(pairs)
-        originals = sorted((g for g in gens if g.variant == "original"), key=lambda g: g.sample)
         if sim is not None and len(originals) >= 2:
             start = len(ss_a)
             for g1, g2 in combinations(originals, 2):
@@ -60,10 +58,9 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
     scores: list[Score] = []
     per_item: dict[str, dict[str, dict[str, float | None]]] = {}
     counts: dict[str, dict[str, int]] = {}
-    for (model, item_id), gens in groups.items():
+    for (model, item_id), (originals, paras) in groups.items():
         item = data.items[item_id]
-        originals = sorted((g for g in gens if g.variant == "original"), key=lambda g: g.sample)
-        paras = [g for g in gens if g.variant != "original"]
+        gens = originals + paras
         prim = originals[0] if originals else None
         c = counts.setdefault(model, {"items": 0, "generations": 0, "failed": 0, "unparseable": 0, "truncated": 0})
         c["items"] += 1

@@ -73,9 +73,10 @@ def consecutive_pairs(steps: list[str]) -> list[tuple[str, str]]:
     return list(zip(steps, steps[1:], strict=False))
 
 
-def primary(generations: list[Generation]) -> Generation | None:
+def split_variants(generations: list[Generation]) -> tuple[list[Generation], list[Generation]]:
+    """(the K samples of the original question in sample order, the paraphrase completions)."""
     originals = sorted((g for g in generations if g.variant == "original"), key=lambda g: g.sample)
-    return originals[0] if originals else None
+    return originals, [g for g in generations if g.variant != "original"]
 
 
 def is_behavior_variant(variant: str) -> bool:
