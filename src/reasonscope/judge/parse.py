@@ -1,0 +1,76 @@
+"""Strict parsing of LLM-judge answers.
+
+The judge is asked for a JSON object mapping each attribute to ``{"score": number, "explanation":
+text}`` (a bare number is accepted too). Parsing: the outermost ``{...}`` as JSON, else as a Python
+literal with ``ast.literal_eval`` (never ``eval``). Keys are matched to attribute names ignoring case,
+spaces, hyphens and underscores. A score that is missing, not a number (booleans are not numbers),
+not finite or outside ``[0, scale_max]`` is **unscored** with the reason, never 0. Valid scores are
+divided by ``scale_max`` (1 or 10), so every judge reports on 0-1.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..attributes.definitions import ATTRIBUTES, attribute_key
+
+
+@dataclass
+class JudgeResult:
+    scores: dict[str, float] = field(default_factory=dict)  # attribute -> score in [0, 1]
+    unscored: dict[str, str] = field(default_factory=dict)  # attribute -> reason
+    explanations: dict[str, str] = field(default_factory=dict)
+    error: str | None = None  # the whole answer could not be read
+
+
+def _load(text: str) -> Any:
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("no JSON object in the judge's answer")
+    blob = text[start:end + 1]
+    try:
+        return json.loads(blob)
+    except json.JSONDecodeError:
+        try:
+            return ast.literal_eval(blob)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            raise ValueError("the judge's object is neither JSON nor a Python literal") from None
+
+
+def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max: float = 1.0) -> JudgeResult:
+    wanted = list(attributes or ATTRIBUTES)
+    try:
+        obj = _load(text or "")
+    except ValueError as err:
+        return JudgeResult(unscored={a: str(err) for a in wanted}, error=str(err))
+    if not isinstance(obj, dict):
+        return JudgeResult(unscored={a: "the judge's answer is not an object" for a in wanted},
+                           error="not an object")
+    if isinstance(obj.get("scores"), dict):
+        obj = obj["scores"]
+    found: dict[str, Any] = {}
+    for key, value in obj.items():
+        attr = attribute_key(str(key))
+        if attr is not None and attr not in found:
+            found[attr] = value
+    res = JudgeResult()
+    for attr in wanted:
+        if attr not in found:
+            res.unscored[attr] = "missing from the judge's answer"
+            continue
+        value = found[attr]
+        if isinstance(value, dict):
+            if isinstance(value.get("explanation"), str):
+                res.explanations[attr] = value["explanation"]
+            value = value.get("score")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            res.unscored[attr] = f"score is not a number: {value!r:.40}"
+        elif not math.isfinite(value) or not 0 <= value <= scale_max:
+            res.unscored[attr] = f"score {value!r} outside [0, {scale_max:g}]"
+        else:
+            res.scores[attr] = float(value) / scale_max
+    return res

@@ -1,0 +1,82 @@
+"""Groundwork of the attributes family (issue 6): attribute definitions, strict judge parsing,
+Elo / Bradley-Terry ratings, judge agreement. Hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from reasonscope.attributes.definitions import ATTRIBUTES, attribute_key
+from reasonscope.judge.parse import parse_judgement
+from reasonscope.stats.agreement import krippendorff_alpha, mean_spearman
+from reasonscope.stats.ratings import bootstrap_ratings, bradley_terry, online_elo
+
+
+def test_twelve_attributes_and_key_matching():
+    assert len(ATTRIBUTES) == 12
+    assert attribute_key("Self-Consistency") == "self_consistency"
+    assert attribute_key("arithmetic accuracy") == "arithmetic_accuracy"
+    assert attribute_key("fluency") is None
+
+
+def test_parse_json_literal_scales_and_unscored():
+    text = ('Here you go: {"Correctness": {"score": 0.8, "explanation": "fine"}, "grammar": 1, '
+            '"conciseness": 1.5, "completeness": true, "plausibility": "high"}')
+    r = parse_judgement(text, ["correctness", "grammar", "conciseness", "completeness", "plausibility", "repetition"])
+    assert r.scores == {"correctness": 0.8, "grammar": 1.0}
+    assert r.explanations == {"correctness": "fine"}
+    assert r.unscored["conciseness"] == "score 1.5 outside [0, 1]"
+    assert r.unscored["completeness"].startswith("score is not a number")
+    assert r.unscored["plausibility"].startswith("score is not a number")
+    assert r.unscored["repetition"] == "missing from the judge's answer"
+    ten = parse_judgement("{'scores': {'correctness': 7, 'grammar': {'score': 10}}}", ["correctness", "grammar"],
+                          scale_max=10)
+    assert ten.scores == {"correctness": 0.7, "grammar": 1.0} and not ten.unscored
+
+
+def test_parse_never_evaluates_and_reports_unreadable_answers(tmp_path):
+    marker = tmp_path / "pwned"
+    code = '{"correctness": __import__("pathlib").Path(' + repr(str(marker)) + ').touch()}'
+    r = parse_judgement(code, ["correctness"])
+    assert r.error and r.unscored["correctness"].startswith("the judge's object is neither") and not marker.exists()
+    assert parse_judgement("I rate it highly.", ["grammar"]).unscored == {"grammar": "no JSON object in the judge's answer"}
+
+
+def test_online_elo_by_hand():
+    r = online_elo([("A", "B", 1.0)])
+    assert r == {"A": 1002.0, "B": 998.0}
+    r = online_elo([("A", "B", 1.0), ("B", "A", 1.0)])
+    eb = 1 / (1 + 10 ** ((1002 - 998) / 400))
+    assert r["B"] == pytest.approx(998 + 4 * (1 - eb)) and r["A"] == pytest.approx(1002 - 4 * (1 - eb))
+    assert online_elo([("A", "B", 0.5)]) == {"A": 1000.0, "B": 1000.0}
+
+
+def test_bradley_terry_by_hand():
+    battles = [("A", "B", 1.0)] * 3 + [("B", "A", 1.0)]
+    r = bradley_terry(battles)
+    gap = 400 * math.log10(3)  # P(A beats B) = 3/4 -> logit ln 3 -> Elo scale
+    assert r["A"] - r["B"] == pytest.approx(gap, rel=1e-3)
+    assert (r["A"] + r["B"]) / 2 == pytest.approx(1000)
+    ties = bradley_terry([("A", "B", 0.5), ("A", "B", 1.0), ("B", "A", 1.0)])
+    assert ties["A"] - ties["B"] == pytest.approx(400 * math.log10(1.5 / 1.5), abs=1e-3)
+    with pytest.raises(ValueError, match=r"one win and one loss .* not so for \['A', 'B'\]"):
+        bradley_terry([("A", "B", 1.0)])
+
+
+def test_bootstrap_ratings_bracket_the_point():
+    battles = [("A", "B", 1.0)] * 30 + [("B", "A", 1.0)] * 10 + [("A", "C", 1.0)] * 5 + [("C", "A", 1.0)] * 5
+    out = bootstrap_ratings(battles, bradley_terry, n_resamples=100, seed=1)
+    for m, v in out.items():
+        assert v["low"] <= v["rating"] <= v["high"], m
+    assert out["A"]["rating"] > out["B"]["rating"]
+
+
+def test_agreement():
+    scores = {"j1": {"a": 1, "b": 2, "c": 3, "d": 3}, "j2": {"a": 1, "b": 2, "c": 3, "d": 4}}
+    assert krippendorff_alpha(scores) == pytest.approx(8 / 9)
+    with_missing = {"j1": {"a": 1, "b": 2, "c": None}, "j2": {"a": 1, "b": 2, "c": 3}}
+    assert krippendorff_alpha(with_missing) == pytest.approx(1.0)
+    assert krippendorff_alpha({"j1": {"a": 1}}) is None
+    assert mean_spearman({"j1": {"a": 1, "b": 2, "c": 3}, "j2": {"a": 10, "b": 20, "c": 30}}) == pytest.approx(1.0)
+    assert mean_spearman({"j1": {"a": 1, "b": 2, "c": 3}, "j2": {"a": 3, "b": 2, "c": 1}}) == pytest.approx(-1.0)
