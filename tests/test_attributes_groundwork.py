@@ -80,3 +80,46 @@ def test_agreement():
     assert krippendorff_alpha({"j1": {"a": 1}}) is None
     assert mean_spearman({"j1": {"a": 1, "b": 2, "c": 3}, "j2": {"a": 10, "b": 20, "c": 30}}) == pytest.approx(1.0)
     assert mean_spearman({"j1": {"a": 1, "b": 2, "c": 3}, "j2": {"a": 3, "b": 2, "c": 1}}) == pytest.approx(-1.0)
+
+
+def test_judge_prompt_lists_attributes_and_scale():
+    from reasonscope.judge.prompts import judge_messages
+
+    msgs = judge_messages("What is 2+3?", "2 + 3 = 5.", scale="0-10", attributes=["correctness", "grammar"])
+    assert msgs[0]["role"] == "system" and "single JSON object" in msgs[0]["content"]
+    user = msgs[1]["content"]
+    assert "a whole number from 0 to 10" in user and "- correctness:" in user and "- grammar:" in user
+    assert "repetition" not in user
+    with pytest.raises(ValueError, match="unknown scale"):
+        judge_messages("q", "r", scale="1-5")
+    with pytest.raises(ValueError, match="unknown attributes"):
+        judge_messages("q", "r", attributes=["fluency"])
+
+
+def test_preference_loaders(tmp_path):
+    import json
+
+    from reasonscope.data.loaders import DatasetError
+    from reasonscope.data.preferences import load_preferences
+
+    conv = lambda q, a, q2, a2: [{"role": "user", "content": q}, {"role": "assistant", "content": a},  # noqa: E731
+                                 {"role": "user", "content": q2}, {"role": "assistant", "content": a2}]
+    mt = tmp_path / "mt.json"
+    mt.write_text(json.dumps([
+        {"question_id": 81, "model_a": "gpt-4", "model_b": "llama-13b", "winner": "model_a", "judge": "expert_0",
+         "turn": 2, "conversation_a": conv("Q1", "A1", "Q2", "A2"), "conversation_b": conv("Q1", "B1", "Q2", "B2")},
+        {"question_id": 82, "model_a": "x", "model_b": "y", "winner": "tie (bothbad)", "turn": 1,
+         "conversation_a": conv("Qx", "Ax", "Qy", "Ay"), "conversation_b": conv("Qx", "Bx", "Qy", "By")}]))
+    recs = load_preferences(mt)
+    assert (recs[0].question, recs[0].response_a, recs[0].response_b, recs[0].winner, recs[0].turn) == \
+        ("Q2", "A2", "B2", "a", 2)
+    assert recs[1].winner == "tie" and recs[1].question == "Qx"
+    plain = tmp_path / "p.jsonl"
+    plain.write_text(json.dumps({"question": "q", "response_a": "ra", "response_b": "rb", "model_a": "m1",
+                                 "model_b": "m2", "winner": "b"}) + "\n"
+                     + json.dumps({"question": "q", "response_a": "ra", "response_b": "rb", "model_a": "m1",
+                                   "model_b": "m2", "winner": "maybe"}) + "\n")
+    with pytest.raises(DatasetError, match=r"p.jsonl:2: field 'winner': expected model_a, model_b, tie"):
+        load_preferences(plain)
+    [rec] = load_preferences(plain, skip_bad_rows=True)
+    assert rec.winner == "b" and rec.id.startswith("h-") and rec.id == load_preferences(plain, skip_bad_rows=True)[0].id

@@ -1,0 +1,35 @@
+"""Judge prompt templates for the twelve attributes, on a 0-1 or a 0-10 scale (our own wording).
+
+``TEMPLATE_VERSION`` enters the cache key of every judge call. The judge sees the question (and
+context), the rationale under evaluation, the attribute definitions and the scale, and must answer
+with one JSON object: ``{"<attribute>": {"score": <number>, "explanation": "<one sentence>"}, ...}``.
+Higher always means better (see :mod:`reasonscope.attributes.definitions`).
+"""
+
+from __future__ import annotations
+
+from ..attributes.definitions import ATTRIBUTES
+
+TEMPLATE_VERSION = "judge-attributes-v1"
+SCALES = {"0-1": (0.0, 1.0), "0-10": (0.0, 10.0)}
+
+
+def judge_messages(question: str, rationale: str, *, scale: str = "0-1",
+                   attributes: list[str] | None = None, context: str | None = None) -> list[dict[str, str]]:
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; expected one of {sorted(SCALES)}")
+    low, high = SCALES[scale]
+    names = list(attributes or ATTRIBUTES)
+    unknown = [a for a in names if a not in ATTRIBUTES]
+    if unknown:
+        raise ValueError(f"unknown attributes {unknown}; expected names from {sorted(ATTRIBUTES)}")
+    numbers = "a number from 0 to 1 (decimals allowed)" if scale == "0-1" else "a whole number from 0 to 10"
+    lines = "\n".join(f"- {a}: {ATTRIBUTES[a]}" for a in names)
+    example = ", ".join(f'"{a}": {{"score": <{low:g}-{high:g}>, "explanation": "..."}}' for a in names[:2])
+    system = ("You grade the reasoning written by another model. Judge only the reasoning shown, attribute by "
+              "attribute, and answer with a single JSON object and nothing else.")
+    user = (f"Question:\n{question}\n\n" + (f"Context:\n{context}\n\n" if context else "")
+            + f"Reasoning to grade:\n{rationale}\n\n"
+            f"Give each attribute {numbers}; higher is always better.\n{lines}\n\n"
+            f"Answer format: {{{example}, ...}} with every attribute listed above.")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
