@@ -10,7 +10,7 @@ import pytest
 from reasonscope.attributes.definitions import ATTRIBUTES, attribute_key
 from reasonscope.judge.parse import parse_judgement
 from reasonscope.stats.agreement import krippendorff_alpha, mean_spearman
-from reasonscope.stats.ratings import bootstrap_ratings, bradley_terry, online_elo
+from reasonscope.stats.ratings import bootstrap_bradley_terry, bootstrap_ratings, bradley_terry, online_elo
 
 
 def test_twelve_attributes_and_key_matching():
@@ -60,16 +60,23 @@ def test_bradley_terry_by_hand():
     assert (r["A"] + r["B"]) / 2 == pytest.approx(1000)
     ties = bradley_terry([("A", "B", 0.5), ("A", "B", 1.0), ("B", "A", 1.0)])
     assert ties["A"] - ties["B"] == pytest.approx(400 * math.log10(1.5 / 1.5), abs=1e-3)
-    with pytest.raises(ValueError, match=r"one win and one loss .* not so for \['A', 'B'\]"):
-        bradley_terry([("A", "B", 1.0)])
+    # a model that wins every battle ranks first; symmetric results give equal ratings
+    sweep = bradley_terry([("A", "B", 1.0), ("A", "C", 1.0), ("B", "C", 1.0), ("C", "B", 1.0)])
+    assert sweep["A"] > sweep["B"] and sweep["B"] == pytest.approx(sweep["C"], rel=1e-4)
 
 
 def test_bootstrap_ratings_bracket_the_point():
-    battles = [("A", "B", 1.0)] * 30 + [("B", "A", 1.0)] * 10 + [("A", "C", 1.0)] * 5 + [("C", "A", 1.0)] * 5
+    battles = [("A", "B", 1.0)] * 30 + [("B", "A", 1.0)] * 10 + [("A", "C", 1.0)] * 7 + [("C", "A", 1.0)] * 3
     out = bootstrap_ratings(battles, bradley_terry, n_resamples=100, seed=1)
     for m, v in out.items():
         assert v["low"] <= v["rating"] <= v["high"], m
-    assert out["A"]["rating"] > out["B"]["rating"]
+    assert out["A"]["rating"] > out["B"]["rating"] and out["A"]["rank"] == 1
+    multi = bootstrap_bradley_terry(battles, n_resamples=100, seed=1)
+    assert multi["A"]["rating"] == pytest.approx(out["A"]["rating"])
+    assert multi["A"]["low"] <= multi["A"]["rating"] <= multi["A"]["high"] and multi["A"]["rank_low"] == 1
+    assert multi == bootstrap_bradley_terry(battles, n_resamples=100, seed=1)  # seeded
+    elo = bootstrap_ratings(battles, online_elo, n_resamples=50, seed=2)
+    assert elo["A"]["rating"] > 1000 > elo["B"]["rating"]
 
 
 def test_agreement():
