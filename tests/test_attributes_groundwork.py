@@ -130,3 +130,52 @@ def test_preference_loaders(tmp_path):
         load_preferences(plain)
     [rec] = load_preferences(plain, skip_bad_rows=True)
     assert rec.winner == "b" and rec.id.startswith("h-") and rec.id == load_preferences(plain, skip_bad_rows=True)[0].id
+
+
+# ---------------------------------------------------------------- ROSCOE-style metrics on crafted chains
+
+def fake_embed(texts):
+    """Deterministic unit vectors: texts starting with the same word point the same way."""
+    import numpy as np
+
+    table = {"cats": [1.0, 0.0, 0.0], "dogs": [0.0, 1.0, 0.0], "fish": [0.0, 0.0, 1.0], "pets": [0.6, 0.8, 0.0]}
+    return np.array([table[t.split()[0].lower()] for t in texts])
+
+
+def test_roscoe_alignment_metrics_by_hand():
+    from reasonscope.attributes import roscoe
+
+    source = ["Cats purr.", "Dogs bark."]
+    # step 1 aligns with a source sentence (cos 1), step 2 only partly (pets: cos 0.8 with dogs)
+    steps = ["cats are mentioned", "pets are mentioned"]
+    assert roscoe.faithfulness(steps, source, fake_embed) == pytest.approx(((1 + 1) / 2 + (1 + 0.8) / 2) / 2)
+    # source -> steps: cats 1.0, dogs 0.8 (pets); steps -> source: 1.0, 0.9
+    info = ((1.0 + 0.9) / 2 + (1.0 + 0.9) / 2) / 2
+    assert roscoe.informativeness(steps, source, fake_embed) == pytest.approx(info)
+    # an unrelated step lowers faithfulness: fish has cos 0 with both sources -> r-align 0.5
+    assert roscoe.faithfulness(["fish swim"], source, fake_embed) == pytest.approx(0.5)
+
+
+def test_roscoe_repetition_by_hand():
+    from reasonscope.attributes import roscoe
+
+    assert roscoe.repetition_step(["cats a", "dogs b", "cats c"], fake_embed) == pytest.approx(0.0)  # repeats
+    assert roscoe.repetition_step(["cats a", "dogs b"], fake_embed) == pytest.approx(0.5)  # orthogonal
+    assert roscoe.repetition_step(["cats a"], fake_embed) == 1.0
+    # word level: step 2 shares 2 of its 4 words with step 1
+    assert roscoe.repetition_word(["add three and five", "add five to three"]) == pytest.approx(1 - 3 / 4)
+    assert roscoe.repetition_word(["one two", "three four"]) == 1.0
+    assert roscoe.repetition_word([]) is None
+
+
+def test_roscoe_consistency_and_perplexity():
+    import math as m
+
+    from reasonscope.attributes import roscoe
+
+    contra = lambda pairs: [0.9 if "not" in b else 0.05 for _, b in pairs]  # noqa: E731
+    assert roscoe.self_consistency(["the sky is blue", "grass is green", "the sky is not blue"], contra) == \
+        pytest.approx(0.1)
+    assert roscoe.self_consistency(["one step"], contra) == 1.0
+    assert roscoe.source_consistency(["Ana has 3 apples"], ["Ana has not 3 apples"], contra) == pytest.approx(0.95)
+    assert roscoe.perplexity_chain(["a b"], lambda text: [m.log(0.5)] * 4) == pytest.approx(0.5)
