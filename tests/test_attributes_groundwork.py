@@ -197,3 +197,16 @@ def test_shap_ranks_the_deciding_attribute_first(tmp_path):
     assert exp.cv_accuracy > 0.9 and exp.cv_auc > 0.95
     plots = shap_plots(exp, tmp_path)
     assert all(p.stat().st_size > 5000 for p in plots.values())
+
+
+def test_attribute_battles_with_margin():
+    from reasonscope.attributes.elo import attribute_battles
+
+    scores = {"q1": {"m1": {"correctness": 0.9, "grammar": 0.5}, "m2": {"correctness": 0.2, "grammar": 0.55},
+                     "m3": {"correctness": None, "grammar": 0.1}},
+              "q2": {"m1": {"correctness": 0.4}, "m2": {"correctness": 0.8}}}
+    b = attribute_battles(scores, margin=0.1)
+    assert b["correctness"] == [("m1", "m2", 1.0), ("m1", "m2", 0.0)]  # m3 unscored: no battle
+    assert b["grammar"] == [("m1", "m2", 0.5), ("m1", "m3", 1.0), ("m2", "m3", 1.0)]
+    ratings = bradley_terry(b["grammar"] + b["correctness"])
+    assert ratings["m3"] < min(ratings["m1"], ratings["m2"])
