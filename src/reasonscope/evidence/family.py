@@ -20,12 +20,12 @@ evaluate); they count as incorrect in the LLM's accuracy.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..judge.parse import NoObject, NotALiteral, load_object
 from ..stats.bootstrap import bootstrap_mean
 from ..stats.permutation import asymmetry_permutation_test
 from ..types import Item, Score
@@ -79,17 +79,12 @@ def parse_prediction(text: str, labels: list[str]) -> Prediction:
     """Strict parse: the first ``{...}`` block as JSON, else as a Python literal (``ast.literal_eval``,
     never ``eval``); it must hold a string ``label`` among ``labels`` (case-insensitive) and a string
     ``rationale``."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return Prediction(None, "", "unparseable: no JSON object in the output", text)
-    blob = text[start:end + 1]
     try:
-        obj = json.loads(blob)
-    except json.JSONDecodeError:
-        try:
-            obj = ast.literal_eval(blob)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return Prediction(None, "", "unparseable: the object is neither JSON nor a Python literal", text)
+        obj = load_object(text)
+    except NoObject:
+        return Prediction(None, "", "unparseable: no JSON object in the output", text)
+    except NotALiteral:
+        return Prediction(None, "", "unparseable: the object is neither JSON nor a Python literal", text)
     if not isinstance(obj, dict):
         return Prediction(None, "", "unparseable: not an object", text)
     label, rationale = obj.get("label"), obj.get("rationale")

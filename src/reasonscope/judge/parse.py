@@ -27,10 +27,21 @@ class JudgeResult:
     error: str | None = None  # the whole answer could not be read
 
 
-def _load(text: str) -> Any:
+class NoObject(ValueError):
+    """The text holds no ``{...}`` block."""
+
+
+class NotALiteral(ValueError):
+    """The ``{...}`` block is neither JSON nor a Python literal."""
+
+
+def load_object(text: str) -> Any:
+    """The outermost ``{...}`` of a model's answer: JSON, else a Python literal via ``ast.literal_eval``;
+    never ``eval``. Raises :class:`NoObject` or :class:`NotALiteral`. Shared by every family that asks
+    a model for an object (judges, evidence predictions)."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
-        raise ValueError("no JSON object in the judge's answer")
+        raise NoObject("no JSON object")
     blob = text[start:end + 1]
     try:
         return json.loads(blob)
@@ -38,15 +49,19 @@ def _load(text: str) -> Any:
         try:
             return ast.literal_eval(blob)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
-            raise ValueError("the judge's object is neither JSON nor a Python literal") from None
+            raise NotALiteral("neither JSON nor a Python literal") from None
 
 
 def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max: float = 1.0) -> JudgeResult:
     wanted = list(attributes or ATTRIBUTES)
     try:
-        obj = _load(text or "")
-    except ValueError as err:
-        return JudgeResult(unscored={a: str(err) for a in wanted}, error=str(err))
+        obj = load_object(text or "")
+    except NoObject:
+        why = "no JSON object in the judge's answer"
+        return JudgeResult(unscored={a: why for a in wanted}, error=why)
+    except NotALiteral:
+        why = "the judge's object is neither JSON nor a Python literal"
+        return JudgeResult(unscored={a: why for a in wanted}, error=why)
     if not isinstance(obj, dict):
         return JudgeResult(unscored={a: "the judge's answer is not an object" for a in wanted},
                            error="not an object")
