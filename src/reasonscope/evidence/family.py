@@ -177,19 +177,15 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
     X = clf.transform([i.input for i in test])
     clf_pred = clf.predict([i.input for i in test])
     clf_acc = sum(p in gold_labels(i) for p, i in zip(clf_pred, test, strict=True)) / len(test) if test else None
-    results: list[InstanceResult] = []
-    for j, item in enumerate(test):
-        pred = predictions.get(item.id)
-        if pred is None:
-            continue
-        results.append(evaluate_instance(clf, X[j], item, pred, k=k, target=target, matchers=matchers, delta=delta))
+    results = [evaluate_instance(clf, X[j], item, predictions[item.id], k=k, target=target, matchers=matchers,
+                                 delta=delta) for j, item in enumerate(test) if item.id in predictions]
     stats_kw = {"confidence": confidence, "n_resamples": n_resamples, "n_permutations": n_permutations, "seed": seed}
     tables: dict[str, Any] = {
         "settings": {"k": k, "target": target, "matchers": list(matchers), "delta": delta, "min_df": min_df,
                      "max_features": max_features, "C": C, "multilabel": multilabel,
                      "n_train": len(train), "n_test": len(test)},
         "classifier": {"test_accuracy": clf_acc, "classes": clf.classes,
-                       "n_features": int(len(clf.vectorizer.get_feature_names_out()))},
+                       "n_features": len(clf.feature_names)},
         "llm": {"model": model, "n": len(results),
                 "accuracy": sum(r.correct for r in results) / len(results) if results else None,
                 "unparseable": sum(1 for r in results if r.predicted is None),
@@ -210,17 +206,21 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
     # sweeps: k (matchers at the default delta) and delta (edit matcher at the default k)
     sweep_stats = {**stats_kw, "n_resamples": min(n_resamples, 500), "n_permutations": min(n_permutations, 500)}
     tables["sweep_k"] = []
+    def evaluate_all(kk: int, ms: tuple[str, ...], d: float) -> list[InstanceResult]:
+        if kk == k and d == delta and set(ms) <= set(matchers):
+            return results  # the main evaluation already holds these instances
+        return [evaluate_instance(clf, X[j], item, predictions[item.id], k=kk, target=target, matchers=ms, delta=d)
+                for j, item in enumerate(test) if item.id in predictions]
+
     for kk in sweep_k:
-        rs = [evaluate_instance(clf, X[j], item, predictions[item.id], k=kk, target=target, matchers=matchers,
-                                delta=delta) for j, item in enumerate(test) if item.id in predictions]
+        rs = evaluate_all(kk, matchers, delta)
         agg = aggregate(rs, matchers, **sweep_stats)
         for m in matchers:
             tables["sweep_k"].append(_sweep_row("k", kk, m, agg[m]))
     tables["sweep_delta"] = []
     if "edit" in matchers:
         for d in sweep_delta:
-            rs = [evaluate_instance(clf, X[j], item, predictions[item.id], k=k, target=target, matchers=("edit",),
-                                    delta=d) for j, item in enumerate(test) if item.id in predictions]
+            rs = evaluate_all(k, ("edit",), d)
             tables["sweep_delta"].append(_sweep_row("delta", d, "edit", aggregate(rs, ("edit",), **sweep_stats)["edit"]))
     scores: list[Score] = []
     for r in results:
