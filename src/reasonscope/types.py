@@ -25,6 +25,17 @@ AnswerType = Literal["number", "boolean", "choice", "label", "text"]
 VARIANT_ORIGINAL = "original"
 
 
+def paraphrase_index(variant: str) -> int | None:
+    """``p0`` -> 0, ``p1`` -> 1...; None for any other variant."""
+    return int(variant[1:]) if variant.startswith("p") and variant[1:].isdigit() else None
+
+
+def is_question_variant(variant: str) -> bool:
+    """The original question or one of its paraphrases; other variants (``evidence``...) are a family's
+    own requests about the item."""
+    return variant == VARIANT_ORIGINAL or paraphrase_index(variant) is not None
+
+
 def canonical_json(obj: Any) -> str:
     """JSON with sorted keys and no whitespace: the input of every hash in reasonscope."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -58,9 +69,8 @@ class Item(BaseModel):
     def variant_text(self, variant: str) -> str:
         """Question text of a variant: ``p0``, ``p1``... are paraphrases; any other variant (``original``,
         or a family's own request such as ``evidence``) asks about the item's own input."""
-        if variant.startswith("p") and variant[1:].isdigit():
-            return self.perturbations[int(variant[1:])]
-        return self.input
+        index = paraphrase_index(variant)
+        return self.input if index is None else self.perturbations[index]
 
     def variants(self, max_paraphrases: int | None = None) -> list[str]:
         n = len(self.perturbations) if max_paraphrases is None else min(max_paraphrases, len(self.perturbations))

@@ -27,7 +27,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from ..text.answers import answers_match
-from ..types import Generation, Item
+from ..types import Generation, Item, is_question_variant
 
 
 def pairs_agreement(answers: list, answer_type: str, rel_tol: float = 1e-6) -> float | None:
@@ -79,14 +79,9 @@ def split_variants(generations: list[Generation]) -> tuple[list[Generation], lis
     return originals, [g for g in generations if g.variant != "original"]
 
 
-def is_behavior_variant(variant: str) -> bool:
-    """The original question or a paraphrase (``p0``, ``p1``...); other families' requests are not."""
-    return variant == "original" or (variant.startswith("p") and variant[1:].isdigit())
-
-
 def group_by_item(generations: list[Generation], items: dict[str, Item]) -> dict[tuple[str, str], list[Generation]]:
     out: dict[tuple[str, str], list[Generation]] = {}
     for g in generations:
-        if g.item_id in items and is_behavior_variant(g.variant):
+        if g.item_id in items and is_question_variant(g.variant):
             out.setdefault((g.model, g.item_id), []).append(g)
     return out

@@ -26,6 +26,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from ..config import BEHAVIOR_METRICS
 from ..results import RunData, load_run_data
 from ..store import Store
+from ..types import is_question_variant
 from .evidence_view import evidence_plots, evidence_sheets, instance_views
 from .tables import behavior_tables
 
@@ -168,7 +169,7 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
         by_item.setdefault(g.item_id, []).append(g)
     for key, gens in by_item.items():
         item = data.items[key]
-        gens = [g for g in gens if g.variant != "evidence"]
+        gens = [g for g in gens if is_question_variant(g.variant)]
         if not gens:
             continue
         gens = sorted(gens, key=lambda g: (g.model, g.variant != "original", g.variant, g.sample))
