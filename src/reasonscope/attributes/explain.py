@@ -66,12 +66,11 @@ def explain_preferences(features: np.ndarray, labels: np.ndarray, attributes: li
 
 
 def shap_plots(exp: Explanation, folder: Path, prefix: str = "attributes") -> dict[str, Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import shap
 
+    from ..report.plots import pyplot, save
+
+    plt = pyplot()
     out = {}
     for kind in ("beeswarm", "bar"):
         plt.figure()
@@ -79,7 +78,5 @@ def shap_plots(exp: Explanation, folder: Path, prefix: str = "attributes") -> di
                           plot_type="dot" if kind == "beeswarm" else "bar")
         path = Path(folder) / f"{prefix}_shap_{kind}.png"
         plt.tight_layout()
-        plt.savefig(path, dpi=100)
-        plt.close("all")
-        out[kind] = path
+        out[kind] = save(plt.gcf(), path, dpi=100)
     return out

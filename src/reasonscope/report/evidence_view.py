@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .plots import pyplot, save
+
 HIGHLIGHT_PREFERENCE = ("edit", "token", "exact")
 
 
@@ -70,11 +72,7 @@ def instance_views(t: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out: dict[str, Path] = {}
     for n, (model, t) in enumerate(evidence.items()):
         safe = f"m{n}"
@@ -94,7 +92,7 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
         ax.set_title(f"{model}: per-instance coverage", fontsize=9)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        out[f"evidence_scatter_{safe}"] = _save(fig, plt, run_dir / f"evidence_scatter_{safe}.png")
+        out[f"evidence_scatter_{safe}"] = save(fig, run_dir / f"evidence_scatter_{safe}.png", dpi=100)
         # confusion matrix of the LLM's predictions
         conf = t["confusion"]
         fig, ax = plt.subplots(figsize=(5, 4.2))
@@ -108,7 +106,7 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
         ax.set_ylabel("gold")
         ax.set_title(f"{model}: confusion matrix", fontsize=9)
         fig.tight_layout()
-        out[f"evidence_confusion_{safe}"] = _save(fig, plt, run_dir / f"evidence_confusion_{safe}.png")
+        out[f"evidence_confusion_{safe}"] = save(fig, run_dir / f"evidence_confusion_{safe}.png", dpi=100)
         # coverage bars by matcher
         fig, ax = plt.subplots(figsize=(6, 3.6))
         matchers = list(t["coverage"])
@@ -130,7 +128,7 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
         ax.legend(fontsize=7)
         ax.set_title(f"{model}: coverage by matcher", fontsize=9)
         fig.tight_layout()
-        out[f"evidence_bars_{safe}"] = _save(fig, plt, run_dir / f"evidence_bars_{safe}.png")
+        out[f"evidence_bars_{safe}"] = save(fig, run_dir / f"evidence_bars_{safe}.png", dpi=100)
         # sweeps
         for param, rows_key in (("k", "sweep_k"), ("delta", "sweep_delta")):
             rows = t[rows_key]
@@ -148,11 +146,5 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
             ax.set_title(f"{model}: sweep over {param}", fontsize=9)
             ax.legend(fontsize=6)
             fig.tight_layout()
-            out[f"evidence_sweep_{param}_{safe}"] = _save(fig, plt, run_dir / f"evidence_sweep_{param}_{safe}.png")
+            out[f"evidence_sweep_{param}_{safe}"] = save(fig, run_dir / f"evidence_sweep_{param}_{safe}.png", dpi=100)
     return out
-
-
-def _save(fig, plt, path: Path) -> Path:
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path

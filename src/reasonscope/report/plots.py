@@ -10,7 +10,8 @@ from typing import Any
 from ..config import BEHAVIOR_METRICS
 
 
-def _plt():
+def pyplot():
+    """matplotlib.pyplot on the non-interactive Agg backend (every plot of reasonscope is a PNG file)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -19,8 +20,15 @@ def _plt():
     return plt
 
 
+def save(fig, path: Path, dpi: int = 110) -> Path:
+    """Write the figure as PNG and free it."""
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path
+
+
 def radar(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
-    plt = _plt()
+    plt = pyplot()
     labels = list(BEHAVIOR_METRICS)
     angles = [2 * math.pi * i / len(labels) for i in range(len(labels))] + [0.0]
     fig = plt.figure(figsize=(5.5, 5.5))
@@ -35,13 +43,11 @@ def radar(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
     ax.set_title("Behaviour metrics (* = not applicable for some model, drawn as 0)", fontsize=9)
     ax.legend(loc="lower right", bbox_to_anchor=(1.3, -0.1), fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
-    plt = _plt()
+    plt = pyplot()
     models = list(metrics)
     width = 0.8 / max(1, len(models))
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -61,6 +67,4 @@ def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
     ax.set_ylabel("score (95% bootstrap CI)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
