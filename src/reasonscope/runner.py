@@ -169,22 +169,23 @@ class Runner:
                                    f"{'...' if len(res.bad_rows) > 10 else ''})")
         return datasets, bad
 
-    def load_evidence(self) -> tuple[dict[str, list[Item]], list[str], list[tuple]]:
-        """Train and test items of the evidence family, its label set, and imported predictions."""
+    def load_evidence(self) -> tuple[dict[str, list[Item]], list[str], tuple[Path, list[tuple]] | None]:
+        """Train and test items of the evidence family, its label set, and imported predictions
+        (the resolved file and its rows), if any."""
         ev = self.plan.families.evidence
         if ev is None:
-            return {}, [], []
+            return {}, [], None
         from .evidence.family import class_labels, read_prediction_file
 
         seed = self.plan.experiment.seed
         train = load_dataset(ev.train, base_dir=self.base_dir, seed=seed).items
         test = load_dataset(ev.test, base_dir=self.base_dir, seed=seed).items
-        imported = []
+        imported = None
         if ev.predictions:
             path = Path(ev.predictions)
             if self.base_dir is not None and not path.is_absolute() and not path.exists():
                 path = self.base_dir / path
-            imported = read_prediction_file(str(path))
+            imported = (path, read_prediction_file(str(path)))
         return {ev.train.name: train, ev.test.name: test}, class_labels(train), imported
 
     def run(self) -> RunSummary:
@@ -218,7 +219,7 @@ class Runner:
         scorers = pool.submit(prepare_scorers, plan.families)  # loads while the providers answer
         try:
             if ev_imported:
-                self._import_evidence(store, run_id, ev_imported)
+                self._import_evidence(store, run_id, *ev_imported)
             evidence_test = None
             if plan.families.evidence is not None and not ev_imported:
                 name = plan.families.evidence.test.name
@@ -244,11 +245,11 @@ class Runner:
         summary.wall_s = time.perf_counter() - start
         return summary
 
-    def _import_evidence(self, store: Store, run_id: str, rows: list[tuple]) -> None:
+    def _import_evidence(self, store: Store, run_id: str, path: Path, rows: list[tuple]) -> None:
         from .types import Completion
 
         ev = self.plan.families.evidence
-        store.import_completions(run_id, ev.predictions, [
+        store.import_completions(run_id, str(path), [
             (line, model, ev.test.name, item_id, "evidence", 0, Completion(text=text, finish_reason="stop"), None)
             for line, model, item_id, text in rows])
 
