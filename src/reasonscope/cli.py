@@ -19,6 +19,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="reasonscope: measure the quality of a language model's reasoning, not only its answers.")
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the request cache of a run directory.")
 app.add_typer(cache_app, name="cache")
+attributes_app = typer.Typer(no_args_is_help=True, help="Rationale attributes: LLM judges, ROSCOE-style metrics, "
+                             "SHAP on human preferences, per-attribute Elo / Bradley-Terry.")
+app.add_typer(attributes_app, name="attributes")
 console = Console(stderr=True)
 out = Console()
 
@@ -47,6 +50,7 @@ def _print_summary(summary_path: Path) -> None:
         out.print(table)
         for w in t.get("warnings", []):
             console.print("[yellow]note:[/yellow] " + escape(w))
+    _print_attributes(data.get("attributes"))
     beh = data.get("behavior")
     if not beh:
         return
@@ -68,6 +72,54 @@ def _print_summary(summary_path: Path) -> None:
     out.print(table)
     for w in beh.get("warnings", []):
         console.print("[yellow]note:[/yellow] " + escape(w))
+
+
+def _fmt_estimate(e: dict) -> str:
+    if e["value"] is None:
+        return "n/a"
+    return f"{e['value']:.3f}" if e["low"] is None else f"{e['value']:.3f} [{e['low']:.2f}, {e['high']:.2f}]"
+
+
+def _print_attributes(t: dict | None) -> None:
+    if not t:
+        return
+    if t.get("scores"):
+        models = list(t["scores"])
+        table = Table(title=f"attributes (mean [95% CI]; judges: {', '.join(t['judges']) or 'none'})")
+        table.add_column("attribute")
+        for m in models:
+            table.add_column(m)
+        for a in next(iter(t["scores"].values())):
+            table.add_row(a, *(_fmt_estimate(t["scores"][m][a]) for m in models))
+        out.print(table)
+    if t.get("ratings"):
+        table = Table(title=f"attribute ratings (Bradley-Terry [95% CI], rank; margin {t['margin']})")
+        for col in ("attribute", "model", "rating", "rank", "elo", "battles"):
+            table.add_column(col)
+        for a, r in t["ratings"].items():
+            for m, bt in sorted(r["bradley_terry"].items(), key=lambda kv: kv[1]["rank"]):
+                ci = f" [{bt['low']:.0f}, {bt['high']:.0f}]" if bt["low"] is not None else ""
+                table.add_row(a, m, f"{bt['rating']:.0f}{ci}", f"{bt['rank']} ({bt['rank_low']}-{bt['rank_high']})",
+                              f"{r['elo'][m]:.1f}", str(r["battles"]))
+        out.print(table)
+    pref = t.get("preferences") or {}
+    exp = pref.get("explain")
+    if exp:
+        acc = "n/a" if exp["cv_accuracy"] is None else f"{exp['cv_accuracy']:.3f}"
+        auc = "n/a" if exp["cv_auc"] is None else f"{exp['cv_auc']:.3f}"
+        table = Table(title=f"what explains human preferences (LightGBM, {exp['folds']}-fold accuracy {acc}, AUC {auc}, "
+                            f"n={exp['n']})")
+        for col in ("attribute", "mean |SHAP|", "direction"):
+            table.add_column(col)
+        for r in exp["importance"]:
+            table.add_row(r["attribute"], f"{r['mean_abs_shap']:.4f}", r["direction"])
+        out.print(table)
+    for j, p in pref.get("pairwise", {}).items():
+        agree = "n/a" if p["agreement_with_human"] is None else f"{p['agreement_with_human']:.3f}"
+        out.print(f"pairwise judge {escape(j)}: {p['consistent']} consistent, {p['inconsistent']} inconsistent across "
+                  f"orders, {p['unparsed']} unparsed; agreement with humans {agree} (n={p['compared']})")
+    for w in t.get("warnings", []):
+        console.print("[yellow]attributes:[/yellow] " + escape(w))
 
 
 def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) -> None:
@@ -224,6 +276,119 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
         _fail(str(err))
         return
     _run_plan(plan, None, False, "local")
+
+
+def _attributes_settings(judge: list[str], scale: str, attribute: list[str], embedding: str | None,
+                         nli: str, perplexity: str | None, margin: float, resamples: int) -> dict:
+    backend, _, nli_model = nli.partition(":")
+    return {"judges": [{"spec": j} for j in judge], "scale": scale, "attributes": attribute or None,
+            "automatic": {"embedding": embedding or None, "nli": {"backend": backend} | (
+                {"model": nli_model} if nli_model else {}), "perplexity": perplexity},
+            "margin": margin, "rating_resamples": resamples}
+
+
+_JUDGE = typer.Option([], "--judge", help="Judge model spec(s), e.g. openai/gpt-4o-mini, smollm2, mock/judge.")
+_SCALE = typer.Option("0-1", help="Scale the judges answer on: 0-1 or 0-10 (normalised to 0-1).")
+_ATTRIBUTE = typer.Option([], "--attribute", help="Judge only these attributes (default: all twelve).")
+_EMBED = typer.Option("embedded-minilm", help="Embedding model of the ROSCOE metrics ('' = off).")
+_NLI = typer.Option("none", help="NLI backend of self/source consistency: none, hf:<id-or-path>, llm:<model spec>.")
+_PPL = typer.Option(None, help="Causal LM for perplexity (smollm2, hf/<path>); off by default.")
+_MARGIN = typer.Option(0.05, min=0, max=1, help="Scores within this margin tie in attribute battles.")
+_RESAMPLES = typer.Option(100, min=10, help="Bootstrap rounds of Bradley-Terry.")
+
+
+@attributes_app.command("judge")
+def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i", help="JSONL / JSON / CSV of "
+                                                             "outputs to judge (as for `reasonscope score`)."),
+                     run_dir: Path | None = typer.Option(None, "--run", help="Judge the generations of a run "
+                                                         "directory instead (primary answers)."),
+                     map_: str | None = typer.Option(None, "--map", help="field=column,... as for `score`."),
+                     judge: list[str] = _JUDGE, scale: str = _SCALE, attribute: list[str] = _ATTRIBUTE,
+                     embedding: str = _EMBED, nli: str = _NLI, perplexity: str | None = _PPL,
+                     margin: float = _MARGIN, resamples: int = _RESAMPLES,
+                     output_dir: str = typer.Option("runs", help="Parent folder of the run directory (--input)."),
+                     name: str = typer.Option("attributes", help="Run name (--input)."),
+                     seed: int = typer.Option(0)) -> None:
+    """Score rationales on the twelve attributes with LLM judges and ROSCOE-style metrics, then rate models."""
+    from .config import AttributesConfig, ScorePlan, StatsConfig
+    from .data.loaders import DatasetError
+    from .data.predictions import parse_mapping
+
+    if (input_path is None) == (run_dir is None):
+        _fail("give exactly one of --input FILE or --run RUN_DIR")
+        return
+    settings = _attributes_settings(judge, scale, attribute, embedding, nli, perplexity, margin, resamples)
+    try:
+        if run_dir is not None:
+            from .attributes.family import score_attributes
+            from .report.build import write_report
+            from .results import load_run_data
+            from .store import Store
+
+            cfg = parse_plan(settings, "<command line>", model=AttributesConfig)
+            store = Store.open_existing(run_dir)
+            rid = store.run()["run_id"]
+            score_attributes(store, rid, cfg, StatsConfig(), load_run_data(store, rid), seed=seed, console=console)
+            write_report(store, rid, run_dir)
+            store.close()
+            _print_summary(run_dir / "summary.json")
+            return
+        from .importer import score_file
+
+        plan = parse_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+                           "input": {"path": str(input_path), "mapping": parse_mapping(map_)},
+                           "families": {"attributes": settings}}, "<command line>", model=ScorePlan)
+        summary = score_file(plan, console=console)
+    except (PlanError, DatasetError, ValueError, FileNotFoundError, LookupError) as err:
+        _fail(str(err))
+        return
+    console.print(f"[green]judged[/green] {summary.records} records -> {summary.run_dir}/")
+    _print_summary(summary.run_dir / "summary.json")
+
+
+@attributes_app.command("explain")
+def attributes_explain(preferences: Path = typer.Option(..., help="Human preferences: MT-Bench human judgments, "
+                                                        "Chatbot Arena battles, or JSONL question/response_a/"
+                                                        "response_b/model_a/model_b/winner."),
+                       judge: list[str] = _JUDGE, scale: str = _SCALE, attribute: list[str] = _ATTRIBUTE,
+                       pairwise: bool = typer.Option(True, help="Also judge each pair in both orders."),
+                       folds: int = typer.Option(5, min=2, help="Cross-validation folds."),
+                       resamples: int = _RESAMPLES,
+                       output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
+                       name: str = typer.Option("preferences", help="Run name."),
+                       seed: int = typer.Option(0)) -> None:
+    """Which attributes explain human preferences? Judge both responses, LightGBM + SHAP on the differences."""
+    settings = _attributes_settings(judge, scale, attribute, "", "none", None, 0.05, resamples)
+    settings.update(automatic=None, preferences=str(preferences), pairwise=pairwise, folds=folds)
+    try:
+        plan = parse_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+                           "families": {"attributes": settings}}, "<command line>")
+    except (PlanError, ValueError) as err:
+        _fail(str(err))
+        return
+    _run_plan(plan, None, False, "local")
+
+
+@attributes_app.command("elo")
+def attributes_elo(run_dir: Path = typer.Argument(..., help="A run directory with attribute scores."),
+                   margin: float = _MARGIN, resamples: int = _RESAMPLES,
+                   seed: int = typer.Option(0)) -> None:
+    """Recompute per-attribute online Elo and Bradley-Terry (bootstrap CIs, ranks) from stored scores."""
+    from .attributes.family import rebuild_ratings
+    from .report.build import write_report
+    from .store import Store
+
+    try:
+        store = Store.open_existing(run_dir)
+        rid = store.run()["run_id"]
+        with console.status("attributes: rating"):
+            rebuild_ratings(store, rid, margin=margin, n_resamples=resamples, seed=seed)
+    except (FileNotFoundError, LookupError) as err:
+        _fail(str(err))
+        return
+    write_report(store, rid, run_dir)
+    store.close()
+    _print_summary(run_dir / "summary.json")
 
 
 @app.command()

@@ -178,9 +178,70 @@ class EvidenceConfig(Strict):
         return v
 
 
+class AutomaticAttributesConfig(Strict):
+    """ROSCOE-style automatic metrics (see reasonscope.attributes.automatic)."""
+
+    embedding: str | None = Field("embedded-minilm", description="Sentence-embedding model for faithfulness, "
+                                  "informativeness and step repetition (HF id or path); null = off.")
+    nli: NLIConfig = Field(default_factory=lambda: NLIConfig(backend="none"),
+                           description="NLI backend for self- and source-consistency (none = not computed).")
+    perplexity: str | None = Field(None, description="Causal LM spec for perplexity (e.g. smollm2, hf/<path>); "
+                                   "null = off.")
+
+
+class AttributesConfig(Strict):
+    """Seed 003: twelve attributes by LLM judges, ROSCOE-style metrics, SHAP on preferences, attribute Elo."""
+
+    judges: list[ModelConfig] = Field(default_factory=list, description="Judge models (any providers). Their "
+                                      "temperature defaults to 0 and their seed is the experiment seed.")
+    scale: Literal["0-1", "0-10"] = Field("0-1", description="Scale the judges answer on; normalised to 0-1.")
+    attributes: list[str] | None = Field(None, description="Attributes to judge (default: all twelve).")
+    show_reference: bool = Field(True, description="Show the gold answer to the judge as context.")
+    automatic: AutomaticAttributesConfig | None = Field(default_factory=AutomaticAttributesConfig)
+    preferences: str | None = Field(None, description="Human pairwise preferences (MT-Bench human judgments, "
+                                    "Chatbot Arena battles, or JSONL question/response_a/response_b/model_a/"
+                                    "model_b/winner): explained with LightGBM + SHAP and judged pairwise.")
+    pairwise: bool = Field(True, description="Also judge each preference pair in both orders.")
+    margin: float = Field(0.05, ge=0, le=1, description="Scores within this margin tie in attribute battles.")
+    rating_resamples: int = Field(100, ge=10, le=10_000, description="Bootstrap rounds of Bradley-Terry.")
+    folds: int = Field(5, ge=2, le=20, description="Cross-validation folds of the preference classifier.")
+
+    @field_validator("attributes")
+    @classmethod
+    def _known_attributes(cls, value: list[str] | None) -> list[str] | None:
+        from .attributes.definitions import ATTRIBUTES
+
+        if value is not None:
+            unknown = [a for a in value if a not in ATTRIBUTES]
+            if unknown or not value:
+                raise ValueError(f"unknown attributes {unknown}; expected names from {sorted(ATTRIBUTES)}")
+        return value
+
+    @field_validator("judges")
+    @classmethod
+    def _judge_defaults(cls, value: list[ModelConfig]) -> list[ModelConfig]:
+        out = []
+        for m in value:
+            fields = m.model_fields_set
+            out.append(m.model_copy(update={k: v for k, v in (("temperature", 0.0), ("max_tokens", 600))
+                                            if k not in fields}))
+        names = [m.display_name for m in out]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"judge names must be unique; repeated: {dupes}")
+        return out
+
+    @property
+    def names(self) -> list[str]:
+        from .attributes.definitions import ATTRIBUTES
+
+        return list(self.attributes or ATTRIBUTES)
+
+
 class FamiliesConfig(Strict):
     behavior: BehaviorConfig | None = None
     evidence: EvidenceConfig | None = None
+    attributes: AttributesConfig | None = None
 
 
 class StatsConfig(Strict):
@@ -199,11 +260,16 @@ class Plan(Strict):
     @model_validator(mode="after")
     def _something_to_do(self) -> Plan:
         fam = self.families
-        if fam.behavior is None and fam.evidence is None:
-            raise ValueError("no family enabled: set families.behavior and/or families.evidence")
+        if fam.behavior is None and fam.evidence is None and fam.attributes is None:
+            raise ValueError("no family enabled: set families.behavior, families.evidence and/or families.attributes")
         if fam.behavior is not None and not self.datasets:
             raise ValueError("families.behavior needs at least one entry in `datasets`")
-        needs_models = fam.behavior is not None or (fam.evidence is not None and not fam.evidence.predictions)
+        attr = fam.attributes
+        if attr is not None and not self.datasets and not attr.preferences:
+            raise ValueError("families.attributes needs `datasets` (rationales to judge) or "
+                             "families.attributes.preferences")
+        needs_models = fam.behavior is not None or (fam.evidence is not None and not fam.evidence.predictions) \
+            or (attr is not None and bool(self.datasets))
         if needs_models and not self.models:
             raise ValueError("models: List should have at least 1 item (generation needs a model; "
                              "evidence can use `predictions` instead)")
@@ -242,6 +308,7 @@ class ScoreEvidenceConfig(EvidenceConfig):
 class ScoreFamiliesConfig(Strict):
     behavior: BehaviorConfig | None = None
     evidence: ScoreEvidenceConfig | None = None
+    attributes: AttributesConfig | None = None
 
 
 class ScorePlan(Strict):

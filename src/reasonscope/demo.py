@@ -6,6 +6,10 @@
 Evidence (RACE): a TF-IDF logistic regression on 200 built-in topic texts; SmolLM2 labels and
 explains 12 test texts (12 more generations), and the rationales are matched to the classifier's
 top-5 features.
+Attributes: SmolLM2 judges its own 12 primary answers on the twelve attributes (0-10 scale, 256 new
+tokens, temperature 0; a weak judge, so many scores are unscored and counted as such), and the
+ROSCOE-style metrics use the embedded MiniLM (faithfulness, informativeness, repetition), SmolLM2
+as NLI judge (self- and source-consistency) and SmolLM2 perplexity. One model, so no ratings.
 """
 
 from __future__ import annotations
@@ -28,6 +32,12 @@ def demo_plan(output_dir: str = "runs", size: int = 4, max_tokens: int = 160) ->
             "evidence": {
                 "train": {"name": "topics-train", "format": "topics", "size": 200, "split": "train"},
                 "test": {"name": "topics-test", "format": "topics", "size": size * 3, "split": "test"},
+            },
+            "attributes": {
+                "judges": [{"spec": "smollm2", "name": "smollm2-judge", "max_tokens": 256, "batch_size": 12}],
+                "scale": "0-10",
+                "automatic": {"embedding": "embedded-minilm", "nli": {"backend": "llm", "model": "smollm2"},
+                              "perplexity": "smollm2"},
             }},
         "stats": {"n_resamples": 2000},
     }

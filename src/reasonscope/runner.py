@@ -21,40 +21,22 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
+from .calls import PlannedRequest, generate_pending, make_progress, planned_request
 from .config import Plan
 from .data.loaders import BadRow, load_dataset
-from .models.base import GenerationRequest, LanguageModel, ProviderUnavailable
-from .models.registry import create_model, split_spec
+from .models.base import LanguageModel, ProviderUnavailable
+from .models.registry import create_model
 from .prompts import TEMPLATE_VERSION, build_messages
 from .report.build import write_report
 from .results import load_run_data
 from .scoring import prepare_scorers, score_run
-from .store import Store, cache_key
+from .store import Store
 from .types import Item
-
-
-@dataclass
-class PlannedRequest:
-    key: str
-    dataset: str
-    item: Item
-    variant: str
-    sample: int
-    request: GenerationRequest
 
 
 @dataclass
@@ -69,25 +51,13 @@ class RunSummary:
     wall_s: float = 0.0
 
 
-def _planned(model: LanguageModel, ds: str, item: Item, variant: str, sample: int, messages: list[dict[str, str]],
-             seed: int, template: str, meta: dict[str, Any]) -> PlannedRequest:
-    cfg = model.config
-    provider, model_id = split_spec(cfg.spec)
-    req = GenerationRequest(messages=messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
-                            seed=seed + sample, sample=sample, item_id=f"{ds}/{item.id}", variant=variant, meta=meta)
-    key = cache_key(provider=provider, model_id=model_id, revision=cfg.revision, base_url=cfg.base_url,
-                    gen_config=req.gen_config(), messages=messages, sample=sample, template_version=template,
-                    model_options=cfg.options)
-    return PlannedRequest(key, ds, item, variant, sample, req)
-
-
 def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: list[str], seed: int
                       ) -> list[PlannedRequest]:
     """One label-and-rationale request per test item (variant ``evidence``)."""
     from .evidence.family import PROMPT_VERSION
     from .evidence.family import build_messages as evidence_messages
 
-    return [_planned(model, ds, item, "evidence", 0, evidence_messages(item, labels), seed, PROMPT_VERSION,
+    return [planned_request(model, ds, item, "evidence", 0, evidence_messages(item, labels), seed, PROMPT_VERSION,
                      {"task": "evidence", "target": item.target, "answer_type": "label", "choices": labels,
                       "text": item.input})
             for item in test]
@@ -97,54 +67,19 @@ def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: P
     """K samples of each original question and one completion per paraphrase (behavior family)."""
     cfg = model.config
     behavior = plan.families.behavior
-    if behavior is None:
+    if behavior is None and plan.families.attributes is None:
         return []
-    k, p = behavior.samples, behavior.paraphrases
+    k, p = (behavior.samples, behavior.paraphrases) if behavior is not None else (1, 0)
     out: list[PlannedRequest] = []
     for ds, items in datasets.items():
         for item in items:
             for variant in item.variants(p):
                 for sample in range(k if variant == "original" else 1):
                     messages = build_messages(item, item.variant_text(variant), cfg.system_prompt)
-                    out.append(_planned(model, ds, item, variant, sample, messages, plan.experiment.seed,
+                    out.append(planned_request(model, ds, item, variant, sample, messages, plan.experiment.seed,
                                         TEMPLATE_VERSION, {"target": item.target, "answer_type": item.answer_type,
                                                            "choices": item.choices}))
     return out
-
-
-async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], store: Store,
-                           progress: Progress | None = None, task_id: Any = None) -> tuple[int, int]:
-    """Send the pending requests; commit each completion as it arrives. Returns (calls, failed)."""
-    sem = asyncio.Semaphore(model.concurrency)
-    provider, model_id = split_spec(model.config.spec)
-    counts = [0, 0]
-    size = model.batch_size
-
-    async def worker(chunk: list[PlannedRequest]) -> None:
-        async with sem:
-            completions = await model.generate([p.request for p in chunk])
-        for planned, completion in zip(chunk, completions, strict=True):
-            store.put_completion(planned.key, provider=provider, model_id=model_id,
-                                 request={"messages": planned.request.messages, **planned.request.gen_config(),
-                                          "sample": planned.sample, "base_url": model.config.base_url},
-                                 completion=completion)
-            counts[0] += 1
-            counts[1] += completion.failed
-        if progress is not None:
-            progress.advance(task_id, len(chunk))
-
-    chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
-    try:
-        await asyncio.gather(*(worker(c) for c in chunks))
-    finally:
-        await model.aclose()
-    return counts[0], counts[1]
-
-
-def make_progress(console: Console) -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
-                    transient=False)
 
 
 class Runner:
@@ -203,7 +138,8 @@ class Runner:
                 self.console.print("[yellow]skipped: " + escape(why))
             else:
                 models.append(model)
-        needs_models = plan.families.behavior is not None or (plan.families.evidence is not None and not ev_imported)
+        needs_models = plan.families.behavior is not None or (plan.families.evidence is not None and not ev_imported) \
+            or (plan.families.attributes is not None and bool(datasets))
         if plan.models and needs_models and not models:
             raise ValueError("no model of the plan can run here:\n  " + "\n  ".join(skipped.values()))
         bad_notes = {k: [str(b) for b in v] for k, v in bad.items()}
@@ -289,4 +225,4 @@ class Runner:
         plan = self.plan
         score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed,
                   temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,
-                  executor=self.executor, data=data, models=scoring_models)
+                  executor=self.executor, data=data, models=scoring_models, base_dir=self.base_dir)

@@ -43,7 +43,8 @@ def prepare_scorers(families: FamiliesConfig | Any) -> ScoringModels:
 
 def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: StatsConfig, *, seed: int = 0,
               temperatures: dict[str, float] | None = None, console: Console | None = None,
-              executor: str = "local", data: RunData | None = None, models: ScoringModels | None = None) -> dict:
+              executor: str = "local", data: RunData | None = None, models: ScoringModels | None = None,
+              base_dir=None) -> dict:
     console = console or Console(stderr=True)
     data = data or load_run_data(store, run_id)
     out: dict = {}
@@ -74,6 +75,12 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
     evidence = families.evidence
     if evidence is not None:
         out["evidence"] = score_evidence(store, run_id, evidence, stats, data, seed=seed, console=console)
+    attributes = getattr(families, "attributes", None)
+    if attributes is not None:
+        from .attributes.family import score_attributes
+
+        out["attributes"] = score_attributes(store, run_id, attributes, stats, data, seed=seed, console=console,
+                                             base_dir=base_dir)
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,3 +90,60 @@ def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max
         else:
             res.scores[attr] = float(value) / scale_max
     return res
+
+
+def parse_pairwise(text: str) -> tuple[str | None, str | None]:
+    """``("1" | "2" | "tie", None)`` from a pairwise judge's ``{"winner": ...}``, else ``(None, reason)``.
+    Accepted spellings: 1/2/tie, "answer 1", "first"/"second", numbers 1 and 2."""
+    try:
+        obj = load_object(text or "")
+    except NoObject:
+        return None, "no JSON object in the judge's answer"
+    except NotALiteral:
+        return None, "the judge's object is neither JSON nor a Python literal"
+    if not isinstance(obj, dict) or "winner" not in obj:
+        return None, "no 'winner' key in the judge's answer"
+    raw = obj["winner"]
+    if isinstance(raw, bool):
+        return None, f"winner is not 1, 2 or tie: {raw!r}"
+    value = str(raw).strip().lower().removeprefix("answer").strip()
+    found = {"1": "1", "first": "1", "2": "2", "second": "2", "tie": "tie", "draw": "tie"}.get(value)
+    if found is None:
+        return None, f"winner is not 1, 2 or tie: {raw!r:.40}"
+    return found, None
+
+
+def combine_orders(a_first: str | None, b_first: str | None) -> tuple[str | None, str]:
+    """Combine the verdicts of the two orders into ``a`` / ``b`` / ``tie``: a win only when both orders
+    name the same response (``"1"`` with A shown first and ``"2"`` with B shown first); two ties are a tie;
+    any disagreement is a tie marked ``inconsistent``; a missing verdict gives ``None``."""
+    if a_first is None or b_first is None:
+        return None, "unparsed"
+    in_a = {"1": "a", "2": "b", "tie": "tie"}[a_first]
+    in_b = {"1": "b", "2": "a", "tie": "tie"}[b_first]
+    if in_a == in_b:
+        return in_a, "consistent"
+    return "tie", "inconsistent"
+
+
+# Phrases by which a rationale addresses its grader. A match is flagged and counted; the score still
+# comes from the judge's own JSON (the rationale is never parsed for scores).
+_HOSTILE = [
+    re.compile(r"\b(ignore|disregard|forget|override)\b[^.\n]{0,60}\b(instruction|prompt|rubric|rule|guideline|"
+               r"above|previous|criteria)", re.I),
+    re.compile(r"\b(judge|grader|evaluator|reviewer|assistant|ai|model)\b[^.\n]{0,60}\b(must|should|will|shall)\b"
+               r"[^.\n]{0,40}\b(score|rate|grade|give|award|mark)", re.I),
+    re.compile(r"\b(give|assign|award|rate|grade|score)\b[^.\n]{0,40}\b(1\.0|10/10|10 out of 10|100%|full marks|"
+               r"perfect score|maximum score|highest score|top marks)", re.I),
+    re.compile(r"[{,]\s*[\"']?(score|scores|winner)[\"']?\s*:", re.I),
+]
+
+
+def hostile_flags(rationale: str) -> list[str]:
+    """The passages of a rationale that try to steer its grader (see ``_HOSTILE``), empty when none."""
+    out = []
+    for pattern in _HOSTILE:
+        m = pattern.search(rationale or "")
+        if m:
+            out.append(m.group(0)[:120])
+    return out

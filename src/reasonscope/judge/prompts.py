@@ -33,3 +33,17 @@ def judge_messages(question: str, rationale: str, *, scale: str = "0-1",
             f"Give each attribute {numbers}; higher is always better.\n{lines}\n\n"
             f"Answer format: {{{example}, ...}} with every attribute listed above.")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+PAIRWISE_VERSION = "judge-pairwise-v1"
+
+
+def pairwise_messages(question: str, first: str, second: str) -> list[dict[str, str]]:
+    """Ask which of two answers to the same question reasons better overall. The caller runs it twice,
+    with the answers swapped, to cancel position bias (:func:`reasonscope.judge.parse.combine_orders`)."""
+    system = ("You compare two answers written by other models to the same question. Judge the quality of "
+              "their reasoning, not their length or style, and answer with a single JSON object and nothing else.")
+    user = (f"Question:\n{question}\n\nAnswer 1:\n{first}\n\nAnswer 2:\n{second}\n\n"
+            'Which answer reasons better? Answer format: {"winner": "1" | "2" | "tie", '
+            '"explanation": "<one sentence>"}')
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

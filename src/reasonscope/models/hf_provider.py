@@ -150,5 +150,22 @@ class HFModel(LanguageModel):
             out.append(float(logp[row, len(p_ids) - 1:len(s) - 1].sum()))
         return out
 
+    def token_logprobs(self, text: str) -> list[float]:
+        """log p(t_i | t_<i) of every token of ``text`` after the first (BOS prepended when the tokenizer
+        has one, so that every token of the text is scored)."""
+        import torch
+
+        self.load()
+        tok = self.tokenizer
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        if tok.bos_token_id is not None:
+            ids = [tok.bos_token_id] + ids
+        if len(ids) < 2:
+            return []
+        x = torch.tensor([ids], device=self.device)
+        with torch.no_grad():
+            logits = self.model(input_ids=x).logits.float()
+        return torch.log_softmax(logits[0, :-1], dim=-1).gather(-1, x[0, 1:, None])[:, 0].tolist()
+
     def close(self) -> None:
         self.model = self.tokenizer = None

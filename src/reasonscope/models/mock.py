@@ -8,6 +8,11 @@ Kinds (``mock/<kind>``), every output deterministic per (seed, item, variant, sa
 * ``mock/scripted``: ``options.responses`` is a list of texts (cycled by request order over
   (item, variant, sample)), or a mapping item id -> text or list of texts (indexed by sample).
 * ``mock/replay``: ``options.path`` is a JSONL file of ``{"item_id", "variant", "sample", "text"}``.
+* ``mock/judge``: a simulated judge. For attribute requests (``meta.task == "judge"``) it answers a
+  JSON object with a score per attribute, ``unit_hash(seed, attribute, text)`` on the request's scale;
+  for pairwise requests (``meta.task == "pairwise"``) it prefers the answer with the higher
+  ``unit_hash("quality", text)`` (so both orders agree), or always answer 1 with
+  ``options.position_bias: true``.
 
 Common options: ``latency_s`` (sleep per call), ``fail_rate`` (share of calls raising a retryable
 error), ``call_log`` (a file that receives one line per call, used by the resume tests),
@@ -36,8 +41,9 @@ class MockModel(LanguageModel):
 
     def __init__(self, model_id, config):
         super().__init__(model_id, config)
-        if model_id not in ("reasoner", "scripted", "replay"):
-            raise ValueError(f"unknown mock kind {model_id!r}; use mock/reasoner, mock/scripted or mock/replay")
+        if model_id not in ("reasoner", "scripted", "replay", "judge"):
+            raise ValueError(f"unknown mock kind {model_id!r}; use mock/reasoner, mock/scripted, mock/replay "
+                             "or mock/judge")
         self.options = dict(config.options)
         self._replay: dict[tuple[str, str, int], str] | None = None
 
@@ -90,7 +96,21 @@ class MockModel(LanguageModel):
                             self._replay[(rec["item_id"], rec.get("variant", "original"), int(rec.get("sample", 0)))] = \
                                 rec["text"]
             return self._replay.get((r.item_id, r.variant, r.sample), "")
+        if self.model_id == "judge":
+            return self._judge(r)
         return self._reasoner(r)
+
+    def _judge(self, r: GenerationRequest) -> str:
+        meta, seed = r.meta, self.options.get("seed", 0)
+        if meta.get("task") == "pairwise":
+            if self.options.get("position_bias"):
+                return '{"winner": "1", "explanation": "the first one"}'
+            first, second = (unit_hash("quality", t) for t in meta["texts"])
+            return json.dumps({"winner": "1" if first >= second else "2", "explanation": "simulated"})
+        top = float(meta.get("scale_max", 1.0))
+        scores = {a: {"score": round(unit_hash(seed, a, meta.get("text", "")) * top, 2 if top == 1 else 0),
+                      "explanation": "simulated"} for a in meta.get("attributes", [])}
+        return json.dumps(scores)
 
     def _reasoner(self, r: GenerationRequest) -> str:
         seed = self.options.get("seed", r.seed)

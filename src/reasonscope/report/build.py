@@ -27,6 +27,7 @@ from ..config import BEHAVIOR_METRICS
 from ..results import RunData, load_run_data
 from ..store import Store
 from ..types import is_question_variant
+from .attributes_view import attributes_plots, attributes_sheets
 from .evidence_view import evidence_plots, evidence_sheets, instance_views
 from .tables import behavior_tables
 
@@ -102,6 +103,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     behavior = json.loads(raw_b) if raw_b else None
     raw_e = store.artefact(run_id, "evidence.json")
     evidence = json.loads(raw_e) if raw_e else None
+    raw_a = store.artefact(run_id, "attributes.json")
+    attributes = json.loads(raw_a) if raw_a else None
     scores_by_item: dict[tuple[str, str], dict[str, Any]] = {}
     for s in scores:
         if s.item_id:
@@ -118,6 +121,7 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         "behavior": behavior,
         "evidence": {m: {k: v for k, v in t.items() if k != "instances"} for m, t in evidence.items()}
         if evidence else None,
+        "attributes": {k: v for k, v in attributes.items() if k != "judgements"} if attributes else None,
     }
     out: dict[str, Path] = {}
     out["summary"] = run_dir / "summary.json"
@@ -134,6 +138,12 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
             for model, t in evidence.items():
                 for inst in t["instances"]:
                     fh.write(json.dumps({"model": model, **inst}, ensure_ascii=False, default=str) + "\n")
+    if attributes:
+        sheets.update(attributes_sheets(attributes))
+        out["attributes_judgements"] = run_dir / "attributes_judgements.jsonl"
+        with out["attributes_judgements"].open("w", encoding="utf-8") as fh:
+            for row in attributes["judgements"]:
+                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
     sheets["items"] = [{"model": m, "item": i, **{k: v["value"] for k, v in d.items()}}
                        for (m, i), d in scores_by_item.items()]
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
@@ -154,14 +164,19 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         for name, p in evidence_plots(evidence, run_dir).items():
             out[name] = p
             ev_images[name] = base64.b64encode(p.read_bytes()).decode()
+    attr_images: dict[str, str] = {}
+    if attributes:
+        for name, p in attributes_plots(attributes, run_dir).items():
+            out[name] = p
+            attr_images[name] = base64.b64encode(p.read_bytes()).decode()
     out["html"] = run_dir / "report.html"
-    out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images),
-                           encoding="utf-8")
+    out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images,
+                                       attributes, attr_images), encoding="utf-8")
     return out
 
 
 def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, evidence=None,
-                ev_images=None) -> str:
+                ev_images=None, attributes=None, attr_images=None) -> str:
     env = Environment(loader=PackageLoader("reasonscope.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     items = []
     by_item: dict[str, list] = {}
@@ -190,6 +205,7 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
     warnings = list((behavior or {}).get("warnings", []))
     for t in (evidence or {}).values():
         warnings += t.get("warnings", [])
+    warnings += [f"attributes: {w}" for w in (attributes or {}).get("warnings", [])]
     for model, why in (notes.get("skipped_models") or {}).items():
         warnings.append(f"skipped model {model}: {why}")
     breakdowns = {label: sheets[key] for label, key in (("Per dataset", "per_dataset"), ("Per item type", "per_type"))
@@ -198,4 +214,6 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
         run=data.run, behavior=behavior, metric_names=BEHAVIOR_METRICS, images=images, items=items,
         warnings=warnings, breakdowns=breakdowns, bad_rows=notes.get("bad_rows") or {},
         evidence=evidence, ev_views={m: instance_views(t) for m, t in (evidence or {}).items()},
-        ev_images=ev_images or {}, ev_sheets={k: v for k, v in sheets.items() if k.startswith("evidence_")})
+        ev_images=ev_images or {}, ev_sheets={k: v for k, v in sheets.items() if k.startswith("evidence_")},
+        attributes=attributes, attr_images=attr_images or {},
+        attr_sheets={k: v for k, v in sheets.items() if k.startswith("attributes_")})

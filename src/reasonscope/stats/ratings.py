@@ -76,9 +76,10 @@ def bradley_terry(battles: Sequence[Battle], *, scale: float = 400.0, initial: f
     return _fit_cells(models, cells, counts, scale=scale, initial=initial)
 
 
-def _ranks(ratings: dict[str, float]) -> dict[str, int]:
-    order = sorted(ratings, key=lambda m: -ratings[m])
-    return {m: i + 1 for i, m in enumerate(order)}
+def _ranks(ratings: dict[str, float], tol: float = 1e-6) -> dict[str, int]:
+    """Competition ranks ("1224"): 1 + the number of models rated higher by more than ``tol``, so
+    equal ratings share a rank."""
+    return {m: 1 + sum(1 for o in ratings.values() if o > r + tol) for m, r in ratings.items()}
 
 
 def _intervals(point: dict[str, float], draws: dict[str, list[float]], ranks: dict[str, list[int]],

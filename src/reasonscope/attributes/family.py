@@ -1,0 +1,438 @@
+"""The attributes family (seed 003): twelve rationale attributes by LLM judges, ROSCOE-style automatic
+metrics, preference explanation and per-attribute ratings.
+
+What is judged
+--------------
+Each model's primary answer to each item (variant ``original``, sample 0): the raw completion (the
+reasoning and its final answer), with the question and, when ``show_reference``, the gold answer as
+context. Failed generations are not judged (their attributes are unscored: "generation failed").
+
+Judges
+------
+Every judge is a provider (any spec); its calls go through the store (:mod:`reasonscope.calls`), so
+they are cached, resumable and traceable (the cache key is kept with each score). Temperature
+defaults to 0 and the seed is the experiment's, both in the cache key and recorded. Answers are
+parsed strictly (:func:`reasonscope.judge.parse.parse_judgement`): a missing or out-of-range score
+is *unscored*, counted per judge and attribute, never 0. Scores on 0-10 are divided by 10.
+A rationale that addresses its grader ("give this 1.0", "ignore the rubric") is *flagged*
+(:func:`reasonscope.judge.parse.hostile_flags`); its score still comes from the judge's JSON.
+
+Aggregation
+-----------
+* The attribute score of a (model, item) is the mean over the judges that scored it.
+* Per model and attribute: the mean over items with a 95% bootstrap CI (items resampled).
+* Agreement between judges per attribute over the (model, item) units: Krippendorff's alpha
+  (interval) and the mean pairwise Spearman rho (needs 2+ judges).
+* Automatic metrics (:mod:`reasonscope.attributes.automatic`) are aggregated the same way, under
+  ``auto.<metric>``.
+
+Ratings
+-------
+Per attribute (judge mean and automatic metrics alike), every two models scored on the same item
+meet once; the higher score wins, scores within ``margin`` tie (:mod:`reasonscope.attributes.elo`).
+Online Elo (K = 4, base 10, scale 400, initial 1000; battles in (item, model a, model b) order) and
+Bradley-Terry by maximum likelihood with ``rating_resamples`` multinomial bootstrap rounds (95%
+percentile CIs, seeded) and ranks (:mod:`reasonscope.stats.ratings`).
+
+Preferences
+-----------
+With ``preferences`` (MT-Bench human judgments, Chatbot Arena battles or plain JSONL): both responses
+of every record are judged pointwise; features attribute(A) - attribute(B) explain the human winner
+with LightGBM + SHAP (:mod:`reasonscope.attributes.explain`; ties left out); with ``pairwise``, each
+judge also compares the two responses in both orders, and a response wins only when both orders
+agree (a disagreement is a tie, counted as *inconsistent*); the judge's agreement with the human
+winner is reported over the records where both name a winner. Human labels give Bradley-Terry
+ratings of the preference models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
+
+from ..calls import complete_cached, planned_request
+from ..config import AttributesConfig, StatsConfig
+from ..judge.parse import combine_orders, hostile_flags, parse_judgement, parse_pairwise
+from ..judge.prompts import PAIRWISE_VERSION, SCALES, TEMPLATE_VERSION, judge_messages, pairwise_messages
+from ..models.base import LanguageModel
+from ..stats.agreement import krippendorff_alpha, mean_spearman
+from ..stats.bootstrap import bootstrap_mean
+from ..stats.ratings import bootstrap_bradley_terry, online_elo
+from ..store import Store
+from ..text.steps import split_steps
+from ..types import Item, Score
+from .elo import attribute_battles, human_battles
+
+FAMILY = "attributes"
+
+
+@dataclass
+class Target:
+    """A rationale to judge: ``model``'s answer to the item ``unit`` (a dataset/item key or a preference
+    record and side)."""
+
+    model: str
+    unit: str
+    question: str
+    rationale: str
+    item: Item | None = None
+    reference: str | None = None
+    error: str | None = None
+    steps: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Judged:
+    judge: str
+    key: str
+    scores: dict[str, float]
+    unscored: dict[str, str]
+    explanations: dict[str, str]
+    raw: str
+
+
+def run_targets(data) -> list[Target]:
+    """The primary answer (original, sample 0) of every model to every item of a run."""
+    out = []
+    for g in data.generations:
+        if g.variant != "original" or g.sample != 0:
+            continue
+        item = data.items[g.item_id]
+        out.append(Target(g.model, g.item_id, item.input, g.raw_text, item,
+                          None if item.target is None else str(item.target), g.error, g.steps))
+    return out
+
+
+def make_judges(cfg: AttributesConfig, console: Console) -> tuple[list[LanguageModel], dict[str, str]]:
+    from ..models.registry import create_model
+
+    judges, skipped = [], {}
+    for mc in cfg.judges:
+        model = create_model(mc)
+        why = model.missing_requirements()
+        if why:
+            skipped[model.name] = why
+            console.print("[yellow]attributes: judge skipped: " + escape(why))
+        else:
+            judges.append(model)
+    return judges, skipped
+
+
+def judge_pointwise(judge: LanguageModel, targets: list[Target], cfg: AttributesConfig, store: Store, *, seed: int,
+                    console: Console) -> dict[tuple[str, str], Judged]:
+    """``(model, unit)`` -> the judge's parsed verdict on that rationale (failed generations are skipped)."""
+    names = cfg.names
+    scale_max = SCALES[cfg.scale][1]
+    planned = {}
+    for t in targets:
+        if t.error:
+            continue
+        context = f"Reference answer: {t.reference}" if cfg.show_reference and t.reference else None
+        messages = judge_messages(t.question, t.rationale, scale=cfg.scale, attributes=names, context=context)
+        planned[(t.model, t.unit)] = planned_request(
+            judge, "attributes", None, f"judge:{t.model}", 0, messages, seed, TEMPLATE_VERSION,
+            {"task": "judge", "attributes": names, "text": t.rationale, "scale_max": scale_max},
+            item_id=t.unit)
+    completions, _ = complete_cached(judge, list(planned.values()), store, console=console,
+                                     label=f"judge {judge.name}")
+    out = {}
+    for unit, p in planned.items():
+        c = completions[p.key]
+        if c.error:
+            why = f"judge call failed: {c.error}"
+            res = Judged(judge.name, p.key, {}, {a: why for a in names}, {}, c.text)
+        else:
+            parsed = parse_judgement(c.text, names, scale_max=scale_max)
+            res = Judged(judge.name, p.key, parsed.scores, parsed.unscored, parsed.explanations, c.text)
+        out[unit] = res
+    return out
+
+
+def _estimate(values: list[float | None], stats: StatsConfig, seed: int) -> dict:
+    return bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples, method=stats.method,
+                          seed=seed).as_dict()
+
+
+def unit_scores(targets: list[Target], verdicts: dict[str, dict[tuple[str, str], Judged]], names: list[str]
+                ) -> dict[tuple[str, str], dict[str, float | None]]:
+    """Mean over judges of each attribute of each (model, unit); None when no judge scored it."""
+    out = {}
+    for t in targets:
+        row: dict[str, float | None] = {}
+        for a in names:
+            vals = [v[(t.model, t.unit)].scores[a] for v in verdicts.values()
+                    if (t.model, t.unit) in v and a in v[(t.model, t.unit)].scores]
+            row[a] = sum(vals) / len(vals) if vals else None
+        out[(t.model, t.unit)] = row
+    return out
+
+
+def ratings_table(per_unit: dict[tuple[str, str], dict[str, float | None]], *, margin: float, n_resamples: int,
+                  seed: int, confidence: float) -> dict[str, dict]:
+    """Per attribute: battles, online Elo and bootstrapped Bradley-Terry of the models (2+ models)."""
+    by_question: dict[str, dict[str, dict[str, float | None]]] = {}
+    for (model, unit), row in per_unit.items():
+        by_question.setdefault(unit, {})[model] = row
+    out = {}
+    for attr, battles in attribute_battles(by_question, margin=margin).items():
+        models = {m for a, b, _ in battles for m in (a, b)}
+        if len(models) < 2:
+            continue
+        out[attr] = {"battles": len(battles), "ties": sum(1 for *_, s in battles if s == 0.5),
+                     "elo": online_elo(battles),
+                     "bradley_terry": bootstrap_bradley_terry(battles, n_resamples=n_resamples, seed=seed,
+                                                              confidence=confidence)}
+    return out
+
+
+def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: StatsConfig, data, *, seed: int = 0,
+                     console: Console | None = None, base_dir: Path | None = None,
+                     judges: list[LanguageModel] | None = None) -> dict:
+    """Judge, measure, rate and (with preferences) explain; stores scores and the ``attributes.json`` table."""
+    console = console or Console(stderr=True)
+    names = cfg.names
+    warnings: list[str] = []
+    skipped: dict[str, str] = {}
+    if judges is None:
+        judges, skipped = make_judges(cfg, console)
+    warnings += [f"judge skipped: {why}" for why in skipped.values()]
+    if cfg.judges and not judges:
+        warnings.append("no judge could run: judge attributes are not computed")
+    targets = run_targets(data) if data is not None else []
+    verdicts = {j.name: judge_pointwise(j, targets, cfg, store, seed=seed, console=console) for j in judges}
+    per_unit = unit_scores(targets, verdicts, names)
+    auto_cfg = cfg.automatic
+    auto: dict[tuple[str, str], dict[str, float | None]] = {}
+    auto_info: dict[str, Any] = {"enabled": auto_cfg is not None}
+    if auto_cfg is not None and targets:
+        from .automatic import AUTOMATIC_METRICS, automatic_metrics, load_backends
+
+        with console.status("attributes: loading the automatic-metric models"):
+            backends = load_backends(auto_cfg)
+        auto_info.update(backends=backends.descriptions, unavailable=backends.unavailable)
+        with console.status("attributes: automatic metrics"):
+            for t in targets:
+                if t.error:
+                    continue
+                auto[(t.model, t.unit)] = automatic_metrics(t.steps, split_steps(t.question) or [t.question],
+                                                            backends)
+        auto_info["metrics"] = [m for m in AUTOMATIC_METRICS if m not in backends.unavailable]
+    scores: list[Score] = []
+    judgements: list[dict] = []
+    hostile: list[dict] = []
+    for t in targets:
+        flags = hostile_flags(t.rationale) if not t.error else []
+        if flags:
+            hostile.append({"model": t.model, "item": t.unit, "flags": flags})
+        per_judge = {j: v.get((t.model, t.unit)) for j, v in verdicts.items()}
+        for a in names:
+            details = {"judges": {j: ({"score": r.scores[a], "key": r.key} if a in r.scores else
+                                      {"score": None, "reason": r.unscored.get(a), "key": r.key})
+                                  for j, r in per_judge.items() if r is not None}}
+            if flags:
+                details["hostile"] = flags
+            value = per_unit[(t.model, t.unit)][a]
+            reason = None
+            if value is None:
+                reason = (f"generation failed: {t.error}" if t.error else
+                          "no judge configured" if not verdicts else "unscored by every judge")
+            scores.append(Score(family=FAMILY, metric=f"judge.{a}", model=t.model, item_id=t.unit, value=value,
+                                reason=reason, details=details))
+        for metric, value in auto.get((t.model, t.unit), {}).items():
+            scores.append(Score(family=FAMILY, metric=f"auto.{metric}", model=t.model, item_id=t.unit, value=value,
+                                reason=None if value is not None else "empty reasoning chain",
+                                details={"backend": auto_info["backends"].get(
+                                    {"self_consistency": "nli", "source_consistency": "nli",
+                                     "perplexity_chain": "perplexity", "repetition_word": "none"}.get(metric,
+                                                                                                     "embedding"))}))
+        for j, r in per_judge.items():
+            if r is not None:
+                judgements.append({"model": t.model, "item": t.unit, "judge": j, "key": r.key, "scores": r.scores,
+                                   "unscored": r.unscored, "explanations": r.explanations, "raw": r.raw,
+                                   "hostile": flags})
+    models = sorted({t.model for t in targets})
+    table: dict[str, Any] = {
+        "attributes": names, "scale": cfg.scale, "judges": [j.name for j in judges],
+        "judge_settings": {j.name: {"spec": j.config.spec, "temperature": j.config.temperature, "seed": seed,
+                                    "max_tokens": j.config.max_tokens, "template": TEMPLATE_VERSION} for j in judges},
+        "show_reference": cfg.show_reference, "automatic": auto_info, "n_targets": len(targets),
+        "failed_generations": sum(1 for t in targets if t.error),
+    }
+    combined: dict[tuple[str, str], dict[str, float | None]] = {
+        u: {**row, **{f"auto.{m}": v for m, v in auto.get(u, {}).items()}} for u, row in per_unit.items()}
+    columns = names + [f"auto.{m}" for m in auto_info.get("metrics", [])]
+    table["scores"] = {m: {a: _estimate([combined[(m, t.unit)].get(a) for t in targets if t.model == m], stats, seed)
+                           for a in columns} for m in models}
+    table["per_judge"] = {j: {m: {a: _mean([v[(m, u)].scores.get(a) for (mm, u) in v if mm == m]) for a in names}
+                              for m in models} for j, v in verdicts.items()}
+    table["unscored"] = {j: {a: sum(1 for r in v.values() if a in r.unscored) for a in names}
+                         for j, v in verdicts.items()}
+    table["unscored_reasons"] = {j: _top_reasons(v.values()) for j, v in verdicts.items()}
+    table["agreement"] = {a: {"krippendorff_alpha": krippendorff_alpha(per_judge_scores(verdicts, a)),
+                              "spearman": mean_spearman(per_judge_scores(verdicts, a)),
+                              "units": sum(1 for u in per_unit
+                                           if sum(1 for v in verdicts.values() if a in v.get(u, _EMPTY).scores) >= 2)}
+                          for a in names} if len(verdicts) >= 2 else {}
+    table["hostile"] = hostile
+    table["ratings"] = ratings_table(combined, margin=cfg.margin, n_resamples=cfg.rating_resamples, seed=seed,
+                                     confidence=stats.confidence)
+    table["margin"] = cfg.margin
+    if len(models) < 2 and targets:
+        warnings.append("attribute ratings need 2+ models judged on the same items; this run has "
+                        f"{len(models)}")
+    for j, counts in table["unscored"].items():
+        total = sum(counts.values())
+        if total:
+            warnings.append(f"judge {j}: {total} of {len(verdicts[j]) * len(names)} attribute scores unscored "
+                            f"({'; '.join(table['unscored_reasons'][j][:2])})")
+    if hostile:
+        warnings.append(f"{len(hostile)} rationale(s) address the grader (flagged; scores taken from the judges' JSON)")
+    if cfg.preferences:
+        path = Path(cfg.preferences)
+        if base_dir is not None and not path.is_absolute() and not path.exists():
+            path = base_dir / path
+        table["preferences"], pref_warnings = score_preferences(path, judges, cfg, store, stats, seed=seed,
+                                                                console=console)
+        warnings += pref_warnings
+    table["warnings"] = warnings
+    table["judgements"] = judgements
+    store.delete_scores(run_id, FAMILY)
+    store.put_scores(run_id, scores)
+    import json
+
+    store.put_artefact(run_id, "attributes.json", "json", json.dumps(table, default=str))
+    return table
+
+
+_EMPTY = Judged("", "", {}, {}, {}, "")
+
+
+def per_judge_scores(verdicts: dict[str, dict[tuple[str, str], Judged]], attribute: str
+                     ) -> dict[str, dict[str, float | None]]:
+    return {j: {f"{m}|{u}": r.scores.get(attribute) for (m, u), r in v.items()} for j, v in verdicts.items()}
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _top_reasons(results) -> list[str]:
+    counts: dict[str, int] = {}
+    for r in results:
+        for why in r.unscored.values():
+            counts[why] = counts.get(why, 0) + 1
+    return [f"{n}x {why}" for why, n in sorted(counts.items(), key=lambda kv: -kv[1])[:5]]
+
+
+def score_preferences(path: Path, judges: list[LanguageModel], cfg: AttributesConfig, store: Store,
+                      stats: StatsConfig, *, seed: int, console: Console) -> tuple[dict, list[str]]:
+    """Pointwise attributes of both responses, SHAP explanation of the human winner, pairwise judging
+    in both orders, and human Bradley-Terry ratings."""
+    from ..data.preferences import load_preferences
+
+    records = load_preferences(path)
+    names = cfg.names
+    warnings: list[str] = []
+    out: dict[str, Any] = {"path": str(path), "n": len(records),
+                           "winners": {w: sum(1 for r in records if r.winner == w) for w in ("a", "b", "tie")}}
+    targets = [Target(r.model_a if side == "a" else r.model_b, f"{r.id}|{side}", r.question,
+                      r.response_a if side == "a" else r.response_b) for r in records for side in ("a", "b")]
+    verdicts = {j.name: judge_pointwise(j, targets, cfg.model_copy(update={"show_reference": False}), store,
+                                        seed=seed, console=console) for j in judges}
+    per_unit = unit_scores(targets, verdicts, names)
+    decided = [r for r in records if r.winner != "tie"]
+    feats = np.array([[_diff(per_unit[(r.model_a, f"{r.id}|a")][a], per_unit[(r.model_b, f"{r.id}|b")][a])
+                       for a in names] for r in decided], dtype=float).reshape(len(decided), len(names))
+    labels = np.array([1 if r.winner == "a" else 0 for r in decided], dtype=int)
+    out["explain"] = None
+    if not judges:
+        warnings.append("preference explanation needs attribute scores: no judge ran")
+    elif len(decided) < 4 or len(set(labels.tolist())) < 2 or np.isnan(feats).all():
+        warnings.append(f"preference explanation needs both winners among 4+ decided records with scores "
+                        f"(have {len(decided)})")
+    else:
+        try:
+            from .explain import explain_preferences
+
+            exp = explain_preferences(feats, labels, names, folds=cfg.folds, seed=seed)
+            out["explain"] = {"n": exp.n, "cv_accuracy": exp.cv_accuracy, "cv_auc": exp.cv_auc, "folds": cfg.folds,
+                              "importance": exp.importance,
+                              "shap_values": np.asarray(exp.shap_values).round(6).tolist(),
+                              "features": [[None if math.isnan(x) else x for x in row] for row in exp.features]}
+            if exp.cv_accuracy is None:
+                warnings.append(f"preference classifier not cross-validated: each winner needs {cfg.folds}+ records")
+        except ImportError as err:
+            warnings.append(f"preference explanation not computed: {err} (pip install 'reasonscope[explain]')")
+    out["pairwise"] = {}
+    if cfg.pairwise:
+        for j in judges:
+            out["pairwise"][j.name] = judge_pairwise(j, records, store, seed=seed, console=console)
+    battles = human_battles(records)
+    models = {m for a, b, _ in battles for m in (a, b)}
+    out["human_ratings"] = bootstrap_bradley_terry(battles, n_resamples=cfg.rating_resamples, seed=seed,
+                                                   confidence=stats.confidence) if len(models) >= 2 else None
+    return out, warnings
+
+
+def _diff(a: float | None, b: float | None) -> float:
+    return float("nan") if a is None or b is None else a - b
+
+
+def judge_pairwise(judge: LanguageModel, records, store: Store, *, seed: int, console: Console) -> dict:
+    """Each record judged twice (A first, then B first); a win only when both orders agree."""
+    planned = []
+    for r in records:
+        for order, (first, second) in (("ab", (r.response_a, r.response_b)), ("ba", (r.response_b, r.response_a))):
+            planned.append((r, order, planned_request(judge, "preferences", None, f"pairwise:{order}", 0,
+                                                      pairwise_messages(r.question, first, second), seed,
+                                                      PAIRWISE_VERSION, {"task": "pairwise", "texts": [first, second]},
+                                                      item_id=r.id)))
+    completions, _ = complete_cached(judge, [p for *_, p in planned], store, console=console,
+                                     label=f"pairwise {judge.name}")
+    verdicts: dict[str, dict[str, tuple[str | None, str | None]]] = {}
+    for r, order, p in planned:
+        c = completions[p.key]
+        verdicts.setdefault(r.id, {})[order] = (None, f"judge call failed: {c.error}") if c.error \
+            else parse_pairwise(c.text)
+    rows, agree, compared = [], 0, 0
+    counts = {"consistent": 0, "inconsistent": 0, "unparsed": 0}
+    for r in records:
+        (ab, why_ab), (ba, why_ba) = verdicts[r.id]["ab"], verdicts[r.id]["ba"]
+        winner, status = combine_orders(ab, ba)
+        counts[status] += 1
+        if winner in ("a", "b") and r.winner in ("a", "b"):
+            compared += 1
+            agree += winner == r.winner
+        rows.append({"id": r.id, "human": r.winner, "judge": winner, "status": status, "a_first": ab, "b_first": ba,
+                     "reasons": [w for w in (why_ab, why_ba) if w]})
+    return {**counts, "n": len(records), "compared": compared,
+            "agreement_with_human": agree / compared if compared else None, "records": rows}
+
+
+def rebuild_ratings(store: Store, run_id: str, *, margin: float, n_resamples: int, seed: int,
+                    confidence: float = 0.95, progress: Callable[[str], None] | None = None) -> dict:
+    """Recompute the per-attribute ratings of a run from its stored scores (another margin or number of
+    bootstrap rounds) and store them in ``attributes.json``."""
+    import json
+
+    raw = store.artefact(run_id, "attributes.json")
+    if raw is None:
+        raise LookupError(f"run {run_id} has no attributes scores; run the attributes family first")
+    table = json.loads(raw)
+    per_unit: dict[tuple[str, str], dict[str, float | None]] = {}
+    for s in store.scores(run_id, FAMILY):
+        if s.item_id:
+            per_unit.setdefault((s.model, s.item_id), {})[s.metric.removeprefix("judge.")] = s.value
+    table["ratings"] = ratings_table(per_unit, margin=margin, n_resamples=n_resamples, seed=seed,
+                                     confidence=confidence)
+    table["margin"] = margin
+    store.put_artefact(run_id, "attributes.json", "json", json.dumps(table, default=str))
+    return table

@@ -1,0 +1,120 @@
+"""Model calls through the store: plan a request with its cache key, send only what the store lacks,
+commit each completion the moment it arrives.
+
+Shared by the runner (generation), and by every family that calls a model itself (attribute
+judges, attack regeneration, transfer). A family never talks to a provider directly: it builds
+:class:`PlannedRequest` objects with :func:`planned_request` and gets the completions back from
+:func:`complete_cached`, so its calls are cached, resumable and traceable (the key of every
+completion is recorded next to the score that used it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from .models.base import GenerationRequest, LanguageModel
+from .models.registry import split_spec
+from .store import Store, cache_key
+from .types import Completion, Item
+
+
+@dataclass
+class PlannedRequest:
+    key: str
+    dataset: str
+    item: Item | None
+    variant: str
+    sample: int
+    request: GenerationRequest
+
+
+def planned_request(model: LanguageModel, ds: str, item: Item | None, variant: str, sample: int,
+                    messages: list[dict[str, str]], seed: int, template: str, meta: dict[str, Any],
+                    *, item_id: str | None = None) -> PlannedRequest:
+    """A request of ``model`` with the model's generation settings and its cache key."""
+    cfg = model.config
+    provider, model_id = split_spec(cfg.spec)
+    req = GenerationRequest(messages=messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
+                            seed=seed + sample, sample=sample,
+                            item_id=item_id if item_id is not None else f"{ds}/{item.id if item else ''}",
+                            variant=variant, meta=meta)
+    key = cache_key(provider=provider, model_id=model_id, revision=cfg.revision, base_url=cfg.base_url,
+                    gen_config=req.gen_config(), messages=messages, sample=sample, template_version=template,
+                    model_options=cfg.options)
+    return PlannedRequest(key, ds, item, variant, sample, req)
+
+
+async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], store: Store,
+                           progress: Progress | None = None, task_id: Any = None) -> tuple[int, int]:
+    """Send the pending requests; commit each completion as it arrives. Returns (calls, failed)."""
+    sem = asyncio.Semaphore(model.concurrency)
+    provider, model_id = split_spec(model.config.spec)
+    counts = [0, 0]
+    size = model.batch_size
+
+    async def worker(chunk: list[PlannedRequest]) -> None:
+        async with sem:
+            completions = await model.generate([p.request for p in chunk])
+        for planned, completion in zip(chunk, completions, strict=True):
+            store.put_completion(planned.key, provider=provider, model_id=model_id,
+                                 request={"messages": planned.request.messages, **planned.request.gen_config(),
+                                          "sample": planned.sample, "base_url": model.config.base_url},
+                                 completion=completion)
+            counts[0] += 1
+            counts[1] += completion.failed
+        if progress is not None:
+            progress.advance(task_id, len(chunk))
+
+    chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
+    try:
+        await asyncio.gather(*(worker(c) for c in chunks))
+    finally:
+        await model.aclose()
+    return counts[0], counts[1]
+
+
+def make_progress(console: Console) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+                    transient=False)
+
+
+@dataclass
+class CallStats:
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+
+
+def complete_cached(model: LanguageModel, planned: list[PlannedRequest], store: Store, *,
+                    retry_failed: bool = False, console: Console | None = None,
+                    label: str | None = None) -> tuple[dict[str, Completion], CallStats]:
+    """Completions of ``planned`` by key: from the store when it holds them, else from the model
+    (committed one by one as they arrive, with a progress bar). Failed completions stay failed
+    unless ``retry_failed``."""
+    unique = list({p.key: p for p in planned}.values())
+    done = store.cached_keys([p.key for p in unique], include_failed=not retry_failed)
+    pending = [p for p in unique if p.key not in done]
+    stats = CallStats(cached=len(unique) - len(pending))
+    if pending:
+        progress = make_progress(console or Console(stderr=True))
+        with progress:
+            task = progress.add_task(label or model.name, total=len(unique), completed=stats.cached)
+            stats.calls, stats.failed = asyncio.run(generate_pending(model, pending, store, progress, task))
+    out = {}
+    for p in unique:
+        completion = store.get_completion(p.key)
+        out[p.key] = completion if completion is not None else Completion(error="no completion stored")
+    return out, stats

@@ -1,0 +1,129 @@
+"""Attributes outputs: flat tables (xlsx, csv, HTML) and plots (mean scores with CIs, per-attribute
+Bradley-Terry ratings with CIs, a radar of per-attribute ranks, SHAP beeswarm and bar)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .plots import pyplot, save
+
+
+def _r(v):
+    return round(v, 4) if isinstance(v, float) else v
+
+
+def attributes_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    scores = [{"model": m, "attribute": a, "value": _r(e["value"]), "low": _r(e["low"]), "high": _r(e["high"]),
+               "n": e["n"]} for m, row in t["scores"].items() for a, e in row.items()]
+    ratings = []
+    for a, r in t["ratings"].items():
+        for m, bt in r["bradley_terry"].items():
+            ratings.append({"attribute": a, "model": m, "elo": _r(r["elo"].get(m)), "bt": _r(bt["rating"]),
+                            "bt_low": _r(bt["low"]), "bt_high": _r(bt["high"]), "rank": bt["rank"],
+                            "rank_low": bt["rank_low"], "rank_high": bt["rank_high"], "battles": r["battles"],
+                            "ties": r["ties"]})
+    judges = [{"judge": j, "attribute": a, "unscored": n, **{f"mean_{m}": _r(v) for m, v in
+                                                             ((m, t["per_judge"][j][m][a]) for m in t["per_judge"][j])}}
+              for j, row in t["unscored"].items() for a, n in row.items()]
+    agreement = [{"attribute": a, "krippendorff_alpha": _r(v["krippendorff_alpha"]), "spearman": _r(v["spearman"]),
+                  "units": v["units"]} for a, v in t.get("agreement", {}).items()]
+    out = {"attributes_scores": scores, "attributes_ratings": ratings, "attributes_judges": judges,
+           "attributes_agreement": agreement,
+           "attributes_hostile": [{"model": h["model"], "item": h["item"], "flags": "; ".join(h["flags"])}
+                                  for h in t.get("hostile", [])]}
+    pref = t.get("preferences")
+    if pref:
+        exp = pref.get("explain") or {}
+        out["attributes_shap"] = [{"attribute": r["attribute"], "mean_abs_shap": _r(r["mean_abs_shap"]),
+                                   "direction": r["direction"]} for r in exp.get("importance", [])]
+        out["attributes_pairwise"] = [{"judge": j, **{k: _r(v) for k, v in p.items() if k != "records"}}
+                                      for j, p in pref.get("pairwise", {}).items()]
+        out["attributes_human_ratings"] = [{"model": m, "bt": _r(v["rating"]), "low": _r(v["low"]),
+                                            "high": _r(v["high"]), "rank": v["rank"]}
+                                           for m, v in (pref.get("human_ratings") or {}).items()]
+    return out
+
+
+def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    plt = pyplot()
+    if t["scores"]:
+        models = list(t["scores"])
+        attrs = [a for a in next(iter(t["scores"].values())) if any(t["scores"][m][a]["value"] is not None
+                                                                       for m in models)]
+        if attrs:
+            fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(attrs) * max(1, len(models))), 4))
+            width = 0.8 / len(models)
+            for j, m in enumerate(models):
+                xs, ys, lo, hi = [], [], [], []
+                for i, a in enumerate(attrs):
+                    e = t["scores"][m][a]
+                    if e["value"] is None:
+                        continue
+                    xs.append(i + j * width)
+                    ys.append(e["value"])
+                    lo.append(e["value"] - e["low"] if e["low"] is not None else 0)
+                    hi.append(e["high"] - e["value"] if e["high"] is not None else 0)
+                ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=m)
+            ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(attrs))], attrs, rotation=45,
+                          ha="right", fontsize=7)
+            ax.set_ylim(0, 1.05)
+            ax.set_ylabel("mean score (95% bootstrap CI)")
+            ax.legend(fontsize=7)
+            fig.tight_layout()
+            out["attributes_scores"] = save(fig, folder / "attributes_scores.png")
+    ratings = t.get("ratings") or {}
+    if ratings:
+        attrs = list(ratings)
+        models = sorted({m for r in ratings.values() for m in r["bradley_terry"]})
+        fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(attrs) * len(models)), 4))
+        width = 0.8 / len(models)
+        for j, m in enumerate(models):
+            xs, ys, lo, hi = [], [], [], []
+            for i, a in enumerate(attrs):
+                bt = ratings[a]["bradley_terry"].get(m)
+                if bt is None:
+                    continue
+                xs.append(i + j * width)
+                ys.append(bt["rating"])
+                lo.append(bt["rating"] - bt["low"] if bt["low"] is not None else 0)
+                hi.append(bt["high"] - bt["rating"] if bt["high"] is not None else 0)
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=m)
+        ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(attrs))], attrs, rotation=45, ha="right",
+                      fontsize=7)
+        ax.axhline(1000, color="grey", lw=0.5)
+        ax.set_ylabel("Bradley-Terry rating (Elo scale, 95% CI)")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        out["attributes_ratings"] = save(fig, folder / "attributes_ratings.png")
+        if len(attrs) >= 3:
+            angles = [2 * math.pi * i / len(attrs) for i in range(len(attrs))] + [0.0]
+            fig = plt.figure(figsize=(6, 6))
+            ax = fig.add_subplot(111, polar=True)
+            n = len(models)
+            for m in models:
+                vals = [n + 1 - ratings[a]["bradley_terry"][m]["rank"] if m in ratings[a]["bradley_terry"] else 0
+                        for a in attrs]
+                ax.plot(angles, vals + vals[:1], label=m)
+                ax.fill(angles, vals + vals[:1], alpha=0.1)
+            ax.set_xticks(angles[:-1], attrs, fontsize=7)
+            ax.set_yticks(range(1, n + 1), [f"rank {n + 1 - k}" for k in range(1, n + 1)], fontsize=6)
+            ax.set_ylim(0, n)
+            ax.set_title("Per-attribute rank (Bradley-Terry; outer = better)", fontsize=9)
+            ax.legend(loc="lower right", bbox_to_anchor=(1.3, -0.1), fontsize=7)
+            fig.tight_layout()
+            out["attributes_ranks_radar"] = save(fig, folder / "attributes_ranks_radar.png")
+    exp = (t.get("preferences") or {}).get("explain")
+    if exp and exp.get("shap_values"):
+        from ..attributes.explain import Explanation, shap_plots
+
+        feats = np.array([[np.nan if x is None else x for x in row] for row in exp["features"]], dtype=float)
+        e = Explanation(t["attributes"], exp["n"], exp["cv_accuracy"], exp["cv_auc"], exp["importance"],
+                        np.array(exp["shap_values"], dtype=float), feats)
+        for kind, p in shap_plots(e, folder).items():
+            out[f"attributes_shap_{kind}"] = p
+    return out
