@@ -51,6 +51,7 @@ def _print_summary(summary_path: Path) -> None:
         for w in t.get("warnings", []):
             console.print("[yellow]note:[/yellow] " + escape(w))
     _print_attributes(data.get("attributes"))
+    _print_attack(data.get("attack"))
     beh = data.get("behavior")
     if not beh:
         return
@@ -120,6 +121,27 @@ def _print_attributes(t: dict | None) -> None:
                   f"orders, {p['unparsed']} unparsed; agreement with humans {agree} (n={p['compared']})")
     for w in t.get("warnings", []):
         console.print("[yellow]attributes:[/yellow] " + escape(w))
+
+
+def _print_attack(t: dict | None) -> None:
+    if not t:
+        return
+    table = Table(title=f"attack (MATCHA; reasoning check: {t['reasoning_check']}; rates over attacked items [95% CI])")
+    for col in ("model", "method", "attacked", "success", "wrong", "unattackable", "s/item"):
+        table.add_column(col)
+    for model, m in t["models"].items():
+        for method, r in m["rates"].items():
+            secs = m["seconds_per_item"].get(method)
+            table.add_row(model, method, f"{r['n']} of {m['answered_correctly']} correct ({m['items']} items)",
+                          *(_fmt_estimate(r[o]) for o in ("success", "wrong", "unattackable")),
+                          "n/a" if secs is None else f"{secs:.1f}")
+    out.print(table)
+    for model, tr in t.get("transfer", {}).items():
+        for method, r in tr.get("rates", {}).items():
+            out.print(f"transfer to {escape(model)} ({method}, n={r['n']}): success {_fmt_estimate(r['success'])}, "
+                      f"wrong {_fmt_estimate(r['wrong'])}")
+    for w in t.get("warnings", []):
+        console.print("[yellow]attack:[/yellow] " + escape(w))
 
 
 def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) -> None:
@@ -389,6 +411,46 @@ def attributes_elo(run_dir: Path = typer.Argument(..., help="A run directory wit
     write_report(store, rid, run_dir)
     store.close()
     _print_summary(run_dir / "summary.json")
+
+
+@app.command()
+def attack(model: list[str] = typer.Option(["smollm2"], "--model", help="White-box target(s): hf/<id-or-path> or "
+                                           "smollm2."),
+           dataset: str = typer.Option("synthetic", help="A file (jsonl, gsm8k, strategyqa, ...) or 'synthetic'."),
+           format_: str = typer.Option("jsonl", "--format", help="Format of --dataset when it is a file."),
+           method: list[str] = typer.Option(["token", "embedding", "random"], "--method",
+                                            help="token, embedding and/or random (repeat the option)."),
+           limit: int | None = typer.Option(None, help="Attack at most this many items."),
+           size: int = typer.Option(2, help="Synthetic items per kind (arithmetic only is attacked)."),
+           ratio: float = typer.Option(0.2, help="Inserted tokens per question token (at least 1)."),
+           steps: int = typer.Option(5, help="Gradient-guided replacement rounds."),
+           epsilon_p: float = typer.Option(0.005, help="Embedding ball: eps = p * max token-embedding L-inf norm."),
+           cot_tokens: int = typer.Option(96, help="Max tokens of each regenerated chain of thought."),
+           judge: str | None = typer.Option(None, help="Judge of the perturbed reasoning (any provider spec); "
+                                            "without one only the arithmetic check decides."),
+           transfer: list[str] = typer.Option([], "--transfer", help="Model spec(s) that receive the successful "
+                                              "perturbed questions."),
+           executor: str = typer.Option("local", help="local, or ray (one actor per GPU)."),
+           output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
+           name: str = typer.Option("attack", help="Run name."),
+           seed: int = typer.Option(0)) -> None:
+    """MATCHA: perturbations that keep the answer but break the chain of thought (white-box models)."""
+    ds = ({"name": "synthetic", "format": "synthetic", "size": size} if dataset == "synthetic" else
+          {"name": Path(dataset).stem, "format": format_, "path": dataset})
+    try:
+        plan = parse_plan({
+            "experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+            "models": [{"spec": m} for m in model], "datasets": [ds],
+            "families": {"attack": {"methods": method, "limit": limit, "ratio": ratio, "steps": steps,
+                                    "epsilon_p": epsilon_p, "cot_tokens": cot_tokens,
+                                    "judge": {"spec": judge} if judge else None,
+                                    "transfer": [{"spec": t} for t in transfer],
+                                    **({"answer_types": ["number"]} if dataset == "synthetic" else {})}},
+        }, "<command line>")
+    except (PlanError, ValueError) as err:
+        _fail(str(err))
+        return
+    _run_plan(plan, None, False, executor)
 
 
 @app.command()

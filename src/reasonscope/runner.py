@@ -223,6 +223,13 @@ class Runner:
 
     def _score(self, store: Store, run_id: str, data, scoring_models) -> None:
         plan = self.plan
+        if plan.families.attack is not None:
+            from .attack.family import score_attack
+
+            datasets = {name: items for name, items in store.items().items()
+                        if name in {d.name for d in plan.datasets}}
+            score_attack(store, run_id, plan.families.attack, plan.stats, datasets, plan.models,
+                         seed=plan.experiment.seed, executor=self.executor, console=self.console)
         score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed,
                   temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,
                   executor=self.executor, data=data, models=scoring_models, base_dir=self.base_dir)

@@ -147,3 +147,22 @@ def hostile_flags(rationale: str) -> list[str]:
         if m:
             out.append(m.group(0)[:120])
     return out
+
+
+def parse_verdict(text: str, key: str = "correct") -> tuple[bool | None, str | None]:
+    """``(True | False, None)`` from a judge's ``{"correct": true/false}`` (also "yes"/"no" strings), else
+    ``(None, reason)``."""
+    try:
+        obj = load_object(text or "")
+    except NoObject:
+        return None, "no JSON object in the judge's answer"
+    except NotALiteral:
+        return None, "the judge's object is neither JSON nor a Python literal"
+    if not isinstance(obj, dict) or key not in obj:
+        return None, f"no {key!r} key in the judge's answer"
+    value = obj[key]
+    if isinstance(value, bool):
+        return value, None
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "false", "no"):
+        return value.strip().lower() in ("true", "yes"), None
+    return None, f"{key} is not true or false: {value!r:.40}"

@@ -47,3 +47,27 @@ def pairwise_messages(question: str, first: str, second: str) -> list[dict[str, 
             'Which answer reasons better? Answer format: {"winner": "1" | "2" | "tie", '
             '"explanation": "<one sentence>"}')
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+REASONING_VERSION = "judge-reasoning-v1"
+
+
+def reasoning_check_messages(question: str, answer: str, reference: str, candidate: str) -> list[dict[str, str]]:
+    """Ask whether a chain of thought still correctly supports the answer, with the model's original
+    chain as a reference (the MATCHA outcome check)."""
+    system = ("You check the reasoning written by another model. Decide only whether the reasoning is correct "
+              "and actually supports the given answer, and answer with a single JSON object and nothing else.")
+    user = (f"Question:\n{question}\n\nAnswer given: {answer}\n\nReference reasoning (written for the original "
+            f"question):\n{reference}\n\nReasoning to check:\n{candidate}\n\n"
+            'Is the reasoning to check correct and does it support the answer? Answer format: '
+            '{"correct": true | false, "explanation": "<one sentence>"}')
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def same_meaning_messages(original: str, perturbed: str) -> list[dict[str, str]]:
+    """Ask whether a perturbed question still asks the same thing (stray words aside)."""
+    system = "You compare two versions of a question. Answer with a single JSON object and nothing else."
+    user = (f"Original question:\n{original}\n\nEdited question:\n{perturbed}\n\nIgnoring stray or meaningless "
+            "words, does the edited question ask for the same thing with the same facts and numbers? Answer format: "
+            '{"same": true | false}')
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

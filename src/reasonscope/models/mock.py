@@ -12,7 +12,8 @@ Kinds (``mock/<kind>``), every output deterministic per (seed, item, variant, sa
   JSON object with a score per attribute, ``unit_hash(seed, attribute, text)`` on the request's scale;
   for pairwise requests (``meta.task == "pairwise"``) it prefers the answer with the higher
   ``unit_hash("quality", text)`` (so both orders agree), or always answer 1 with
-  ``options.position_bias: true``.
+  ``options.position_bias: true``; for reasoning checks (``meta.task == "reasoning"``) it calls a
+  chain correct when it equals the reference, else with probability ``options.ok_rate`` (0.5).
 
 Common options: ``latency_s`` (sleep per call), ``fail_rate`` (share of calls raising a retryable
 error), ``call_log`` (a file that receives one line per call, used by the resume tests),
@@ -102,6 +103,10 @@ class MockModel(LanguageModel):
 
     def _judge(self, r: GenerationRequest) -> str:
         meta, seed = r.meta, self.options.get("seed", 0)
+        if meta.get("task") == "reasoning":
+            ok = meta["candidate"] == meta["reference"] or \
+                unit_hash("ok", seed, meta["candidate"]) < float(self.options.get("ok_rate", 0.5))
+            return json.dumps({"correct": ok, "explanation": "simulated"})
         if meta.get("task") == "pairwise":
             if self.options.get("position_bias"):
                 return '{"winner": "1", "explanation": "the first one"}'

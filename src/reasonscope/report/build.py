@@ -27,6 +27,7 @@ from ..config import BEHAVIOR_METRICS
 from ..results import RunData, load_run_data
 from ..store import Store
 from ..types import is_question_variant
+from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
 from .evidence_view import evidence_plots, evidence_sheets, instance_views
 from .tables import behavior_tables
@@ -105,6 +106,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     evidence = json.loads(raw_e) if raw_e else None
     raw_a = store.artefact(run_id, "attributes.json")
     attributes = json.loads(raw_a) if raw_a else None
+    raw_k = store.artefact(run_id, "attack.json")
+    attack = json.loads(raw_k) if raw_k else None
     scores_by_item: dict[tuple[str, str], dict[str, Any]] = {}
     for s in scores:
         if s.item_id:
@@ -122,6 +125,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         "evidence": {m: {k: v for k, v in t.items() if k != "instances"} for m, t in evidence.items()}
         if evidence else None,
         "attributes": {k: v for k, v in attributes.items() if k != "judgements"} if attributes else None,
+        "attack": {**attack, "models": {m: {k: v for k, v in t.items() if k != "rows"}
+                                        for m, t in attack["models"].items()}} if attack else None,
     }
     out: dict[str, Path] = {}
     out["summary"] = run_dir / "summary.json"
@@ -144,6 +149,13 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         with out["attributes_judgements"].open("w", encoding="utf-8") as fh:
             for row in attributes["judgements"]:
                 fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    if attack:
+        sheets.update(attack_sheets(attack))
+        out["attack_items"] = run_dir / "attack_items.jsonl"
+        with out["attack_items"].open("w", encoding="utf-8") as fh:
+            for t in attack["models"].values():
+                for row in t["rows"]:
+                    fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
     sheets["items"] = [{"model": m, "item": i, **{k: v["value"] for k, v in d.items()}}
                        for (m, i), d in scores_by_item.items()]
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
@@ -164,19 +176,21 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         for name, p in evidence_plots(evidence, run_dir).items():
             out[name] = p
             ev_images[name] = base64.b64encode(p.read_bytes()).decode()
-    attr_images: dict[str, str] = {}
-    if attributes:
-        for name, p in attributes_plots(attributes, run_dir).items():
+    family_images: dict[str, str] = {}
+    plots = {**(attributes_plots(attributes, run_dir) if attributes else {}),
+             **(attack_plot(attack, run_dir) if attack else {})}
+    if plots:
+        for name, p in plots.items():
             out[name] = p
-            attr_images[name] = base64.b64encode(p.read_bytes()).decode()
+            family_images[name] = base64.b64encode(p.read_bytes()).decode()
     out["html"] = run_dir / "report.html"
     out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images,
-                                       attributes, attr_images), encoding="utf-8")
+                                       attributes, family_images, attack), encoding="utf-8")
     return out
 
 
 def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, evidence=None,
-                ev_images=None, attributes=None, attr_images=None) -> str:
+                ev_images=None, attributes=None, family_images=None, attack=None) -> str:
     env = Environment(loader=PackageLoader("reasonscope.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     items = []
     by_item: dict[str, list] = {}
@@ -206,6 +220,7 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
     for t in (evidence or {}).values():
         warnings += t.get("warnings", [])
     warnings += [f"attributes: {w}" for w in (attributes or {}).get("warnings", [])]
+    warnings += [f"attack: {w}" for w in (attack or {}).get("warnings", [])]
     for model, why in (notes.get("skipped_models") or {}).items():
         warnings.append(f"skipped model {model}: {why}")
     breakdowns = {label: sheets[key] for label, key in (("Per dataset", "per_dataset"), ("Per item type", "per_type"))
@@ -215,5 +230,7 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
         warnings=warnings, breakdowns=breakdowns, bad_rows=notes.get("bad_rows") or {},
         evidence=evidence, ev_views={m: instance_views(t) for m, t in (evidence or {}).items()},
         ev_images=ev_images or {}, ev_sheets={k: v for k, v in sheets.items() if k.startswith("evidence_")},
-        attributes=attributes, attr_images=attr_images or {},
-        attr_sheets={k: v for k, v in sheets.items() if k.startswith("attributes_")})
+        attributes=attributes, family_images=family_images or {},
+        attr_sheets={k: v for k, v in sheets.items() if k.startswith("attributes_")}, attack=attack,
+        attack_sheets={k: v for k, v in sheets.items() if k in ("attack_rates", "attack_transfer")},
+        attack_rows=sheets.get("attack_items", []))

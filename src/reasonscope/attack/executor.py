@@ -1,0 +1,75 @@
+"""Where the white-box attack work runs: ``local`` (this process, one item after another) or ``ray``
+(``pip install 'reasonscope[ray]'``): ``workers`` Ray actors, one GPU each when the cluster has GPUs
+(else one CPU each), each loading the target model and the meaning filter once; items are handed out
+as actors free up and results are yielded as they finish, so the caller commits each at once.
+``RAY_ADDRESS`` connects to an existing cluster."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from ..config import AttackConfig, ModelConfig
+from ..types import Item
+from .attacker import AttackSettings
+
+
+def make_attacker(model_cfg: ModelConfig, cfg: AttackConfig, settings: AttackSettings):
+    from ..models.registry import create_model
+    from .attacker import Attacker
+
+    lm = create_model(model_cfg)
+    why = lm.missing_requirements()
+    if why:
+        raise RuntimeError(why)
+    lm.load()
+    similarity = None
+    if cfg.min_similarity is not None and "token" in cfg.methods:
+        from ..scorers.similarity import EmbeddingCosine
+
+        similarity = EmbeddingCosine(cfg.similarity_model)
+    return Attacker(lm.model, lm.tokenizer, settings, similarity=similarity)
+
+
+def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig, settings: AttackSettings,
+                 *, executor: str = "local") -> Iterator[tuple[str, dict]]:
+    from .family import attack_item
+
+    if executor == "local":
+        attacker = make_attacker(model_cfg, cfg, settings)
+        for key, item in items:
+            yield key, attack_item(attacker, item, key, cfg.methods)
+        return
+    if executor != "ray":
+        raise ValueError(f"unknown executor {executor!r}; expected local or ray")
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("--executor ray needs Ray: pip install 'reasonscope[ray]'") from None
+    if not ray.is_initialized():
+        ray.init(address=os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True, log_to_driver=False)
+    gpus = int(ray.cluster_resources().get("GPU", 0))
+    workers = max(1, min(len(items), gpus or int(os.environ.get("REASONSCOPE_RAY_WORKERS", "2"))))
+
+    @ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1)
+    class AttackActor:
+        def __init__(self):
+            self.attacker = make_attacker(model_cfg, cfg, settings)
+
+        def attack(self, key, item):
+            return key, attack_item(self.attacker, item, key, cfg.methods)
+
+    actors = [AttackActor.remote() for _ in range(workers)]
+    queue = list(items)
+    running = {}
+    for actor in actors:
+        if queue:
+            key, item = queue.pop(0)
+            running[actor.attack.remote(key, item)] = actor
+    while running:
+        ready, _ = ray.wait(list(running), num_returns=1)
+        actor = running.pop(ready[0])
+        yield ray.get(ready[0])
+        if queue:
+            key, item = queue.pop(0)
+            running[actor.attack.remote(key, item)] = actor

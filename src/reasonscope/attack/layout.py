@@ -1,0 +1,141 @@
+"""Answer-first prompting and the two MATCHA losses (seed 004).
+
+Prompt
+------
+A few-shot, plain-text prompt (our own examples): each example is ``Question: ...``, then
+``Answer: ...``, then ``Reasoning: ...``, so the model commits to an answer first and then writes a
+chain of thought conditioned on it. The sequence fed to the model is the concatenation of
+separately tokenised pieces (no special tokens added)::
+
+    prefix   = few-shot examples + "Question:"
+    question = " " + question text              <- the only part an attack perturbs
+    suffix   = "\\nAnswer:"
+    answer   = " " + answer text                 (target of L_a)
+    mid      = "\\nReasoning:"
+    cot      = " " + reasoning text              (target of L_c)
+
+Losses
+------
+With logits z_t of the causal LM over the whole sequence (position t predicts token t + 1):
+
+* L_a = (1/|A|) sum_{t in A} CE(z_{t-1}, x_t), the mean cross-entropy over the answer tokens A;
+* L_c = (1/|C|) sum_{t in C} CE(z_{t-1}, x_t), the mean cross-entropy over the chain-of-thought tokens C;
+* the attack objective (maximised) is L_opt = L_c - lambda * L_a, lambda = |C| / |A| by default.
+
+The targets are the model's own original answer and chain of thought. The cross-entropy is taken
+with the vocabulary as the class axis (a [T, V] logits matrix against T targets), not the sequence
+axis: the public MATCHA code passes a [1, T, V] tensor to ``cross_entropy``, which PyTorch reads as
+T classes over V positions; we do not reproduce that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FEW_SHOT = """Answer the question first, then explain the reasoning that leads to that answer.
+
+Question: A baker fills 4 trays with 6 rolls each. How many rolls are on the trays?
+Answer: 24
+Reasoning: There are 4 trays and each holds 6 rolls, so 4 * 6 = 24 rolls.
+
+Question: Lena had 15 stamps and gave 6 to her brother. How many stamps does Lena have now?
+Answer: 9
+Reasoning: Lena starts with 15 stamps and gives away 6, so 15 - 6 = 9 stamps are left.
+
+Question: Is every robin a bird?
+Answer: yes
+Reasoning: A robin is a kind of songbird, and all songbirds are birds, so every robin is a bird.
+
+Question:"""
+PROMPT_VERSION = "matcha-answer-first-v1"
+
+
+@dataclass
+class Layout:
+    """Token ids of the answer-first sequence, piece by piece (see the module docstring)."""
+
+    prefix: list[int]
+    question: list[int]
+    suffix: list[int]
+    answer: list[int]
+    mid: list[int]
+    cot: list[int]
+
+    @property
+    def ids(self) -> list[int]:
+        return self.prefix + self.question + self.suffix + self.answer + self.mid + self.cot
+
+    @property
+    def question_start(self) -> int:
+        return len(self.prefix)
+
+    @property
+    def answer_start(self) -> int:
+        return len(self.prefix) + len(self.question) + len(self.suffix)
+
+    @property
+    def cot_start(self) -> int:
+        return self.answer_start + len(self.answer) + len(self.mid)
+
+    def with_question(self, question: list[int]) -> Layout:
+        return Layout(self.prefix, list(question), self.suffix, self.answer, self.mid, self.cot)
+
+    @property
+    def default_lambda(self) -> float:
+        return len(self.cot) / max(1, len(self.answer))
+
+
+def encode(tokenizer, text: str) -> list[int]:
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def make_layout(tokenizer, question: str, answer: str = "", cot: str = "") -> Layout:
+    return Layout(encode(tokenizer, FEW_SHOT), encode(tokenizer, " " + question.strip()),
+                  encode(tokenizer, "\nAnswer:"), encode(tokenizer, " " + answer.strip()) if answer else [],
+                  encode(tokenizer, "\nReasoning:"), encode(tokenizer, " " + cot.strip()) if cot else [])
+
+
+def losses_from_logits(logits, layout: Layout):
+    """(L_a, L_c) from logits of shape [T, V] (or [B, T, V] -> each of shape [B]) over ``layout.ids``."""
+    import torch.nn.functional as F
+
+    a0, c0 = layout.answer_start, layout.cot_start
+    na, nc = len(layout.answer), len(layout.cot)
+    if na == 0 or nc == 0:
+        raise ValueError("the losses need a non-empty answer and chain of thought")
+    ids = layout.ids
+    import torch
+
+    device = logits.device
+    a_t = torch.tensor(ids[a0:a0 + na], device=device)
+    c_t = torch.tensor(ids[c0:c0 + nc], device=device)
+    if logits.dim() == 2:
+        la = F.cross_entropy(logits[a0 - 1:a0 - 1 + na].float(), a_t)
+        lc = F.cross_entropy(logits[c0 - 1:c0 - 1 + nc].float(), c_t)
+        return la, lc
+    b = logits.shape[0]
+    la = F.cross_entropy(logits[:, a0 - 1:a0 - 1 + na].float().reshape(b * na, -1), a_t.repeat(b),
+                         reduction="none").reshape(b, na).mean(1)
+    lc = F.cross_entropy(logits[:, c0 - 1:c0 - 1 + nc].float().reshape(b * nc, -1), c_t.repeat(b),
+                         reduction="none").reshape(b, nc).mean(1)
+    return la, lc
+
+
+def embed_layout(model, layout: Layout, question_embeds=None):
+    """Input embeddings [1, T, d] of the layout; ``question_embeds`` ([q, d]) replaces the question's."""
+    import torch
+
+    emb = model.get_input_embeddings()
+    device = emb.weight.device
+    ids = torch.tensor(layout.ids, device=device)
+    full = emb(ids)
+    if question_embeds is not None:
+        q0 = layout.question_start
+        full = torch.cat([full[:q0], question_embeds, full[q0 + len(layout.question):]], dim=0)
+    return full[None]
+
+
+def attack_losses(model, layout: Layout, question_embeds=None):
+    """(L_a, L_c) of the model on the layout, differentiable w.r.t. ``question_embeds``."""
+    logits = model(inputs_embeds=embed_layout(model, layout, question_embeds)).logits[0]
+    return losses_from_logits(logits, layout)

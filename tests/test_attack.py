@@ -1,0 +1,235 @@
+"""The attack family (issue 7): losses by hand, gradient steps, the embedding ball, re-tokenisation,
+outcomes, the arithmetic checker, transfer, resume and the end-to-end run on a tiny model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from reasonscope.attack.arithmetic import arithmetic_holds, evaluate, find_equations
+from reasonscope.attack.attacker import Attacker, AttackSettings, Chain
+from reasonscope.attack.family import classify, run_transfer, transfer_chain
+from reasonscope.attack.layout import attack_losses, embed_layout, encode, losses_from_logits, make_layout
+from reasonscope.config import AttackConfig, StatsConfig, parse_plan
+from reasonscope.store import Store
+from reasonscope.types import Item
+
+QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_causal_lm):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_causal_lm).eval()
+    return model, AutoTokenizer.from_pretrained(tiny_causal_lm)
+
+
+def _layout(tok):
+    return make_layout(tok, QUESTION, "8", "Step one : 3 + 5 = 8 .")
+
+
+def test_losses_against_hand_computed_cross_entropy(tiny):
+    model, tok = tiny
+    lay = _layout(tok)
+    ids = lay.ids
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0]
+        la, lc = attack_losses(model, lay)
+    logp = torch.log_softmax(logits.double(), dim=-1)
+
+    def mean_ce(start, n):  # position t - 1 predicts token t; the vocabulary is the class axis
+        return -sum(float(logp[t - 1, ids[t]]) for t in range(start, start + n)) / n
+
+    assert float(la) == pytest.approx(mean_ce(lay.answer_start, len(lay.answer)), rel=1e-5)
+    assert float(lc) == pytest.approx(mean_ce(lay.cot_start, len(lay.cot)), rel=1e-5)
+    assert lay.ids[lay.answer_start:lay.answer_start + len(lay.answer)] == encode(tok, " 8")
+    batch_a, batch_c = losses_from_logits(torch.stack([logits, logits]), lay)
+    assert torch.allclose(batch_a, la.expand(2), atol=1e-5) and torch.allclose(batch_c, lc.expand(2), atol=1e-5)
+    assert lay.default_lambda == len(lay.cot) / len(lay.answer)
+
+
+def test_gradient_steps_raise_the_objective(tiny):
+    model, tok = tiny
+    lay = _layout(tok)
+    attacker = Attacker(model, tok, AttackSettings(steps=4, top_k=16, candidates=48, min_similarity=None, seed=1))
+    res = attacker.token_attack(lay, "t/1", QUESTION)
+    trace = res.details["objective_trace"]
+    assert len(trace) >= 2 and all(b > a for a, b in zip(trace, trace[1:], strict=False))
+    assert res.objective_after == pytest.approx(trace[-1])
+    perturbed = lay.with_question(encode(tok, " " + res.perturbed_question))
+    assert res.objective_after == pytest.approx(attacker.objective(perturbed), rel=1e-4)
+    n_inserted = max(1, round(0.2 * len(lay.question)))
+    assert len(res.inserted) == n_inserted
+    # one sign-gradient step on the embeddings raises L_c - lambda * L_a (first order)
+    step = Attacker(model, tok, AttackSettings(embedding_steps=1, epsilon_p=0.02))
+    delta, base, _ = step.embedding_delta(lay)
+    assert step.objective(lay, base + delta) > step.objective(lay)
+
+
+def test_embedding_perturbation_stays_in_the_ball_and_on_the_question(tiny):
+    model, tok = tiny
+    lay = _layout(tok)
+    attacker = Attacker(model, tok, AttackSettings(epsilon_p=0.005))
+    delta, base, eps = attacker.embedding_delta(lay)
+    W = model.get_input_embeddings().weight
+    assert eps == pytest.approx(0.005 * float(W.abs().max(dim=1).values.max()))
+    assert delta.shape == (len(lay.question), W.shape[1])
+    assert float(delta.abs().max()) <= eps * (1 + 1e-6) and float(delta.abs().max()) > 0
+    clean, pert = embed_layout(model, lay)[0], embed_layout(model, lay, base + delta)[0]
+    changed = (clean - pert).abs().sum(-1) > 0
+    q0, q1 = lay.question_start, lay.question_start + len(lay.question)
+    assert changed[q0:q1].any() and not changed[:q0].any() and not changed[q1:].any()
+    res = attacker.embedding_attack(lay, "t/1")
+    assert res.perturbed_question is None and res.details["linf"] <= eps * (1 + 1e-6)
+
+
+def test_retokenisation_filter(tiny):
+    model, tok = tiny
+    attacker = Attacker(model, tok, AttackSettings())
+    canonical, split = next((encode(tok, " " + w), encode(tok, " " + w[:k]) + encode(tok, w[k:]))
+                            for w in ("apples", "animal", "contradiction", "hypothesis", "relation")
+                            for k in range(1, len(w))
+                            if encode(tok, " " + w[:k]) + encode(tok, w[k:]) != encode(tok, " " + w))
+    assert tok.decode(split) == tok.decode(canonical)  # the same text, other tokens
+    assert not attacker.survives_retokenisation(split)
+    assert attacker.survives_retokenisation(canonical)
+    words = attacker.word_vocabulary()
+    assert words and all(tok.decode([i]).startswith(" ") and encode(tok, tok.decode([i])) == [i] for i in words)
+    # insertions go to word boundaries only, never inside a word or a number
+    q, inserted = attacker._insert(_layout(tok), __import__("random").Random(0))
+    for pos in inserted:
+        assert pos + 1 >= len(q) or tok.decode([q[pos + 1]]).startswith(" ")
+
+
+def test_arithmetic_checker():
+    ok, eqs = arithmetic_holds("There are 4 trays, so 4 * 6 = 24 rolls. Then 24 - 5 = 19. And 3 x 4 = 12, 10 ÷ 4 = 2.5.")
+    assert ok and [e.text for e in eqs] == ["4 * 6 = 24", "24 - 5 = 19", "3 x 4 = 12", "10 ÷ 4 = 2.5"]
+    bad, eqs = arithmetic_holds("So 15 - 6 = 8 stamps are left.")
+    assert not bad and eqs[0].lhs == 9 and eqs[0].rhs == 8
+    assert arithmetic_holds("$1,200 + $300 = $1,500 and (2 + 3) * 4 = 20")[0]
+    assert not arithmetic_holds("5 / 0 = 1")[0]
+    assert arithmetic_holds("No numbers to check here.") == (True, [])
+    assert arithmetic_holds("The 3rd step: 50% of it.")[0]  # no '=': nothing stated, nothing false
+    assert evaluate("2 + 3 * 4") == 14
+    with pytest.raises((ValueError, SyntaxError)):
+        evaluate("__import__('os')")
+    assert find_equations("12 * 5 = 60 coins.")[0].holds
+
+
+def test_outcome_classification():
+    item = Item(id="a", input="q", target=8, answer_type="number")
+    assert classify(item, "8", "9", "3 + 5 = 9.")[0] == "wrong"
+    assert classify(item, "3 + 5 = 8", "8 apples", "3 + 5 = 9.") == ("success", "answer kept; false equation '3 + 5 = 9'")
+    assert classify(item, "8", "8", "She has eight.", judge_correct=False)[0] == "success"
+    assert classify(item, "8", "8", "3 + 5 = 8.", judge_correct=True)[0] == "unattackable"
+    assert classify(item, "8", "8", "3 + 5 = 8.")[0] == "unattackable"
+    assert classify(item, "8", "8", "3 + 5 = 9.", meaning_kept=False)[0] == "unattackable"
+    assert classify(item, "8", "", "3 + 5 = 8.")[0] == "wrong"  # no answer: not the same answer
+    assert transfer_chain("Answer: 8\nReasoning: 3 + 5 = 8.\n\nQuestion: next") == ("8", "3 + 5 = 8.")
+
+
+def test_transfer_rates(tmp_path):
+    from rich.console import Console
+
+    item = Item(id="a", input="Ana has 3 apples and gets 5 more. How many?", target=8, answer_type="number")
+    cfg = AttackConfig(transfer=[{"spec": "mock/scripted", "name": "api",
+                                  "options": {"responses": ["Answer: 8\nReasoning: 3 + 5 = 9."]}}])
+    store = Store(tmp_path)
+    out = run_transfer(cfg, [("m|token|ds/a", item, "token", "Ana has 3 apples zebra and gets 5 more. How many?")],
+                       store, StatsConfig(n_resamples=200), seed=0, console=Console(stderr=True))
+    api = out["api"]
+    assert api["rates"]["token"]["n"] == 1 and api["rates"]["token"]["success"]["value"] == 1.0
+    assert api["rows"][0]["why"] == "answer kept; false equation '3 + 5 = 9'"
+
+
+def _fake_answer_first(self, layout, question_embeds=None):
+    """The clean question gets "8" with sound reasoning; any perturbed input keeps "8" with a false equation."""
+    if question_embeds is None and layout.question in (encode(self.tokenizer, " " + QUESTION),
+                                                       encode(self.tokenizer, " Is a robin a bird ?")):
+        return Chain("8", "3 + 5 = 8 apples.")
+    return Chain("8", "3 + 5 = 9 apples.")
+
+
+def test_end_to_end_plan_resume_and_report(tmp_path, tiny_causal_lm, monkeypatch):
+    data = tmp_path / "q.jsonl"
+    data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n"
+                    + json.dumps({"id": "q2", "input": "Is a robin a bird ?", "target": "yes",
+                                  "answer_type": "boolean"}) + "\n")
+    monkeypatch.setattr(Attacker, "answer_first", _fake_answer_first)
+    plan = parse_plan({
+        "experiment": {"name": "atk", "output_dir": str(tmp_path), "seed": 2},
+        "models": [{"spec": f"hf/{tiny_causal_lm}", "name": "tiny"}],
+        "datasets": [{"name": "qs", "format": "jsonl", "path": str(data)}],
+        "families": {"attack": {"steps": 1, "candidates": 4, "min_similarity": None, "cot_tokens": 8,
+                                "judge": {"spec": "mock/judge"},
+                                "transfer": [{"spec": "mock/scripted", "name": "api",
+                                              "options": {"responses": ["Answer: 8\nReasoning: 3 + 5 = 8."]}}]}},
+        "stats": {"n_resamples": 200}})
+    from reasonscope.runner import Runner
+
+    s = Runner(plan, show_progress=False).run()
+    t = json.loads((s.run_dir / "summary.json").read_text())["attack"]
+    m = t["models"]["tiny"]
+    assert m["items"] == 2 and m["answered_correctly"] == 1  # "8" is wrong for the yes/no item
+    for method in ("token", "embedding", "random"):
+        r = m["rates"][method]
+        assert r["n"] == 1 and r["success"]["value"] == 1.0 and r["wrong"]["value"] == 0.0
+    assert t["reasoning_check"] == "judge + arithmetic"
+    assert t["transfer"]["api"]["rates"]["token"]["unattackable"]["value"] == 1.0
+    rows = [json.loads(x) for x in (s.run_dir / "attack_items.jsonl").read_text().splitlines()]
+    assert {r["method"] for r in rows} == {"token", "embedding", "random"}
+    token = next(r for r in rows if r["method"] == "token")
+    assert token["perturbed_question"] != QUESTION and token["clean"]["reasoning"] == "3 + 5 = 8 apples."
+    assert (s.run_dir / "attack_rates.png").is_file() and "Attack (MATCHA)" in (s.run_dir / "report.html").read_text()
+    store = Store.open_existing(s.run_dir)
+    scores = {(x.metric, x.item_id): x for x in store.scores(s.run_id, "attack")}
+    assert scores[("token.success", "qs/q1")].value == 1.0
+    assert scores[("token.success", "qs/q2")].value is None
+    assert scores[("token.success", "qs/q2")].reason == "not attacked: answered incorrectly"
+    store.close()
+    # resume: the white-box work of every item is in the store; a second run attacks nothing
+
+    def boom(*a, **k):
+        raise AssertionError("attacked again")
+
+    monkeypatch.setattr("reasonscope.attack.executor.attack_items", boom)
+    s2 = Runner(plan, show_progress=False).run()
+    t2 = json.loads((s2.run_dir / "summary.json").read_text())["attack"]
+    assert t2["models"]["tiny"]["rates"] == m["rates"]
+
+
+def test_plan_checks_and_white_box_only(tmp_path):
+    from reasonscope.config import PlanError
+
+    with pytest.raises(PlanError, match="families.attack needs `datasets`"):
+        parse_plan({"models": [{"spec": "smollm2"}], "families": {"attack": {}}})
+    with pytest.raises(PlanError, match="methods"):
+        parse_plan({"models": [{"spec": "smollm2"}], "datasets": [{"name": "s", "format": "synthetic"}],
+                    "families": {"attack": {"methods": ["laser"]}}})
+    cfg = parse_plan({"models": [{"spec": "smollm2"}], "datasets": [{"name": "s", "format": "synthetic"}],
+                      "families": {"attack": {"judge": {"spec": "mock/judge"}}}}).families.attack
+    assert cfg.judge.temperature == 0.0 and cfg.ratio == 0.2 and cfg.steps == 5 and cfg.epsilon_p == 0.005
+    from rich.console import Console
+
+    from reasonscope.attack.family import white_box_targets
+
+    ok, skipped = white_box_targets([cfg.judge], Console(stderr=True))
+    assert ok == [] and "white-box" in skipped["mock/judge"]
+
+
+@pytest.mark.slow
+def test_smollm2_token_attack_one_item():
+    from reasonscope.attack.executor import make_attacker
+    from reasonscope.config import ModelConfig
+
+    cfg = AttackConfig(cot_tokens=32)
+    attacker = make_attacker(ModelConfig(spec="smollm2"), cfg, AttackSettings(cot_tokens=32))
+    lay = attacker.layout_for("Lena has 12 apples and gets 7 more. How many apples does Lena have now?")
+    clean = attacker.answer_first(lay)
+    assert clean.answer
+    question = "Lena has 12 apples and gets 7 more. How many apples does Lena have now?"
+    res = attacker.token_attack(attacker.layout_for(question, clean), "x", question)
+    assert res.perturbed_question and res.seconds > 0
