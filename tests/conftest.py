@@ -22,3 +22,10 @@ def tiny_nli(tmp_path_factory):
     from reasonscope.testing import build_tiny_nli
 
     return build_tiny_nli(tmp_path_factory.mktemp("tiny-nli"))
+
+
+@pytest.fixture(scope="session")
+def tiny_seq2seq(tmp_path_factory):
+    from reasonscope.testing import build_tiny_seq2seq
+
+    return build_tiny_seq2seq(tmp_path_factory.mktemp("tiny-t5"))

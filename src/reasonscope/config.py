@@ -279,11 +279,50 @@ class AttackConfig(Strict):
                 for m in ms]
 
 
+class InformationConfig(Strict):
+    """Seed 002: REV and LAREV (see reasonscope.information)."""
+
+    train: DatasetConfig = Field(..., description="Items with gold rationales to train the evaluators on.")
+    test: DatasetConfig | None = Field(None, description="Items whose rationale variants are scored (none: "
+                                       "train only; score later with `reasonscope information score`).")
+    methods: list[Literal["rev", "larev"]] = Field(default_factory=lambda: ["rev", "larev"], min_length=1)
+    evaluator: str = Field("t5-small", description="HF seq2seq id (t5-small, facebook/bart-base), causal LM id or "
+                           "path, or embedded-minilm-ed (MiniLM encoder-decoder, offline).")
+    baseline: Literal["rule", "llm", "column"] = Field("rule", description="Baseline constructor.")
+    baseline_model: ModelConfig | None = Field(None, description="Provider of the llm baseline rewrite.")
+    baseline_column: str | None = Field(None, description="metadata key holding the baseline (column).")
+    reduction: Literal["mean", "sum"] = Field("mean", description="Per-token mean or sum of log p(y | .).")
+    epochs: int = Field(8, ge=1, le=100, description="Epochs of Phi_base and Phi.")
+    probe_epochs: int = Field(8, ge=1, le=100)
+    larev_epochs: int = Field(2, ge=1, le=100)
+    lr: float = Field(3e-5, gt=0, lt=1)
+    batch_size: int = Field(8, ge=1, le=4096)
+    probe_batch_size: int = Field(16, ge=1, le=4096)
+    lambda_irm: float = Field(5.0, ge=0)
+    lambda_probe: float = Field(5e-4, ge=0)
+    ig_steps: int = Field(20, ge=2, le=500, description="Integrated-gradients steps.")
+    antonym_model: ModelConfig | None = Field(None, description="Provider that gives antonyms (else WordNet, "
+                                              "else a random word of the same part of speech).")
+    generators: list[ModelConfig] = Field(default_factory=list, description="Task models whose rationales are "
+                                          "scored too (variant generated:<name>).")
+    val_fraction: float = Field(0.1, gt=0, lt=0.5)
+    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+
+    @model_validator(mode="after")
+    def _baseline_source(self) -> InformationConfig:
+        if self.baseline == "llm" and self.baseline_model is None:
+            raise ValueError("baseline: llm needs baseline_model")
+        if self.baseline == "column" and not self.baseline_column:
+            raise ValueError("baseline: column needs baseline_column")
+        return self
+
+
 class FamiliesConfig(Strict):
     behavior: BehaviorConfig | None = None
     evidence: EvidenceConfig | None = None
     attributes: AttributesConfig | None = None
     attack: AttackConfig | None = None
+    information: InformationConfig | None = None
 
 
 class StatsConfig(Strict):
@@ -302,7 +341,7 @@ class Plan(Strict):
     @model_validator(mode="after")
     def _something_to_do(self) -> Plan:
         fam = self.families
-        if fam.behavior is None and fam.evidence is None and fam.attributes is None and fam.attack is None:
+        if all(f is None for f in (fam.behavior, fam.evidence, fam.attributes, fam.attack, fam.information)):
             raise ValueError("no family enabled: set families.behavior, evidence, attributes and/or attack")
         if fam.attack is not None and not (self.datasets and self.models):
             raise ValueError("families.attack needs `datasets` and a white-box model in `models` (hf/... or smollm2)")

@@ -10,6 +10,9 @@ Attributes: SmolLM2 judges its own 12 primary answers on the twelve attributes (
 tokens, temperature 0; a weak judge, so many scores are unscored and counted as such), and the
 ROSCOE-style metrics use the embedded MiniLM (faithfulness, informativeness, repetition), SmolLM2
 as NLI judge (self- and source-consistency) and SmolLM2 perplexity. One model, so no ratings.
+Attack (MATCHA): SmolLM2 answers the first 3 arithmetic items answer-first; the ones it gets right are
+attacked at token level (3 gradient rounds, 8 candidates), at embedding level and by random insertion,
+with 48-token chains; outcomes by the arithmetic check alone (no judge in the demo, stated in the report).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ def demo_plan(output_dir: str = "runs", size: int = 4, max_tokens: int = 160) ->
                 "scale": "0-10",
                 "automatic": {"embedding": "embedded-minilm", "nli": {"backend": "llm", "model": "smollm2"},
                               "perplexity": "smollm2"},
-            }},
+            },
+            "attack": {"answer_types": ["number"], "limit": 3, "steps": 3, "candidates": 8, "cot_tokens": 48},
+        },
         "stats": {"n_resamples": 2000},
     }

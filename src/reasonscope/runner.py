@@ -123,11 +123,20 @@ class Runner:
             imported = (path, read_prediction_file(str(path)))
         return {ev.train.name: train, ev.test.name: test}, class_labels(train), imported
 
+    def load_information(self) -> dict[str, list[Item]]:
+        info = self.plan.families.information
+        if info is None:
+            return {}
+        seed = self.plan.experiment.seed
+        return {cfg.name: load_dataset(cfg, base_dir=self.base_dir, seed=seed).items
+                for cfg in (info.train, info.test) if cfg is not None}
+
     def run(self) -> RunSummary:
         start = time.perf_counter()
         plan = self.plan
         datasets, bad = self.load_datasets()  # errors here, before any model is called
         ev_sets, ev_labels, ev_imported = self.load_evidence()
+        info_sets = self.load_information()
         models: list[LanguageModel] = []
         skipped: dict[str, str] = {}
         for mc in plan.models:
@@ -146,7 +155,7 @@ class Runner:
         run_dir = plan.run_dir
         store = Store(run_dir)
         (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
-        for name, items in {**datasets, **ev_sets}.items():
+        for name, items in {**datasets, **ev_sets, **info_sets}.items():
             store.put_items(name, items)
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                                  notes={"skipped_models": skipped, "bad_rows": bad_notes})
@@ -230,6 +239,14 @@ class Runner:
                         if name in {d.name for d in plan.datasets}}
             score_attack(store, run_id, plan.families.attack, plan.stats, datasets, plan.models,
                          seed=plan.experiment.seed, executor=self.executor, console=self.console)
+        info = plan.families.information
+        if info is not None:
+            from .information.family import run_information
+
+            sets = store.items()
+            run_information(store, run_id, info, plan.stats, sets[info.train.name],
+                            sets[info.test.name] if info.test is not None else None, plan.run_dir,
+                            seed=plan.experiment.seed, console=self.console)
         score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed,
                   temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,
                   executor=self.executor, data=data, models=scoring_models, base_dir=self.base_dir)

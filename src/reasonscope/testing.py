@@ -47,6 +47,32 @@ def build_tiny_causal_lm(folder: str | Path, hidden: int = 32, layers: int = 2) 
     return folder
 
 
+def build_tiny_seq2seq(folder: str | Path, d_model: int = 32, layers: int = 2) -> Path:
+    """A small T5 with a word-level tokenizer trained on :data:`CORPUS` plus the words the information
+    tests use; inputs and labels end with ``</s>``."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    wl = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    wl.pre_tokenizer = pre_tokenizers.Whitespace()
+    extra = ["rationale : baseline : The answer is yes no implies contradicts not related to Is it true that "
+             "because so [MASK] <mask> true false entailment neutral contradiction 0 1 2 3 4 5 6 7 8 9 10 11 12"]
+    wl.train_from_iterator(CORPUS + extra, trainers.WordLevelTrainer(special_tokens=["<pad>", "</s>", "<unk>",
+                                                                                   "<mask>"]))
+    wl.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    tok = PreTrainedTokenizerFast(tokenizer_object=wl, pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+                                  mask_token="<mask>")
+    tok.save_pretrained(folder)
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=len(tok), d_model=d_model, d_ff=2 * d_model, d_kv=8, num_layers=layers,
+                   num_decoder_layers=layers, num_heads=4, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    T5ForConditionalGeneration(cfg).save_pretrained(folder)
+    return folder
+
+
 def build_tiny_nli(folder: str | Path, hidden: int = 32, layers: int = 2) -> Path:
     """A small BERT cross-encoder with ENTAILMENT / NEUTRAL / CONTRADICTION labels."""
     import torch

@@ -30,6 +30,7 @@ from ..types import is_question_variant
 from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
 from .evidence_view import evidence_plots, evidence_sheets, instance_views
+from .information_view import information_plot, information_sheets
 from .tables import behavior_tables
 
 
@@ -106,6 +107,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     evidence = json.loads(raw_e) if raw_e else None
     raw_a = store.artefact(run_id, "attributes.json")
     attributes = json.loads(raw_a) if raw_a else None
+    raw_i = store.artefact(run_id, "information.json")
+    information = json.loads(raw_i) if raw_i else None
     raw_k = store.artefact(run_id, "attack.json")
     attack = json.loads(raw_k) if raw_k else None
     scores_by_item: dict[tuple[str, str], dict[str, Any]] = {}
@@ -127,6 +130,7 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         "attributes": {k: v for k, v in attributes.items() if k != "judgements"} if attributes else None,
         "attack": {**attack, "models": {m: {k: v for k, v in t.items() if k != "rows"}
                                         for m, t in attack["models"].items()}} if attack else None,
+        "information": information,
     }
     out: dict[str, Path] = {}
     out["summary"] = run_dir / "summary.json"
@@ -149,6 +153,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         with out["attributes_judgements"].open("w", encoding="utf-8") as fh:
             for row in attributes["judgements"]:
                 fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    if information:
+        sheets.update(information_sheets(information))
     if attack:
         sheets.update(attack_sheets(attack))
         out["attack_items"] = run_dir / "attack_items.jsonl"
@@ -178,19 +184,20 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
             ev_images[name] = base64.b64encode(p.read_bytes()).decode()
     family_images: dict[str, str] = {}
     plots = {**(attributes_plots(attributes, run_dir) if attributes else {}),
-             **(attack_plot(attack, run_dir) if attack else {})}
+             **(attack_plot(attack, run_dir) if attack else {}),
+             **(information_plot(information, run_dir) if information else {})}
     if plots:
         for name, p in plots.items():
             out[name] = p
             family_images[name] = base64.b64encode(p.read_bytes()).decode()
     out["html"] = run_dir / "report.html"
     out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images,
-                                       attributes, family_images, attack), encoding="utf-8")
+                                       attributes, family_images, attack, information), encoding="utf-8")
     return out
 
 
 def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, evidence=None,
-                ev_images=None, attributes=None, family_images=None, attack=None) -> str:
+                ev_images=None, attributes=None, family_images=None, attack=None, information=None) -> str:
     env = Environment(loader=PackageLoader("reasonscope.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     items = []
     by_item: dict[str, list] = {}
@@ -221,6 +228,7 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
         warnings += t.get("warnings", [])
     warnings += [f"attributes: {w}" for w in (attributes or {}).get("warnings", [])]
     warnings += [f"attack: {w}" for w in (attack or {}).get("warnings", [])]
+    warnings += [f"information: {w}" for w in (information or {}).get("warnings", [])]
     for model, why in (notes.get("skipped_models") or {}).items():
         warnings.append(f"skipped model {model}: {why}")
     breakdowns = {label: sheets[key] for label, key in (("Per dataset", "per_dataset"), ("Per item type", "per_type"))
@@ -233,4 +241,5 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
         attributes=attributes, family_images=family_images or {},
         attr_sheets={k: v for k, v in sheets.items() if k.startswith("attributes_")}, attack=attack,
         attack_sheets={k: v for k, v in sheets.items() if k in ("attack_rates", "attack_transfer")},
-        attack_rows=sheets.get("attack_items", []))
+        attack_rows=sheets.get("attack_items", []), information=information,
+        info_sheets={k: v for k, v in sheets.items() if k.startswith("information_")})

@@ -1,0 +1,190 @@
+"""Evaluator models for REV and LAREV: any HF seq2seq model (T5, BART: the documented defaults are
+``t5-small`` and ``facebook/bart-base``), any HF causal LM, or an encoder-decoder warm-started from
+the embedded all-MiniLM-L6-v2 (``embedded-minilm-ed``: encoder and decoder both initialised from
+MiniLM, the decoder's cross-attention new; works offline).
+
+Inputs and targets are text. For a seq2seq model the input goes to the encoder and the target is
+the decoder's label sequence (with its EOS). For a causal LM the sequence is ``input + " " + target +
+EOS`` and only the target positions are labelled. ``log p(y | x)`` is the sum of the target tokens'
+log-probabilities; the per-token mean divides by their number.
+
+A saved evaluator is a folder with the model (safetensors), its tokenizer and ``evaluator.json``
+(kind and source), so ``load_evaluator(folder)`` restores it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MINILM_ED = "embedded-minilm-ed"
+META_FILE = "evaluator.json"
+
+
+@dataclass
+class Evaluator:
+    model: Any
+    tokenizer: Any
+    kind: str  # "seq2seq" or "causal"
+    source: str
+    max_input_tokens: int = 256
+
+    @property
+    def device(self):
+        return next(self.model.parameters()).device
+
+    # -- batches ------------------------------------------------------------------------------
+    def batch(self, inputs: list[str], targets: list[str]) -> dict:
+        """Tensors of a batch: ``input_ids``, ``attention_mask`` and ``labels`` (-100 = not scored)."""
+        import torch
+
+        tok = self.tokenizer
+        if self.kind == "seq2seq":
+            enc = tok(list(inputs), padding=True, truncation=True, max_length=self.max_input_tokens,
+                      return_tensors="pt")
+            lab = tok(list(targets), padding=True, truncation=True, max_length=64, return_tensors="pt")
+            labels = lab["input_ids"].masked_fill(lab["attention_mask"] == 0, -100)
+            return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}
+        rows, labels = [], []
+        for x, y in zip(inputs, targets, strict=True):
+            xi = tok(x, add_special_tokens=False, truncation=True, max_length=self.max_input_tokens)["input_ids"]
+            if tok.bos_token_id is not None:
+                xi = [tok.bos_token_id] + xi
+            yi = tok(" " + y, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+            rows.append(xi + yi)
+            labels.append([-100] * len(xi) + yi)
+        width = max(len(r) for r in rows)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        return {"input_ids": torch.tensor([r + [pad] * (width - len(r)) for r in rows]),
+                "attention_mask": torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows]),
+                "labels": torch.tensor([lab + [-100] * (width - len(lab)) for lab in labels])}
+
+    def logits(self, batch: dict, model=None):
+        """(logits, labels) aligned so that ``logits[:, t]`` predicts ``labels[:, t]``."""
+        model = model or self.model
+        batch = {k: v.to(self.device) for k, v in batch.items()}
+        if self.kind == "seq2seq":
+            out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=batch["labels"])
+            return out.logits, batch["labels"]
+        out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        return out.logits[:, :-1], batch["labels"][:, 1:]
+
+    def loss(self, batch: dict, model=None, scale=None):
+        """Mean cross-entropy over the batch's target tokens; ``scale`` (a scalar tensor) multiplies the
+        logits first (the IRMv1 dummy classifier w)."""
+        logits, labels = self.logits(batch, model)
+        return nll_from_logits(logits, labels, scale)
+
+    def log_likelihood(self, inputs: list[str], targets: list[str], *, reduction: str = "mean",
+                       batch_size: int = 16) -> list[float]:
+        """log p(y | x) per example: the sum over the target tokens, or their mean (``reduction``)."""
+        import torch
+
+        out: list[float] = []
+        self.model.eval()
+        with torch.no_grad():
+            for i in range(0, len(inputs), batch_size):
+                logits, labels = self.logits(self.batch(inputs[i:i + batch_size], targets[i:i + batch_size]))
+                lp = token_logprobs(logits, labels)
+                mask = labels != -100
+                sums = (lp * mask).sum(1)
+                out += (sums / mask.sum(1).clamp(min=1) if reduction == "mean" else sums).tolist()
+        return out
+
+    def predict(self, inputs: list[str], candidates: list[str] | None = None, *, batch_size: int = 16) -> list[str]:
+        """The most likely candidate label (summed log-probability), or greedy decoding without candidates."""
+        if candidates:
+            scores = [self.log_likelihood([x] * len(candidates), candidates, reduction="sum", batch_size=batch_size)
+                      for x in inputs]
+            return [candidates[max(range(len(candidates)), key=s.__getitem__)] for s in scores]
+        import torch
+
+        out = []
+        tok = self.tokenizer
+        with torch.no_grad():
+            for x in inputs:
+                if self.kind == "seq2seq":
+                    enc = tok([x], return_tensors="pt", truncation=True, max_length=self.max_input_tokens).to(self.device)
+                    ids = self.model.generate(**enc, max_new_tokens=16, do_sample=False)[0]
+                else:
+                    enc = tok([x], return_tensors="pt", add_special_tokens=False).to(self.device)
+                    ids = self.model.generate(**enc, max_new_tokens=16, do_sample=False,
+                                              pad_token_id=tok.pad_token_id or tok.eos_token_id)[0][enc["input_ids"].shape[1]:]
+                out.append(tok.decode(ids, skip_special_tokens=True).strip())
+        return out
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(folder, safe_serialization=True)
+        self.tokenizer.save_pretrained(folder)
+        (folder / META_FILE).write_text(json.dumps({"kind": self.kind, "source": self.source}))
+        return folder
+
+
+def token_logprobs(logits, labels):
+    """log p of each label token ([B, T]; 0 where the label is -100)."""
+    import torch
+
+    lp = torch.log_softmax(logits.float(), dim=-1)
+    safe = labels.clamp(min=0)
+    return lp.gather(-1, safe[..., None])[..., 0] * (labels != -100)
+
+
+def nll_from_logits(logits, labels, scale=None):
+    """Mean cross-entropy over the non-ignored label tokens (vocabulary as the class axis)."""
+    import torch.nn.functional as F
+
+    z = logits.float() if scale is None else logits.float() * scale
+    return F.cross_entropy(z.reshape(-1, z.shape[-1]), labels.reshape(-1), ignore_index=-100)
+
+
+def _minilm_encoder_decoder():
+    from transformers import AutoTokenizer, EncoderDecoderModel
+    from transformers.utils import logging as hf_logging
+
+    from ..scorers.similarity import resolve_model
+
+    path = resolve_model("embedded-minilm")
+    tok = AutoTokenizer.from_pretrained(path)
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the decoder's cross-attention and LM head are new by design
+    try:
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+    finally:
+        hf_logging.set_verbosity(level)
+    model.config.decoder_start_token_id = tok.cls_token_id
+    model.config.pad_token_id = tok.pad_token_id
+    model.config.eos_token_id = tok.sep_token_id
+    model.generation_config.decoder_start_token_id = tok.cls_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.generation_config.eos_token_id = tok.sep_token_id
+    return model, tok
+
+
+def load_evaluator(source: str, *, seed: int = 0) -> Evaluator:
+    """A fresh (pretrained) evaluator from ``embedded-minilm-ed``, an HF id or path of a seq2seq or causal
+    LM, or a folder saved by :meth:`Evaluator.save`."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    torch.manual_seed(seed)  # the MiniLM decoder's new cross-attention weights
+    if source == MINILM_ED:
+        model, tok = _minilm_encoder_decoder()
+        return Evaluator(model, tok, "seq2seq", source)
+    meta = Path(source) / META_FILE
+    if meta.is_file():
+        info = json.loads(meta.read_text())
+        cls = AutoModelForSeq2SeqLM if info["kind"] == "seq2seq" else AutoModelForCausalLM
+        return Evaluator(cls.from_pretrained(source), AutoTokenizer.from_pretrained(source), info["kind"],
+                         info["source"])
+    config = AutoConfig.from_pretrained(source)
+    tok = AutoTokenizer.from_pretrained(source)
+    if config.is_encoder_decoder:
+        return Evaluator(AutoModelForSeq2SeqLM.from_pretrained(source), tok, "seq2seq", source)
+    model = AutoModelForCausalLM.from_pretrained(source)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return Evaluator(model, tok, "causal", source)

@@ -1,0 +1,296 @@
+"""The information family (seed 002): REV and LAREV.
+
+REV (conditional V-information of a rationale r over a baseline b, label y):
+
+    REV(r) = log p(y | r, b) under Phi  -  log p(y | b) under Phi_base
+
+with log p the per-token mean over y's tokens (default) or their sum (``reduction``), y tokenised
+the same way for both models. Higher = the rationale adds more label information than b; a model
+that ignores r (Phi = Phi_base) gives 0. LAREV is the same difference with the leakage-aware Phi_LA
+in place of Phi (:mod:`reasonscope.information.training`, :mod:`reasonscope.information.leakage`).
+
+Pipeline: baselines for every item (:mod:`reasonscope.information.baseline`); the training items
+are split into train / validation (``val_fraction``, seeded); Phi_base and Phi are trained (ERM),
+then, for LAREV, integrated gradients on Phi_base locate each training baseline's leakage term,
+the three environments and the masked baseline are built, the probe psi is trained from Phi, and
+Phi_LA from the pretrained backbone. Every model is saved under ``RUN_DIR/information/<name>/best``
+and training resumes (see training). Test items are scored on the variants of
+:mod:`reasonscope.information.variants` and on any generated rationales.
+
+Reported, per method (REV, LAREV): the absolute score per variant (mean, 95% bootstrap CI over
+items), the separation table (Gold - Leaky, Gold - Gold-Leaky, Gold - Vacuous: mean paired
+differences with paired-bootstrap CIs, and SUM = the sum of the three, its CI from the bootstrap of
+the per-item sum), the evaluator's accuracy per variant (the most likely label among the training
+labels when there are at most 20, else greedy decoding, compared with y), Phi_base's accuracy on b,
+per-item scores, and the training throughput of every model.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ..calls import complete_cached, planned_request
+from ..config import InformationConfig, StatsConfig
+from ..stats.bootstrap import bootstrap_mean, paired_difference
+from ..store import Store
+from ..text.answers import normalize_text
+from ..types import Item, Score
+from .baseline import label_text, rewrite_messages, rule_baseline
+from .variants import SEPARATIONS, VARIANTS, baseline_input, rationale_input, variant_texts
+
+FAMILY = "information"
+
+
+def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
+                   console: Console) -> dict[str, str]:
+    if cfg.baseline == "rule":
+        return {it.id: rule_baseline(it) for it in items}
+    if cfg.baseline == "column":
+        missing = [it.id for it in items if cfg.baseline_column not in it.metadata]
+        if missing:
+            raise ValueError(f"baseline column {cfg.baseline_column!r} missing from items {missing[:5]}")
+        return {it.id: str(it.metadata[cfg.baseline_column]) for it in items}
+    from ..models.registry import create_model
+
+    model = create_model(cfg.baseline_model)
+    planned = {it.id: planned_request(model, "information", None, "baseline", 0,
+                                      rewrite_messages(it.input, label_text(it)), seed, "baseline-rewrite-v1",
+                                      {"task": "baseline"}, item_id=it.id) for it in items}
+    completions, _ = complete_cached(model, list(planned.values()), store, console=console, label="baseline rewrite")
+    out = {}
+    for it in items:
+        c = completions[planned[it.id].key]
+        out[it.id] = c.text.strip().splitlines()[0] if c.text.strip() and not c.error else rule_baseline(it)
+    return out
+
+
+def generated_rationales(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
+                         console: Console) -> dict[str, dict[str, str]]:
+    """variant name -> item id -> rationale, from each generator model."""
+    from ..models.registry import create_model
+
+    out: dict[str, dict[str, str]] = {}
+    for mc in cfg.generators:
+        model = create_model(mc)
+        if model.missing_requirements():
+            console.print(f"[yellow]information: generator {mc.display_name} skipped")
+            continue
+        msgs = {it.id: [{"role": "user", "content": f"Question: {it.input}\nAnswer: {label_text(it)}\n"
+                         "Explain in one or two sentences why this answer is right."}] for it in items}
+        planned = {i: planned_request(model, "information", None, "rationale", 0, m, seed, "rationale-v1",
+                                      {"task": "rationale"}, item_id=i) for i, m in msgs.items()}
+        completions, _ = complete_cached(model, list(planned.values()), store, console=console,
+                                         label=f"rationales {model.name}")
+        out[f"generated:{model.name}"] = {i: completions[p.key].text.strip() for i, p in planned.items()
+                                         if not completions[p.key].error}
+        model.close()
+    return out
+
+
+def split_train(items: list[Item], fraction: float, seed: int) -> tuple[list[Item], list[Item]]:
+    order = list(items)
+    random.Random(seed).shuffle(order)
+    n_val = max(1, round(fraction * len(order))) if len(order) > 1 else 0
+    return order[n_val:], order[:n_val]
+
+
+def _estimate(values, stats: StatsConfig, seed: int) -> dict:
+    return bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples, method=stats.method,
+                          seed=seed).as_dict()
+
+
+def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: StatsConfig, train_items: list[Item],
+                    test_items: list[Item] | None, run_dir: Path, *, seed: int = 0,
+                    console: Console | None = None) -> dict:
+    from .evaluator import load_evaluator
+    from .training import TrainSettings, train_erm
+
+    console = console or Console(stderr=True)
+    warnings: list[str] = []
+    trainable = [it for it in train_items if it.rationale]
+    if len(trainable) < len(train_items):
+        warnings.append(f"{len(train_items) - len(trainable)} training items have no gold rationale: left out")
+    if len(trainable) < 2:
+        raise ValueError("information: the training split needs 2+ items with gold rationales")
+    scored = [it for it in test_items or [] if it.rationale]
+    if len(scored) < len(test_items or []):
+        warnings.append(f"{len(test_items) - len(scored)} test items have no gold rationale: not scored")
+    baselines = make_baselines(trainable + scored, cfg, store, seed=seed, console=console)
+    tr, va = split_train(trainable, cfg.val_fraction, seed)
+    y = {it.id: label_text(it) for it in trainable + scored}
+    folder = Path(run_dir) / "information"
+    base_settings = TrainSettings(cfg.epochs, cfg.lr, cfg.batch_size, seed, cfg.mixed_precision)
+    train_info: dict[str, Any] = {}
+
+    phi_base = load_evaluator(cfg.evaluator, seed=seed)
+    res = train_erm(phi_base, [baseline_input(baselines[i.id]) for i in tr], [y[i.id] for i in tr],
+                    [baseline_input(baselines[i.id]) for i in va], [y[i.id] for i in va], base_settings,
+                    folder / "phi_base", label="Phi_base (b -> y)", console=console)
+    train_info["phi_base"] = _result(res)
+    phi = load_evaluator(cfg.evaluator, seed=seed)
+    r_inputs = [rationale_input(i.rationale, baselines[i.id]) for i in tr]
+    r_val = [rationale_input(i.rationale, baselines[i.id]) for i in va]
+    res = train_erm(phi, r_inputs, [y[i.id] for i in tr], r_val, [y[i.id] for i in va], base_settings,
+                    folder / "phi", label="Phi (r + b -> y)", console=console)
+    train_info["phi"] = _result(res)
+    scorers = {"rev": phi}
+    environments_info: list[dict] = []
+    if "larev" in cfg.methods:
+        phi_la, larev_info, environments_info = train_larev_models(
+            cfg, phi_base, phi, tr, va, baselines, y, folder, store, seed=seed, console=console)
+        scorers["larev"] = phi_la
+        train_info.update(larev_info)
+    if "rev" not in cfg.methods:
+        scorers.pop("rev")
+
+    test_name = cfg.test.name if cfg.test is not None else "test"
+    labels = sorted({y[i.id] for i in trainable})
+    candidates = labels if len(labels) <= 20 else None
+    texts: dict[str, dict[str, str]] = {v: {} for v in VARIANTS}
+    for it in scored:
+        for v, t in variant_texts(it.rationale, y[it.id], baselines[it.id]).items():
+            texts[v][it.id] = t
+    texts.update(generated_rationales(scored, cfg, store, seed=seed, console=console))
+    ids = [i.id for i in scored]
+    base_pred = phi_base.predict([baseline_input(baselines[i]) for i in ids], candidates)
+    base_acc = sum(_same(p, y[i]) for p, i in zip(base_pred, ids, strict=True)) / max(1, len(ids))
+    with console.status("information: scoring rationale variants"):
+        per_item, accuracy, rows = score_variants(scorers, phi_base, texts, baselines, y, ids,
+                                                  reduction=cfg.reduction, candidates=candidates)
+    scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"), item_id=f"{test_name}/{r.pop('item')}",
+                    value=r.pop("score"), details=r) for r in rows]
+    absolute = {m: {v: _estimate(list(per_item[m][v].values()), stats, seed) for v in per_item[m]} for m in per_item}
+    separation = {m: separations(per_item[m], stats, seed) for m in per_item}
+    table = {"methods": list(scorers), "evaluator": cfg.evaluator, "reduction": cfg.reduction,
+             "baseline": cfg.baseline, "absolute": absolute, "separation": separation, "accuracy": accuracy,
+             "baseline_accuracy": base_acc, "labels": candidates, "n_train": len(tr), "n_val": len(va),
+             "n_test": len(scored), "training": train_info, "environments": environments_info[:200],
+             "settings": cfg.model_dump(mode="json", exclude={"train", "test"}), "warnings": warnings,
+             "examples": [{"item": i.id, "baseline": baselines[i.id], "label": y[i.id],
+                           **{v: texts[v].get(i.id) for v in texts}} for i in scored[:20]]}
+    store.delete_scores(run_id, FAMILY)
+    store.put_scores(run_id, scores)
+    store.put_artefact(run_id, "information.json", "json", json.dumps(table, default=str))
+    return table
+
+
+def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str, str]], baselines: dict[str, str],
+                   y: dict[str, str], ids: list[str], *, reduction: str = "mean", candidates: list[str] | None = None
+                   ) -> tuple[dict, dict, list[dict]]:
+    """REV-style scores of every (method, variant, item): log p(y | r, b) under the method's evaluator minus
+    log p(y | b) under Phi_base. Returns (method -> variant -> item -> score, method -> variant -> accuracy,
+    one row per score with its log-probabilities and the evaluator's prediction)."""
+    base_ll = dict(zip(ids, phi_base.log_likelihood([baseline_input(baselines[i]) for i in ids], [y[i] for i in ids],
+                                                    reduction=reduction), strict=True))
+    per_item: dict[str, dict[str, dict[str, float]]] = {m: {} for m in scorers}
+    accuracy: dict[str, dict[str, float]] = {m: {} for m in scorers}
+    rows: list[dict] = []
+    for method, ev in scorers.items():
+        for variant, by_item in texts.items():
+            have = [i for i in ids if i in by_item]
+            inputs = [rationale_input(by_item[i], baselines[i]) for i in have]
+            ll = ev.log_likelihood(inputs, [y[i] for i in have], reduction=reduction)
+            preds = ev.predict(inputs, candidates)
+            accuracy[method][variant] = sum(_same(p, y[i]) for p, i in zip(preds, have, strict=True)) / max(1, len(have))
+            per_item[method][variant] = {i: v - base_ll[i] for i, v in zip(have, ll, strict=True)}
+            rows += [{"method": method, "variant": variant, "item": i, "score": v - base_ll[i], "log_p_phi": v,
+                      "log_p_base": base_ll[i], "prediction": p, "rationale": by_item[i], "baseline": baselines[i],
+                      "label": y[i]} for i, v, p in zip(have, ll, preds, strict=True)]
+    return per_item, accuracy, rows
+
+
+def _same(pred: str, gold: str) -> bool:
+    return normalize_text(pred) == normalize_text(gold)
+
+
+def _result(res) -> dict:
+    return {"best_epoch": res.best_epoch, "best_val_loss": res.best_val, "epochs": res.epochs_run,
+            "resumed_from_epoch": res.resumed_from, "examples_per_s": res.examples_per_s, "history": res.history,
+            "folder": str(res.folder / "best")}
+
+
+def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed: int) -> dict[str, dict]:
+    """Gold - X for the three degraded variants (paired by item) and their SUM."""
+    out: dict[str, dict] = {}
+    gold = per_item.get("gold", {})
+    sums: dict[str, float] = {}
+    for a, b in SEPARATIONS:
+        other = per_item.get(b, {})
+        ids = [i for i in gold if i in other]
+        d = paired_difference([gold[i] for i in ids], [other[i] for i in ids], confidence=stats.confidence,
+                              n_resamples=stats.n_resamples, seed=seed)
+        out[f"{a}-{b}"] = {"value": d.value, "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value}
+        for i in ids:
+            sums[i] = sums.get(i, 0.0) + gold[i] - other[i]
+    complete = [i for i in sums if all(i in per_item.get(b, {}) for _, b in SEPARATIONS)]
+    s = bootstrap_mean([sums[i] for i in complete], confidence=stats.confidence, n_resamples=stats.n_resamples,
+                       seed=seed)
+    out["SUM"] = {"value": s.value, "low": s.low, "high": s.high, "n": s.n, "p_value": None}
+    return out
+
+
+def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va: list[Item], baselines: dict[str, str],
+                       y: dict[str, str], folder: Path, store: Store, *, seed: int, console: Console):
+    """Leakage terms (IG on Phi_base), environments, probe psi, Phi_LA."""
+    from .leakage import AntonymSource, content_words, environments, leakage_term, token_attributions
+    from .training import LarevExample, TrainSettings, train_larev, train_probe
+
+    mask = phi.tokenizer.mask_token or "<mask>"
+    antonym = AntonymSource(content_words(list(baselines.values())), _llm_antonyms(cfg, store, seed, console), seed)
+    examples, masked_train, env_info = [], [], []
+    with console.status("information: integrated gradients on Phi_base (leakage terms)"):
+        for it in tr + va:
+            text = baseline_input(baselines[it.id])
+            offsets, attr = token_attributions(phi_base, text, y[it.id], n_steps=cfg.ig_steps)
+            shift = len(baseline_input(""))
+            term = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift else (0, 0)
+                                                   for s, e in offsets], attr)
+            envs, prov = environments(baselines[it.id], term, mask, antonym, it.id)
+            env_info.append({"item": it.id, "baseline": baselines[it.id], **prov, **{f"env_{k}": v for k, v in envs.items()},
+                             "attribution": term.attribution if term else None})
+            if it in tr:
+                examples.append(LarevExample([rationale_input(it.rationale, envs[e]) for e in ("original", "mask",
+                                                                                              "antonym")],
+                                             baseline_input(envs["mask"]), y[it.id]))
+                masked_train.append(baseline_input(envs["mask"]))
+    masked_val = [baseline_input(e["env_mask"]) for e in env_info[len(tr):]]
+    probe_settings = TrainSettings(cfg.probe_epochs, cfg.lr, cfg.probe_batch_size, seed, cfg.mixed_precision)
+    psi = train_probe(phi, masked_train, [y[i.id] for i in tr], masked_val, [y[i.id] for i in va], probe_settings,
+                      folder / "probe", console=console)
+    la_settings = TrainSettings(cfg.larev_epochs, cfg.lr, 1, seed, cfg.mixed_precision)
+    phi_la, res = train_larev(cfg.evaluator, examples, psi, [rationale_input(i.rationale, baselines[i.id]) for i in va],
+                              [y[i.id] for i in va], la_settings, folder / "phi_la", lambda_irm=cfg.lambda_irm,
+                              lambda_probe=cfg.lambda_probe, console=console)
+    sources: dict[str, int] = {}
+    for e in env_info:
+        sources[e.get("antonym_source", "none")] = sources.get(e.get("antonym_source", "none"), 0) + 1
+    probe_state = json.loads((folder / "probe" / "state.json").read_text())
+    return phi_la, {"probe": {"best_val_loss": probe_state["best_val"], "best_epoch": probe_state["best_epoch"],
+                              "examples_per_s": probe_state.get("examples_per_s")},
+                    "phi_la": _result(res), "antonym_sources": sources}, env_info
+
+
+def _llm_antonyms(cfg: InformationConfig, store: Store, seed: int, console: Console):
+    if cfg.antonym_model is None:
+        return None
+    from ..models.registry import create_model
+
+    model = create_model(cfg.antonym_model)
+    if model.missing_requirements():
+        return None
+
+    def antonym(word: str, sentence: str) -> str | None:
+        p = planned_request(model, "information", None, "antonym", 0,
+                            [{"role": "user", "content": f"Sentence: {sentence}\nGive one word with the opposite "
+                              f"meaning of '{word}' that fits the sentence. Reply with the word only."}],
+                            seed, "antonym-v1", {"task": "antonym"}, item_id=word)
+        c = complete_cached(model, [p], store, console=console, label="antonyms")[0][p.key]
+        words = c.text.strip().split()
+        return words[0].strip(".,;:'\"") if words and not c.error else None
+
+    return antonym

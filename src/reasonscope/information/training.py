@@ -1,0 +1,295 @@
+"""Training the evaluators of REV and LAREV on Hugging Face Accelerate (seed 002).
+
+One loop (:func:`train_loop`) serves every model: AdamW at a fixed learning rate, mini-batches in a
+seeded order per epoch, the validation loss after each epoch, and **model selection on it** (the
+best epoch's weights are saved as safetensors with their config and tokenizer in ``OUT/best``).
+After every epoch the Accelerate state (weights, optimizer, RNG) goes to ``OUT/checkpoint`` and the
+progress to ``OUT/state.json``: a killed run continues from the last finished epoch, and a finished
+one is loaded instead of trained (the checkpoint is deleted once training finishes; ``best`` stays). Mixed precision and multi-GPU / multi-node come from Accelerate
+(``mixed_precision`` setting; ``accelerate launch`` for several processes, each taking its share of
+every batch list).
+
+The models (defaults from the source document: lr 3e-5; 8 epochs for Phi_base, Phi and the probe,
+2 for Phi_LA; batch 8, probe batch 16, Phi_LA batch = one example's three environments):
+
+* Phi_base: ERM on b -> y.      Phi: ERM on r + b -> y (gold rationales).
+* probe psi: a copy of the trained Phi; encoder frozen (``requires_grad = False`` on every encoder
+  parameter), the rest trained on the leakage-masked baseline b~ -> y.
+* Phi_LA: from the *pretrained* backbone (not from Phi), loss per example
+  L = ERM + lambda_IRM(t) * IRM - lambda_probe(t) * L_probe, where
+  ERM = mean over the three environments of CE(y | r + b_e), IRM = the IRMv1 penalty
+  (:func:`irm_penalty`), L_probe = CE of the frozen probe's decoder on Phi_LA's encoding of b~
+  (gradients reach Phi_LA's encoder, never psi), and lambda(t) = lambda * min(1, t / (T / 3)) for step
+  t of T (linear warm-up over the first third). Defaults lambda_IRM = 5, lambda_probe = 5e-4.
+  Model selection on the ERM validation loss of r + b.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .evaluator import Evaluator, load_evaluator
+
+
+@dataclass
+class TrainSettings:
+    epochs: int = 8
+    lr: float = 3e-5
+    batch_size: int = 8
+    seed: int = 0
+    mixed_precision: str = "no"
+
+
+@dataclass
+class TrainResult:
+    folder: Path
+    epochs_run: int
+    best_epoch: int
+    best_val: float
+    history: list[dict] = field(default_factory=list)
+    resumed_from: int = 0
+    examples_per_s: float | None = None
+
+
+def irm_penalty(env_losses: list[Callable[[Any], Any]]):
+    """IRMv1: sum over environments of (d L_e(w * logits) / d w at w = 1)^2. Each callable takes the
+    scalar w and returns that environment's loss; returns (penalty, [L_e at w = 1])."""
+    import torch
+
+    penalty, losses = 0.0, []
+    for fn in env_losses:
+        w = torch.tensor(1.0, requires_grad=True)
+        loss = fn(w)
+        (g,) = torch.autograd.grad(loss, w, create_graph=True)
+        penalty = penalty + g.pow(2)
+        losses.append(loss)
+    return penalty, losses
+
+
+def warmup(value: float, step: int, total: int) -> float:
+    """lambda(t) = value * min(1, t / (total / 3))."""
+    ramp = max(1.0, total / 3.0)
+    return value * min(1.0, step / ramp)
+
+
+def _state(folder: Path) -> dict:
+    p = folder / "state.json"
+    return json.loads(p.read_text()) if p.is_file() else {}
+
+
+def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_fn: Callable[[Any, Any, int, int], Any],
+               val_fn: Callable[[], float], settings: TrainSettings, folder: str | Path, *,
+               params: list | None = None, label: str = "train", console=None, n_examples: int = 0) -> TrainResult:
+    """Train ``evaluator.model`` in place; ``batches(epoch)`` gives the epoch's batches (already shuffled),
+    ``loss_fn(model, batch, step, total_steps)`` the loss of one batch, ``val_fn()`` the validation loss."""
+    import time
+
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    state = _state(folder)
+    if state.get("finished") and (folder / "best" / "evaluator.json").is_file():
+        _load_best(evaluator, folder)
+        return TrainResult(folder, state["epochs_run"], state["best_epoch"], state["best_val"], state["history"],
+                           resumed_from=state["epochs_run"], examples_per_s=state.get("examples_per_s"))
+    set_seed(settings.seed)
+    accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=not torch.cuda.is_available())
+    trainable = params if params is not None else [p for p in evaluator.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=settings.lr)
+    model, optimizer = accelerator.prepare(evaluator.model, optimizer)
+    evaluator.model = model
+    start_epoch = int(state.get("epochs_run", 0))
+    if start_epoch and (folder / "checkpoint").is_dir():
+        accelerator.load_state(str(folder / "checkpoint"))
+    history = list(state.get("history", []))
+    best_val = state.get("best_val", float("inf"))
+    best_epoch = state.get("best_epoch", 0)
+    per_epoch = len(batches(0))
+    total = per_epoch * settings.epochs
+    seen, elapsed = 0, 0.0
+    progress = None
+    if console is not None:
+        from ..calls import make_progress
+
+        progress = make_progress(console)
+        progress.start()
+        task = progress.add_task(label, total=total, completed=start_epoch * per_epoch)
+    try:
+        for epoch in range(start_epoch, settings.epochs):
+            model.train()
+            t0 = time.perf_counter()
+            train_loss = 0.0
+            mine = batches(epoch)[accelerator.process_index::accelerator.num_processes]
+            for i, batch in enumerate(mine):
+                step = epoch * per_epoch + i
+                with accelerator.autocast():
+                    loss = loss_fn(model, batch, step, total)
+                optimizer.zero_grad()
+                accelerator.backward(loss)
+                optimizer.step()
+                train_loss += float(loss.detach())
+                if progress is not None:
+                    progress.advance(task)
+            elapsed += time.perf_counter() - t0
+            seen += n_examples
+            model.eval()
+            val = float(val_fn())
+            history.append({"epoch": epoch + 1, "train_loss": train_loss / max(1, len(mine)), "val_loss": val})
+            if accelerator.is_main_process:
+                if val < best_val:
+                    best_val, best_epoch = val, epoch + 1
+                    unwrapped = accelerator.unwrap_model(model)
+                    Evaluator(unwrapped, evaluator.tokenizer, evaluator.kind, evaluator.source).save(folder / "best")
+                accelerator.save_state(str(folder / "checkpoint"))
+                (folder / "state.json").write_text(json.dumps({
+                    "epochs_run": epoch + 1, "best_val": best_val, "best_epoch": best_epoch, "history": history,
+                    "finished": epoch + 1 == settings.epochs,
+                    "examples_per_s": seen / elapsed if elapsed else None}))
+            accelerator.wait_for_everyone()
+    finally:
+        if progress is not None:
+            progress.stop()
+    evaluator.model = accelerator.unwrap_model(model)
+    if (folder / "state.json").is_file() and _state(folder).get("finished"):
+        import shutil
+
+        shutil.rmtree(folder / "checkpoint", ignore_errors=True)  # the best weights stay in OUT/best
+    _load_best(evaluator, folder)
+    return TrainResult(folder, settings.epochs, best_epoch, best_val, history, start_epoch,
+                       seen / elapsed if elapsed else None)
+
+
+def _load_best(evaluator: Evaluator, folder: Path) -> None:
+    from safetensors.torch import load_file
+
+    files = sorted((folder / "best").glob("*.safetensors"))
+    weights = {}
+    for f in files:
+        weights.update(load_file(f))
+    missing, unexpected = evaluator.model.load_state_dict(weights, strict=False)
+    if unexpected:
+        raise RuntimeError(f"{folder}/best does not match the evaluator: unexpected weights {unexpected[:3]}")
+    evaluator.model.eval()
+
+
+def _batches(n: int, size: int, seed: int, make: Callable[[list[int]], Any]) -> Callable[[int], list[Any]]:
+    def for_epoch(epoch: int) -> list[Any]:
+        order = list(range(n))
+        random.Random(f"{seed}|{epoch}").shuffle(order)
+        return [make(order[i:i + size]) for i in range(0, n, size)]
+    return for_epoch
+
+
+def _val_loss(evaluator: Evaluator, inputs: list[str], targets: list[str], size: int = 16) -> float:
+    import torch
+
+    if not inputs:
+        return 0.0
+    total, n = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(inputs), size):
+            b = evaluator.batch(inputs[i:i + size], targets[i:i + size])
+            total += float(evaluator.loss(b)) * len(b["input_ids"])
+            n += len(b["input_ids"])
+    return total / n
+
+
+def train_erm(evaluator: Evaluator, inputs: list[str], targets: list[str], val_inputs: list[str],
+              val_targets: list[str], settings: TrainSettings, folder: str | Path, *, label: str,
+              console=None) -> TrainResult:
+    """Phi_base (inputs = b) or Phi (inputs = r + b): plain cross-entropy."""
+    make = lambda idx: evaluator.batch([inputs[i] for i in idx], [targets[i] for i in idx])  # noqa: E731
+    return train_loop(evaluator, _batches(len(inputs), settings.batch_size, settings.seed, make),
+                      lambda model, batch, step, total: evaluator.loss(batch, model),
+                      lambda: _val_loss(evaluator, val_inputs, val_targets), settings, folder, label=label,
+                      console=console, n_examples=len(inputs))
+
+
+def freeze_encoder(evaluator: Evaluator) -> list:
+    """Freeze every encoder parameter; return the parameters left trainable (the decoder side)."""
+    if evaluator.kind != "seq2seq":
+        raise ValueError("the leakage probe needs an encoder-decoder evaluator (T5, BART, embedded-minilm-ed); "
+                         f"{evaluator.source} is a causal LM")
+    encoder = evaluator.model.get_encoder()
+    frozen = {id(p) for p in encoder.parameters()}
+    for p in encoder.parameters():
+        p.requires_grad_(False)
+    return [p for p in evaluator.model.parameters() if id(p) not in frozen]
+
+
+def train_probe(phi: Evaluator, masked_inputs: list[str], targets: list[str], val_inputs: list[str],
+                val_targets: list[str], settings: TrainSettings, folder: str | Path, *, console=None) -> Evaluator:
+    """psi: initialised from the trained Phi, encoder frozen, decoder trained on b~ -> y."""
+    psi = Evaluator(copy.deepcopy(phi.model), phi.tokenizer, phi.kind, phi.source)
+    params = freeze_encoder(psi)
+    make = lambda idx: psi.batch([masked_inputs[i] for i in idx], [targets[i] for i in idx])  # noqa: E731
+    train_loop(psi, _batches(len(masked_inputs), settings.batch_size, settings.seed, make),
+               lambda model, batch, step, total: psi.loss(batch, model),
+               lambda: _val_loss(psi, val_inputs, val_targets), settings, folder, params=params, label="probe psi",
+               console=console, n_examples=len(masked_inputs))
+    for p in psi.model.parameters():
+        p.requires_grad_(False)
+    return psi
+
+
+def probe_loss(phi_la_model, psi: Evaluator, batch: dict):
+    """CE of the frozen probe's decoder on Phi_LA's encoding of the masked baseline (gradients flow into
+    Phi_LA's encoder only)."""
+    from transformers.modeling_outputs import BaseModelOutput
+
+    batch = {k: v.to(psi.device) for k, v in batch.items()}
+    encoder = phi_la_model.get_encoder() if hasattr(phi_la_model, "get_encoder") else phi_la_model.module.get_encoder()
+    hidden = encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+    out = psi.model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden), attention_mask=batch["attention_mask"],
+                    labels=batch["labels"])
+    from .evaluator import nll_from_logits
+
+    return nll_from_logits(out.logits, batch["labels"])
+
+
+@dataclass
+class LarevExample:
+    env_inputs: list[str]  # r + b_e for e in (original, mask, antonym)
+    masked_input: str  # b~ as Phi_base input text
+    target: str
+
+
+def larev_loss(evaluator: Evaluator, model, psi: Evaluator, ex_batch: tuple[dict, dict], step: int, total: int, *,
+               lambda_irm: float, lambda_probe: float) -> Any:
+    env_batch, masked_batch = ex_batch
+    n_env = env_batch["input_ids"].shape[0]
+    fns = [lambda w, i=i: evaluator.loss({k: v[i:i + 1] for k, v in env_batch.items()}, model, scale=w)
+           for i in range(n_env)]
+    penalty, losses = irm_penalty(fns)
+    erm = sum(losses) / n_env
+    return erm + warmup(lambda_irm, step, total) * penalty \
+        - warmup(lambda_probe, step, total) * probe_loss(model, psi, masked_batch)
+
+
+def train_larev(source: str, examples: list[LarevExample], psi: Evaluator, val_inputs: list[str],
+                val_targets: list[str], settings: TrainSettings, folder: str | Path, *, lambda_irm: float = 5.0,
+                lambda_probe: float = 5e-4, console=None) -> tuple[Evaluator, TrainResult]:
+    """Phi_LA from the pretrained backbone ``source``; one example (three environments) per step."""
+    phi_la = load_evaluator(source, seed=settings.seed)
+    phi_la.model.to(psi.device)
+
+    def make(idx):
+        ex = examples[idx[0]]
+        return (phi_la.batch(ex.env_inputs, [ex.target] * len(ex.env_inputs)),
+                psi.batch([ex.masked_input], [ex.target]))
+
+    result = train_loop(phi_la, _batches(len(examples), 1, settings.seed, make),
+                        lambda model, batch, step, total: larev_loss(phi_la, model, psi, batch, step, total,
+                                                                     lambda_irm=lambda_irm, lambda_probe=lambda_probe),
+                        lambda: _val_loss(phi_la, val_inputs, val_targets), settings, folder, label="Phi_LA",
+                        console=console, n_examples=len(examples))
+    return phi_la, result
