@@ -184,7 +184,8 @@ def test_roscoe_consistency_and_perplexity():
 def test_shap_ranks_the_deciding_attribute_first(tmp_path):
     import numpy as np
 
-    from reasonscope.attributes.explain import explain_preferences, shap_plots
+    from reasonscope.attributes.explain import explain_preferences
+    from reasonscope.report.attributes_view import shap_plots
 
     rng = np.random.default_rng(0)
     n = 300
@@ -195,7 +196,7 @@ def test_shap_ranks_the_deciding_attribute_first(tmp_path):
     assert exp.importance[0]["attribute"] == "correctness" and exp.importance[0]["direction"] == "+"
     assert exp.importance[0]["mean_abs_shap"] > 3 * exp.importance[1]["mean_abs_shap"]
     assert exp.cv_accuracy > 0.9 and exp.cv_auc > 0.95
-    plots = shap_plots(exp, tmp_path)
+    plots = shap_plots(exp.shap_values, exp.features, exp.attributes, tmp_path)
     assert all(p.stat().st_size > 5000 for p in plots.values())
 
 

@@ -209,7 +209,7 @@ class AttributesConfig(Strict):
     @field_validator("attributes")
     @classmethod
     def _known_attributes(cls, value: list[str] | None) -> list[str] | None:
-        from .attributes.definitions import ATTRIBUTES
+        from .judge.attributes import ATTRIBUTES
 
         if value is not None:
             unknown = [a for a in value if a not in ATTRIBUTES]
@@ -233,7 +233,7 @@ class AttributesConfig(Strict):
 
     @property
     def names(self) -> list[str]:
-        from .attributes.definitions import ATTRIBUTES
+        from .judge.attributes import ATTRIBUTES
 
         return list(self.attributes or ATTRIBUTES)
 

@@ -13,6 +13,10 @@ as NLI judge (self- and source-consistency) and SmolLM2 perplexity. One model, s
 Attack (MATCHA): SmolLM2 answers the first 3 arithmetic items answer-first; the ones it gets right are
 attacked at token level (3 gradient rounds, 8 candidates), at embedding level and by random insertion,
 with 48-token chains; outcomes by the arithmetic check alone (no judge in the demo, stated in the report).
+Information (REV, LAREV): evaluators warm-started from the embedded MiniLM (encoder-decoder) are trained
+on 150 synthetic items with gold rationales (Phi_base and Phi 2 epochs, probe and Phi_LA 1 epoch, lr 1e-4
+instead of the document's 3e-5 so that so few epochs learn something; 10 integrated-gradient steps),
+and the Gold / Leaky / Gold-Leaky / Vacuous variants of 30 new items are scored.
 """
 
 from __future__ import annotations
@@ -43,6 +47,12 @@ def demo_plan(output_dir: str = "runs", size: int = 4, max_tokens: int = 160) ->
                               "perplexity": "smollm2"},
             },
             "attack": {"answer_types": ["number"], "limit": 3, "steps": 3, "candidates": 8, "cot_tokens": 48},
+            "information": {
+                "train": {"name": "information-train", "format": "synthetic", "size": 50, "seed": 101},
+                "test": {"name": "information-test", "format": "synthetic", "size": 10, "seed": 202},
+                "evaluator": "embedded-minilm-ed", "epochs": 2, "probe_epochs": 1, "larev_epochs": 1, "lr": 1e-4,
+                "ig_steps": 10,
+            },
         },
         "stats": {"n_resamples": 2000},
     }

@@ -1,6 +1,8 @@
-"""Scoring a stored run with the families enabled in its plan. Reads only the store; calls no
-generator (the NLI judge and similarity models of the plan are scoring models, not generators).
-Results replace the family's previous scores for the run, so re-scoring is idempotent.
+"""Scoring a stored run with the families enabled in its plan (behavior, evidence, attributes). Reads
+the store and calls no generator: the NLI judge, similarity models and attribute judges are scoring
+models, and the judges' calls go through the store's request cache like every call (a re-score asks
+nothing twice). Results replace the family's previous scores for the run, so re-scoring is idempotent.
+The attack and information families run from the runner (they generate or train themselves).
 
 :func:`prepare_scorers` loads the scoring models; the runner calls it in a background thread
 while generation runs (model loading and imports then overlap with waiting for the provider).

@@ -22,6 +22,10 @@ from . import roscoe
 
 AUTOMATIC_METRICS = ("faithfulness", "informativeness", "repetition_step", "repetition_word", "self_consistency",
                      "source_consistency", "perplexity_chain")
+# The backend each metric needs (a key of AutomaticBackends.descriptions; None: no model).
+METRIC_BACKEND = {"faithfulness": "embedding", "informativeness": "embedding", "repetition_step": "embedding",
+                  "repetition_word": None, "self_consistency": "nli", "source_consistency": "nli",
+                  "perplexity_chain": "perplexity"}
 
 
 @dataclass

@@ -6,13 +6,13 @@ A LightGBM classifier is evaluated by stratified k-fold cross-validation (accura
 seeded), then refitted on all records; SHAP's TreeExplainer gives per-record attributions. The
 importance of an attribute is its mean |SHAP value|; its direction is the sign of the correlation
 between the feature and its SHAP values (+: a higher score for A than for B pushes toward A).
-Plots: SHAP beeswarm and bar (PNG).
+Plots: SHAP beeswarm and bar (PNG), drawn by :func:`reasonscope.report.attributes_view.shap_plots`
+from the stored values.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -63,20 +63,3 @@ def explain_preferences(features: np.ndarray, labels: np.ndarray, attributes: li
                            "direction": "+" if direction > 0 else ("-" if direction < 0 else "0")})
     importance.sort(key=lambda r: -r["mean_abs_shap"])
     return Explanation(attributes, len(y), acc, auc, importance, sv, X)
-
-
-def shap_plots(exp: Explanation, folder: Path, prefix: str = "attributes") -> dict[str, Path]:
-    import shap
-
-    from ..report.plots import pyplot, save
-
-    plt = pyplot()
-    out = {}
-    for kind in ("beeswarm", "bar"):
-        plt.figure()
-        shap.summary_plot(exp.shap_values, exp.features, feature_names=exp.attributes, show=False,
-                          plot_type="dot" if kind == "beeswarm" else "bar")
-        path = Path(folder) / f"{prefix}_shap_{kind}.png"
-        plt.tight_layout()
-        out[kind] = save(plt.gcf(), path, dpi=100)
-    return out

@@ -47,6 +47,7 @@ ratings of the preference models.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ from ..stats.ratings import bootstrap_bradley_terry, online_elo
 from ..store import Store
 from ..text.steps import split_steps
 from ..types import Item, Score
+from .automatic import AUTOMATIC_METRICS, METRIC_BACKEND, automatic_metrics, load_backends
 from .elo import attribute_battles, human_battles
 
 FAMILY = "attributes"
@@ -212,8 +214,6 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     auto: dict[tuple[str, str], dict[str, float | None]] = {}
     auto_info: dict[str, Any] = {"enabled": auto_cfg is not None}
     if auto_cfg is not None and targets:
-        from .automatic import AUTOMATIC_METRICS, automatic_metrics, load_backends
-
         with console.status("attributes: loading the automatic-metric models"):
             backends = load_backends(auto_cfg)
         auto_info.update(backends=backends.descriptions, unavailable=backends.unavailable)
@@ -248,10 +248,7 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
         for metric, value in auto.get((t.model, t.unit), {}).items():
             scores.append(Score(family=FAMILY, metric=f"auto.{metric}", model=t.model, item_id=t.unit, value=value,
                                 reason=None if value is not None else "empty reasoning chain",
-                                details={"backend": auto_info["backends"].get(
-                                    {"self_consistency": "nli", "source_consistency": "nli",
-                                     "perplexity_chain": "perplexity", "repetition_word": "none"}.get(metric,
-                                                                                                     "embedding"))}))
+                                details={"backend": auto_info["backends"].get(METRIC_BACKEND[metric], "none")}))
         for j, r in per_judge.items():
             if r is not None:
                 judgements.append({"model": t.model, "item": t.unit, "judge": j, "key": r.key, "scores": r.scores,
@@ -305,8 +302,6 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     table["judgements"] = judgements
     store.delete_scores(run_id, FAMILY)
     store.put_scores(run_id, scores)
-    import json
-
     store.put_artefact(run_id, "attributes.json", "json", json.dumps(table, default=str))
     return table
 
@@ -421,8 +416,6 @@ def rebuild_ratings(store: Store, run_id: str, *, margin: float, n_resamples: in
                     confidence: float = 0.95, progress: Callable[[str], None] | None = None) -> dict:
     """Recompute the per-attribute ratings of a run from its stored scores (another margin or number of
     bootstrap rounds) and store them in ``attributes.json``."""
-    import json
-
     raw = store.artefact(run_id, "attributes.json")
     if raw is None:
         raise LookupError(f"run {run_id} has no attributes scores; run the attributes family first")

@@ -238,11 +238,18 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
                        y: dict[str, str], folder: Path, store: Store, *, seed: int, console: Console):
     """Leakage terms (IG on Phi_base), environments, probe psi, Phi_LA."""
     from .leakage import AntonymSource, content_words, environments, leakage_term, token_attributions
+
+    try:
+        import captum  # noqa: F401
+    except ImportError:
+        raise RuntimeError("LAREV needs captum for integrated gradients: pip install 'reasonscope[information]' "
+                           "(or methods: [rev])") from None
     from .training import LarevExample, TrainSettings, train_larev, train_probe
 
     mask = phi.tokenizer.mask_token or "<mask>"
     antonym = AntonymSource(content_words(list(baselines.values())), _llm_antonyms(cfg, store, seed, console), seed)
     examples, masked_train, env_info = [], [], []
+    train_ids = {it.id for it in tr}
     with console.status("information: integrated gradients on Phi_base (leakage terms)"):
         for it in tr + va:
             text = baseline_input(baselines[it.id])
@@ -253,7 +260,7 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
             envs, prov = environments(baselines[it.id], term, mask, antonym, it.id)
             env_info.append({"item": it.id, "baseline": baselines[it.id], **prov, **{f"env_{k}": v for k, v in envs.items()},
                              "attribution": term.attribution if term else None})
-            if it in tr:
+            if it.id in train_ids:
                 examples.append(LarevExample([rationale_input(it.rationale, envs[e]) for e in ("original", "mask",
                                                                                               "antonym")],
                                              baseline_input(envs["mask"]), y[it.id]))

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..attributes.definitions import ATTRIBUTES, attribute_key
+from .attributes import ATTRIBUTES, attribute_key
 
 
 @dataclass
@@ -53,15 +53,20 @@ def load_object(text: str) -> Any:
             raise NotALiteral("neither JSON nor a Python literal") from None
 
 
+def read_object(text: str) -> tuple[Any, str | None]:
+    """``(object, None)`` from a judge's answer, or ``(None, why it could not be read)``."""
+    try:
+        return load_object(text or ""), None
+    except NoObject:
+        return None, "no JSON object in the judge's answer"
+    except NotALiteral:
+        return None, "the judge's object is neither JSON nor a Python literal"
+
+
 def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max: float = 1.0) -> JudgeResult:
     wanted = list(attributes or ATTRIBUTES)
-    try:
-        obj = load_object(text or "")
-    except NoObject:
-        why = "no JSON object in the judge's answer"
-        return JudgeResult(unscored={a: why for a in wanted}, error=why)
-    except NotALiteral:
-        why = "the judge's object is neither JSON nor a Python literal"
+    obj, why = read_object(text)
+    if why:
         return JudgeResult(unscored={a: why for a in wanted}, error=why)
     if not isinstance(obj, dict):
         return JudgeResult(unscored={a: "the judge's answer is not an object" for a in wanted},
@@ -95,12 +100,9 @@ def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max
 def parse_pairwise(text: str) -> tuple[str | None, str | None]:
     """``("1" | "2" | "tie", None)`` from a pairwise judge's ``{"winner": ...}``, else ``(None, reason)``.
     Accepted spellings: 1/2/tie, "answer 1", "first"/"second", numbers 1 and 2."""
-    try:
-        obj = load_object(text or "")
-    except NoObject:
-        return None, "no JSON object in the judge's answer"
-    except NotALiteral:
-        return None, "the judge's object is neither JSON nor a Python literal"
+    obj, why = read_object(text)
+    if why:
+        return None, why
     if not isinstance(obj, dict) or "winner" not in obj:
         return None, "no 'winner' key in the judge's answer"
     raw = obj["winner"]
@@ -152,12 +154,9 @@ def hostile_flags(rationale: str) -> list[str]:
 def parse_verdict(text: str, key: str = "correct") -> tuple[bool | None, str | None]:
     """``(True | False, None)`` from a judge's ``{"correct": true/false}`` (also "yes"/"no" strings), else
     ``(None, reason)``."""
-    try:
-        obj = load_object(text or "")
-    except NoObject:
-        return None, "no JSON object in the judge's answer"
-    except NotALiteral:
-        return None, "the judge's object is neither JSON nor a Python literal"
+    obj, why = read_object(text)
+    if why:
+        return None, why
     if not isinstance(obj, dict) or key not in obj:
         return None, f"no {key!r} key in the judge's answer"
     value = obj[key]

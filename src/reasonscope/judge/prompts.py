@@ -3,12 +3,12 @@
 ``TEMPLATE_VERSION`` enters the cache key of every judge call. The judge sees the question (and
 context), the rationale under evaluation, the attribute definitions and the scale, and must answer
 with one JSON object: ``{"<attribute>": {"score": <number>, "explanation": "<one sentence>"}, ...}``.
-Higher always means better (see :mod:`reasonscope.attributes.definitions`).
+Higher always means better (see :mod:`reasonscope.judge.attributes`).
 """
 
 from __future__ import annotations
 
-from ..attributes.definitions import ATTRIBUTES
+from .attributes import ATTRIBUTES
 
 TEMPLATE_VERSION = "judge-attributes-v1"
 SCALES = {"0-1": (0.0, 1.0), "0-10": (0.0, 10.0)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .plots import pyplot, save
+from .plots import ci_bars, pyplot, save
 
 
 def _r(v):
@@ -43,14 +43,8 @@ def attack_plot(t: dict[str, Any], folder: Path) -> dict[str, Path]:
         return {}
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(bars)), 3.8))
-    width = 0.27
-    for j, o in enumerate(("success", "wrong", "unattackable")):
-        xs = [i + j * width for i in range(len(bars))]
-        ys = [r[o]["value"] for _, r in bars]
-        lo = [r[o]["value"] - r[o]["low"] if r[o]["low"] is not None else 0 for _, r in bars]
-        hi = [r[o]["high"] - r[o]["value"] if r[o]["high"] is not None else 0 for _, r in bars]
-        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=o)
-    ax.set_xticks([i + width for i in range(len(bars))], [b for b, _ in bars], fontsize=7)
+    ci_bars(ax, [b for b, _ in bars], {o: {b: r[o] for b, r in bars} for o in ("success", "wrong", "unattackable")},
+            fontsize=7)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("rate over correctly answered items (95% CI)")
     ax.legend(fontsize=7)

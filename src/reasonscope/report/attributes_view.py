@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .plots import pyplot, save
+from .plots import ci_bars, pyplot, save
 
 
 def _r(v):
@@ -57,20 +57,7 @@ def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
                                                                        for m in models)]
         if attrs:
             fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(attrs) * max(1, len(models))), 4))
-            width = 0.8 / len(models)
-            for j, m in enumerate(models):
-                xs, ys, lo, hi = [], [], [], []
-                for i, a in enumerate(attrs):
-                    e = t["scores"][m][a]
-                    if e["value"] is None:
-                        continue
-                    xs.append(i + j * width)
-                    ys.append(e["value"])
-                    lo.append(e["value"] - e["low"] if e["low"] is not None else 0)
-                    hi.append(e["high"] - e["value"] if e["high"] is not None else 0)
-                ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=m)
-            ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(attrs))], attrs, rotation=45,
-                          ha="right", fontsize=7)
+            ci_bars(ax, attrs, t["scores"], capsize=2, rotation=45, ha="right", fontsize=7)
             ax.set_ylim(0, 1.05)
             ax.set_ylabel("mean score (95% bootstrap CI)")
             ax.legend(fontsize=7)
@@ -81,20 +68,10 @@ def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
         attrs = list(ratings)
         models = sorted({m for r in ratings.values() for m in r["bradley_terry"]})
         fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(attrs) * len(models)), 4))
-        width = 0.8 / len(models)
-        for j, m in enumerate(models):
-            xs, ys, lo, hi = [], [], [], []
-            for i, a in enumerate(attrs):
-                bt = ratings[a]["bradley_terry"].get(m)
-                if bt is None:
-                    continue
-                xs.append(i + j * width)
-                ys.append(bt["rating"])
-                lo.append(bt["rating"] - bt["low"] if bt["low"] is not None else 0)
-                hi.append(bt["high"] - bt["rating"] if bt["high"] is not None else 0)
-            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=m)
-        ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(attrs))], attrs, rotation=45, ha="right",
-                      fontsize=7)
+        series = {m: {a: {"value": r["bradley_terry"][m]["rating"], "low": r["bradley_terry"][m]["low"],
+                          "high": r["bradley_terry"][m]["high"]} for a, r in ratings.items() if m in r["bradley_terry"]}
+                  for m in models}
+        ci_bars(ax, attrs, series, points=True, rotation=45, ha="right", fontsize=7)
         ax.axhline(1000, color="grey", lw=0.5)
         ax.set_ylabel("Bradley-Terry rating (Elo scale, 95% CI)")
         ax.legend(fontsize=7)
@@ -119,11 +96,24 @@ def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
             out["attributes_ranks_radar"] = save(fig, folder / "attributes_ranks_radar.png")
     exp = (t.get("preferences") or {}).get("explain")
     if exp and exp.get("shap_values"):
-        from ..attributes.explain import Explanation, shap_plots
-
         feats = np.array([[np.nan if x is None else x for x in row] for row in exp["features"]], dtype=float)
-        e = Explanation(t["attributes"], exp["n"], exp["cv_accuracy"], exp["cv_auc"], exp["importance"],
-                        np.array(exp["shap_values"], dtype=float), feats)
-        for kind, p in shap_plots(e, folder).items():
+        for kind, p in shap_plots(np.array(exp["shap_values"], dtype=float), feats, t["attributes"], folder).items():
             out[f"attributes_shap_{kind}"] = p
+    return out
+
+
+def shap_plots(shap_values: np.ndarray, features: np.ndarray, names: list[str], folder: Path,
+               prefix: str = "attributes") -> dict[str, Path]:
+    """SHAP beeswarm and bar plots (PNG) of a preference explanation."""
+    import shap
+
+    plt = pyplot()
+    out = {}
+    for kind in ("beeswarm", "bar"):
+        plt.figure()
+        shap.summary_plot(shap_values, features, feature_names=names, show=False,
+                          plot_type="dot" if kind == "beeswarm" else "bar")
+        path = Path(folder) / f"{prefix}_shap_{kind}.png"
+        plt.tight_layout()
+        out[kind] = save(plt.gcf(), path, dpi=100)
     return out

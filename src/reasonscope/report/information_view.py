@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .plots import pyplot, save
+from .plots import ci_bars, pyplot, save
 
 
 def _r(v):
@@ -43,25 +43,11 @@ def information_plot(t: dict[str, Any], folder: Path) -> dict[str, Path]:
     variants = list(t["absolute"][methods[0]])
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    width = 0.8 / len(methods)
-    for j, m in enumerate(methods):
-        for ax, rows, keys in ((axes[0], t["absolute"][m], variants),
-                               (axes[1], t["separation"][m], list(t["separation"][m]))):
-            xs, ys, lo, hi = [], [], [], []
-            for i, k in enumerate(keys):
-                e = rows.get(k)
-                if not e or e["value"] is None:
-                    continue
-                xs.append(i + j * width)
-                ys.append(e["value"])
-                lo.append(e["value"] - e["low"] if e["low"] is not None else 0)
-                hi.append(e["high"] - e["value"] if e["high"] is not None else 0)
-            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=m.upper())
-    for ax, keys, title in ((axes[0], variants, "score per rationale variant"),
-                            (axes[1], list(t["separation"][methods[0]]), "separation (Gold - X)")):
-        ax.set_xticks([i + width * (len(methods) - 1) / 2 for i in range(len(keys))],
-                      [k.replace("gold_leaky", "gold-leaky").replace("generated:", "gen:") for k in keys],
-                      rotation=20, fontsize=7)
+    seps = list(t["separation"][methods[0]])
+    for ax, keys, rows, title in ((axes[0], variants, t["absolute"], "score per rationale variant"),
+                                  (axes[1], seps, t["separation"], "separation (Gold - X)")):
+        ci_bars(ax, keys, {m.upper(): rows[m] for m in methods}, rotation=20, fontsize=7,
+                labels=[k.replace("gold_leaky", "gold-leaky").replace("generated:", "gen:") for k in keys])
         ax.axhline(0, color="grey", lw=0.5)
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)

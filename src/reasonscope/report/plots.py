@@ -46,23 +46,32 @@ def radar(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
     return save(fig, path)
 
 
-def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
-    plt = pyplot()
-    models = list(metrics)
-    width = 0.8 / max(1, len(models))
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for j, model in enumerate(models):
-        xs, ys, err_lo, err_hi = [], [], [], []
-        for i, m in enumerate(BEHAVIOR_METRICS):
-            e = metrics[model][m]
-            if e["value"] is None:
+def ci_bars(ax, keys: list[str], series: dict[str, dict[str, Any]], *, labels: list[str] | None = None,
+            points: bool = False, capsize: int = 3, **tick_kw) -> None:
+    """Grouped bars (or points) with CI error bars: one group per key, one bar per series; a series maps
+    key -> estimate (``value``, ``low``, ``high``; a missing key or value None draws nothing)."""
+    width = 0.8 / max(1, len(series))
+    for j, (name, row) in enumerate(series.items()):
+        xs, ys, lo, hi = [], [], [], []
+        for i, k in enumerate(keys):
+            e = row.get(k)
+            if not e or e.get("value") is None:
                 continue
             xs.append(i + j * width)
             ys.append(e["value"])
-            err_lo.append(e["value"] - e["low"] if e["low"] is not None else 0)
-            err_hi.append(e["high"] - e["value"] if e["high"] is not None else 0)
-        ax.bar(xs, ys, width, yerr=[err_lo, err_hi], capsize=3, label=model)
-    ax.set_xticks([i + width * (len(models) - 1) / 2 for i in range(len(BEHAVIOR_METRICS))], BEHAVIOR_METRICS)
+            lo.append(e["value"] - e["low"] if e.get("low") is not None else 0)
+            hi.append(e["high"] - e["value"] if e.get("high") is not None else 0)
+        if points:
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=capsize, label=name)
+        else:
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=capsize, label=name)
+    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(keys))], labels or keys, **tick_kw)
+
+
+def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ci_bars(ax, list(BEHAVIOR_METRICS), metrics)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("score (95% bootstrap CI)")
     ax.legend(fontsize=8)
