@@ -29,7 +29,13 @@ def main() -> None:
     from reasonscope.data.synthetic import synthetic_items
     from reasonscope.information.baseline import label_text, rule_baseline
     from reasonscope.information.evaluator import load_evaluator
-    from reasonscope.information.training import LarevExample, TrainSettings, train_erm, train_larev, train_probe
+    from reasonscope.information.training import (
+        LarevExample,
+        TrainSettings,
+        train_erm,
+        train_larev,
+        train_probe,
+    )
     from reasonscope.information.variants import baseline_input, rationale_input
 
     torch.set_num_threads(2)

@@ -233,3 +233,27 @@ def test_smollm2_token_attack_one_item():
     question = "Lena has 12 apples and gets 7 more. How many apples does Lena have now?"
     res = attacker.token_attack(attacker.layout_for(question, clean), "x", question)
     assert res.perturbed_question and res.seconds > 0
+
+
+def test_cli_attack(tmp_path, tiny_causal_lm, monkeypatch):
+    from typer.testing import CliRunner
+
+    from reasonscope.cli import app
+
+    data = tmp_path / "q.jsonl"
+    data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n")
+    monkeypatch.setattr(Attacker, "answer_first", _fake_answer_first)
+    res = CliRunner().invoke(app, ["attack", "--model", f"hf/{tiny_causal_lm}", "--dataset", str(data), "--method",
+                                   "random", "--method", "embedding", "--output-dir", str(tmp_path), "--name", "a"])
+    assert res.exit_code == 0, res.output
+    t = json.loads((tmp_path / "a" / "summary.json").read_text())["attack"]
+    assert list(t["models"]) == [f"hf/{tiny_causal_lm}"] and t["methods"] == ["random", "embedding"]
+    assert t["reasoning_check"] == "arithmetic only (no judge)"
+    assert t["models"][f"hf/{tiny_causal_lm}"]["rates"]["random"]["success"]["value"] == 1.0
+    res = CliRunner().invoke(app, ["attack", "--model", "mock/reasoner", "--dataset", str(data), "--method", "random",
+                                   "--output-dir", str(tmp_path), "--name", "b"])
+    assert res.exit_code == 0, res.output  # a black-box model is skipped with its reason, nothing crashes
+    assert "white-box" in json.loads((tmp_path / "b" / "summary.json").read_text())["attack"]["skipped_models"][
+        "mock/reasoner"]
+    res = CliRunner().invoke(app, ["attack", "--method", "laser"])
+    assert res.exit_code == 2 and "methods" in res.output

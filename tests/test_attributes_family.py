@@ -173,7 +173,7 @@ def test_preferences_explain_pairwise_and_human_ratings(tmp_path):
     exp = pref["explain"]
     assert exp["n"] == 22 and len(exp["importance"]) == 12 and exp["cv_accuracy"] is not None
     assert len(exp["shap_values"]) == 22 and len(exp["shap_values"][0]) == 12
-    assert set(pref["human_ratings"]) == {"x", "y", "z"}
+    assert set(pref["human_ratings"]) == {"x", "y", "z"} and set(pref["human_elo"]) == {"x", "y", "z"}
     assert (s.run_dir / "attributes_shap_beeswarm.png").is_file() and (s.run_dir / "attributes_shap_bar.png").is_file()
     assert s.calls_made == 0  # judges are not generators: their calls are counted by the store
 

@@ -183,18 +183,80 @@ def test_end_to_end_train_score_resume_and_cli(tiny_seq2seq, tmp_path):
     env = t["environments"][0]
     assert env["env_mask"].count("<mask>") == 1 and env["leak"] in env["baseline"]
     for name in ("phi_base", "phi", "probe", "phi_la"):
-        best = run_dir / "information" / name / "best"
-        assert (best / "evaluator.json").is_file() and list(best.glob("*.safetensors")), name
-        assert not (run_dir / "information" / name / "checkpoint").exists()  # removed once finished
+        (folder,) = (run_dir / "information").glob(f"{name}-*")
+        assert (folder / "best" / "evaluator.json").is_file() and list((folder / "best").glob("*.safetensors")), name
+        assert not (folder / "checkpoint").exists()  # removed once finished
     assert (run_dir / "information_scores.png").is_file() and "REV, LAREV" in (run_dir / "report.html").read_text()
     # score new items with the trained evaluators: nothing is trained again
-    before = (run_dir / "information" / "phi" / "state.json").read_text()
+    (phi_folder,) = (run_dir / "information").glob("phi-*")
+    before = (phi_folder / "state.json").read_text()
     res = runner.invoke(app, ["information", "score", str(run_dir), "--test", "synthetic", "--size", "2",
                               "--generator", "mock/reasoner"])
     assert res.exit_code == 0, res.output
-    assert (run_dir / "information" / "phi" / "state.json").read_text() == before
+    assert (phi_folder / "state.json").read_text() == before
     t2 = json.loads((run_dir / "summary.json").read_text())["information"]
     assert t2["n_test"] == 6 and "generated:mock/reasoner" in t2["absolute"]["rev"]
     assert t2["training"]["phi"]["resumed_from_epoch"] == 2
+    assert len(list((run_dir / "information").glob("phi-*"))) == 1  # the same models, not new ones
+    # train and test items share ids (arith-0, ...): each split keeps its own baselines and labels
+    assert all(e["item"].startswith("train:") for e in t2["environments"])
+    assert {x["item"] for x in t2["examples"]} <= {f"test:{k}-{i}" for k in ("arith", "logic", "mc") for i in range(2)}
     res = runner.invoke(app, ["information", "score", str(tmp_path / "none"), "--test", "synthetic"])
     assert res.exit_code == 2 and "no config.yaml" in res.output
+
+
+def test_training_resumes_after_a_crash(tiny_seq2seq, tmp_path):
+    from reasonscope.information.training import train_erm
+
+    inputs = [baseline_input(f"Ana has {i} apples") for i in range(6)]
+    targets = [str(i) for i in range(6)]
+    settings = TrainSettings(epochs=3, lr=1e-3, batch_size=3)
+    calls = {"n": 0}
+
+    import reasonscope.information.training as training
+
+    real = training._val_loss
+
+    def crash_on_second_epoch(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    training._val_loss = crash_on_second_epoch
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train_erm(load_evaluator(str(tiny_seq2seq)), inputs, targets, inputs[:2], targets[:2], settings,
+                      tmp_path / "m", label="m")
+    finally:
+        training._val_loss = real
+    state = json.loads((tmp_path / "m" / "state.json").read_text())
+    assert state["epochs_run"] == 1 and not state["finished"] and (tmp_path / "m" / "checkpoint").is_dir()
+    res = train_erm(load_evaluator(str(tiny_seq2seq)), inputs, targets, inputs[:2], targets[:2], settings,
+                    tmp_path / "m", label="m")
+    assert res.resumed_from == 1 and [h["epoch"] for h in res.history] == [1, 2, 3]
+    assert json.loads((tmp_path / "m" / "state.json").read_text())["finished"]
+    again = train_erm(load_evaluator(str(tiny_seq2seq)), inputs, targets, inputs[:2], targets[:2], settings,
+                      tmp_path / "m", label="m")
+    assert again.resumed_from == 3 and again.best_val == res.best_val  # finished: loaded, not retrained
+
+
+def test_model_folders_follow_the_settings_and_collapse_is_reported():
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from reasonscope.config import InformationConfig
+    from reasonscope.information.family import collapse_warning, model_folders
+
+    cfg = InformationConfig(train={"name": "t", "format": "synthetic"}, evaluator="t5-small")
+    tr = [Item(id="a", input="q", target=1, rationale="r")]
+    va = [Item(id="b", input="q2", target=2, rationale="r2")]
+    b = {"a": "ba", "b": "bb"}
+    one = model_folders(Path("root"), cfg, tr, va, b, 0)
+    other = model_folders(Path("root"), cfg.model_copy(update={"lambda_irm": 0.5}), tr, va, b, 0)
+    assert one["phi"] == other["phi"] and one["probe"] == other["probe"] and one["phi_la"] != other["phi_la"]
+    assert model_folders(Path("root"), cfg, tr, va, {"a": "changed", "b": "bb"}, 0)["phi"] != one["phi"]
+    assert one["phi"].name.startswith("phi-") and one["phi"].parent == Path("root")
+    fake = SimpleNamespace(tokenizer=[0] * 30522)  # log V = 10.33
+    assert "Phi_LA collapsed" in collapse_warning(fake, 9.1, 1.5)
+    assert collapse_warning(fake, 2.9, 2.6) is None

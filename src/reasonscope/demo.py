@@ -15,7 +15,9 @@ attacked at token level (3 gradient rounds, 8 candidates), at embedding level an
 with 48-token chains; outcomes by the arithmetic check alone (no judge in the demo, stated in the report).
 Information (REV, LAREV): evaluators warm-started from the embedded MiniLM (encoder-decoder) are trained
 on 150 synthetic items with gold rationales (Phi_base and Phi 2 epochs, probe and Phi_LA 1 epoch, lr 1e-4
-instead of the document's 3e-5 so that so few epochs learn something; 10 integrated-gradient steps),
+instead of the document's 3e-5 so that so few epochs learn something; 10 integrated-gradient steps;
+lambda_IRM 0.5 instead of 5: the MiniLM decoder's output head starts untrained, and at lambda_IRM >= 1
+one short epoch collapses Phi_LA to flat logits, measured and reported as a warning when it happens),
 and the Gold / Leaky / Gold-Leaky / Vacuous variants of 30 new items are scored.
 """
 
@@ -51,7 +53,7 @@ def demo_plan(output_dir: str = "runs", size: int = 4, max_tokens: int = 160) ->
                 "train": {"name": "information-train", "format": "synthetic", "size": 50, "seed": 101},
                 "test": {"name": "information-test", "format": "synthetic", "size": 10, "seed": 202},
                 "evaluator": "embedded-minilm-ed", "epochs": 2, "probe_epochs": 1, "larev_epochs": 1, "lr": 1e-4,
-                "ig_steps": 10,
+                "ig_steps": 10, "lambda_irm": 0.5,
             },
         },
         "stats": {"n_resamples": 2000},

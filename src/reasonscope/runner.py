@@ -4,7 +4,8 @@ Generation
 ----------
 For every model and item: ``K`` samples of the original question (sample 0..K-1) and one
 completion of each of the first ``P`` paraphrases (K, P from the behavior settings; 1 and 0 when
-behavior is off). Each request gets its cache key (:func:`reasonscope.store.cache_key`); keys that
+only the attributes family needs answers to judge; none for the attack and information families,
+which generate or train on their own). Each request gets its cache key (:func:`reasonscope.store.cache_key`); keys that
 the store already holds are not sent again (failed ones neither, unless ``retry_failed``).
 Requests go out ``concurrency`` at a time (batches of ``batch_size`` for local models); each
 completion is committed as soon as it arrives, so Ctrl-C or ``kill -9`` loses at most the requests
@@ -58,8 +59,8 @@ def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: l
     from .evidence.family import build_messages as evidence_messages
 
     return [planned_request(model, ds, item, "evidence", 0, evidence_messages(item, labels), seed, PROMPT_VERSION,
-                     {"task": "evidence", "target": item.target, "answer_type": "label", "choices": labels,
-                      "text": item.input})
+                            {"task": "evidence", "target": item.target, "answer_type": "label", "choices": labels,
+                             "text": item.input})
             for item in test]
 
 
@@ -77,8 +78,8 @@ def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: P
                 for sample in range(k if variant == "original" else 1):
                     messages = build_messages(item, item.variant_text(variant), cfg.system_prompt)
                     out.append(planned_request(model, ds, item, variant, sample, messages, plan.experiment.seed,
-                                        TEMPLATE_VERSION, {"target": item.target, "answer_type": item.answer_type,
-                                                           "choices": item.choices}))
+                                               TEMPLATE_VERSION, {"target": item.target, "answer_type": item.answer_type,
+                                                                  "choices": item.choices}))
     return out
 
 

@@ -146,6 +146,11 @@ class Attacker:
                                       lambda ids: "\n\n" in tok.decode(ids) or "Question:" in tok.decode(ids))
         return Chain(answer, tok.decode(cot_ids).strip())
 
+    def _timed_chain(self, layout: Layout, question_embeds=None) -> tuple[Chain, float]:
+        start = time.perf_counter()
+        chain = self.answer_first(layout, question_embeds)
+        return chain, time.perf_counter() - start
+
     # -- objective ----------------------------------------------------------------------------
     def lam(self, layout: Layout) -> float:
         return self.settings.lam if self.settings.lam is not None else layout.default_lambda
@@ -204,9 +209,9 @@ class Attacker:
             if self.survives_retokenisation(q):
                 break
         pert = layout.with_question(q)
-        chain = self.answer_first(pert)
+        chain, regen = self._timed_chain(pert)
         return AttackResult("random", self.question_text(q), chain, before, self.objective(pert), inserted,
-                            seconds=time.perf_counter() - start)
+                            seconds=time.perf_counter() - start, details={"regeneration_s": regen})
 
     def _similar_enough(self, original: str, texts: list[str]) -> list[bool]:
         if self.similarity is None or self.settings.min_similarity is None or not texts:
@@ -271,9 +276,9 @@ class Attacker:
                 break
             best, current = values[k], current.with_question(cands[k])
             trace.append(best)
-        chain = self.answer_first(current)
+        chain, regen = self._timed_chain(current)
         return AttackResult("token", self.question_text(current.question), chain, before, best, inserted, rejected,
-                            steps_done, time.perf_counter() - start, {"objective_trace": trace})
+                            steps_done, time.perf_counter() - start, {"objective_trace": trace, "regeneration_s": regen})
 
     def epsilon(self) -> float:
         W = self.model.get_input_embeddings().weight
@@ -301,11 +306,11 @@ class Attacker:
         before = self.objective(layout)
         delta, base, eps = self.embedding_delta(layout)
         after = self.objective(layout, base + delta)
-        chain = self.answer_first(layout, base + delta)
+        chain, regen = self._timed_chain(layout, base + delta)
         return AttackResult("embedding", None, chain, before, after, [], {}, self.settings.embedding_steps,
                             time.perf_counter() - start,
                             {"epsilon": eps, "linf": float(delta.abs().max()),
-                             "epsilon_p": self.settings.epsilon_p})
+                             "epsilon_p": self.settings.epsilon_p, "regeneration_s": regen})
 
     def layout_for(self, question: str, chain: Chain | None = None) -> Layout:
         return make_layout(self.tokenizer, question, chain.answer if chain else "", chain.reasoning if chain else "")

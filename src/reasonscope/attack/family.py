@@ -88,8 +88,8 @@ def classify(item: Item, original_answer: str, new_answer: str, new_reasoning: s
         return "success", f"answer kept; false equation {bad!r}"
     if judge_correct is False:
         return "success", "answer kept; the judge says the reasoning is incorrect"
-    return "unattackable", "answer kept; reasoning " + (
-        "judged correct" if judge_correct else "not judged (no judge)" if judge_correct is None else "")
+    return "unattackable", "answer kept; equations hold; reasoning " + (
+        "judged correct" if judge_correct else "not judged")
 
 
 def attack_key(spec: str, revision: str | None, item: Item, methods: list[str], settings: AttackSettings) -> str:

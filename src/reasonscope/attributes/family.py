@@ -372,8 +372,10 @@ def score_preferences(path: Path, judges: list[LanguageModel], cfg: AttributesCo
             out["pairwise"][j.name] = judge_pairwise(j, records, store, seed=seed, console=console)
     battles = human_battles(records)
     models = {m for a, b, _ in battles for m in (a, b)}
+    enough = len(models) >= 2
     out["human_ratings"] = bootstrap_bradley_terry(battles, n_resamples=cfg.rating_resamples, seed=seed,
-                                                   confidence=stats.confidence) if len(models) >= 2 else None
+                                                   confidence=stats.confidence) if enough else None
+    out["human_elo"] = online_elo(battles) if enough else None
     return out, warnings
 
 

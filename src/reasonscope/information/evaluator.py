@@ -15,11 +15,15 @@ A saved evaluator is a folder with the model (safetensors), its tokenizer and ``
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MINILM_ED = "embedded-minilm-ed"
+# EncoderDecoderModel warns on every call with labels that old (< 4.12) checkpoints computed the loss
+# elsewhere; reasonscope computes its own losses from the logits, so the warning says nothing here.
+warnings.filterwarnings("ignore", message="Version v4.12.0 introduces a better way", category=FutureWarning)
 META_FILE = "evaluator.json"
 
 
@@ -116,9 +120,18 @@ class Evaluator:
         return out
 
     def save(self, folder: str | Path) -> Path:
+        from transformers.utils import logging as hf_logging
+
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(folder, safe_serialization=True)
+        level = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # tied weights (decoder embeddings / LM head) are saved once, by design
+        hf_logging.disable_progress_bar()
+        try:
+            self.model.save_pretrained(folder, safe_serialization=True)
+        finally:
+            hf_logging.set_verbosity(level)
+            hf_logging.enable_progress_bar()
         self.tokenizer.save_pretrained(folder)
         (folder / META_FILE).write_text(json.dumps({"kind": self.kind, "source": self.source}))
         return folder

@@ -39,7 +39,7 @@ from ..config import InformationConfig, StatsConfig
 from ..stats.bootstrap import bootstrap_mean, paired_difference
 from ..store import Store
 from ..text.answers import normalize_text
-from ..types import Item, Score
+from ..types import Item, Score, stable_hash
 from .baseline import label_text, rewrite_messages, rule_baseline
 from .variants import SEPARATIONS, VARIANTS, baseline_input, rationale_input, variant_texts
 
@@ -112,39 +112,45 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
 
     console = console or Console(stderr=True)
     warnings: list[str] = []
-    trainable = [it for it in train_items if it.rationale]
+    # Train and test items may share ids (two splits of one generator, or of one file): every table below is
+    # keyed by split-qualified ids, "train:<id>" and "test:<id>".
+    trainable = [it.model_copy(update={"id": f"train:{it.id}"}) for it in train_items if it.rationale]
     if len(trainable) < len(train_items):
         warnings.append(f"{len(train_items) - len(trainable)} training items have no gold rationale: left out")
     if len(trainable) < 2:
         raise ValueError("information: the training split needs 2+ items with gold rationales")
-    scored = [it for it in test_items or [] if it.rationale]
+    scored = [it.model_copy(update={"id": f"test:{it.id}"}) for it in test_items or [] if it.rationale]
     if len(scored) < len(test_items or []):
         warnings.append(f"{len(test_items) - len(scored)} test items have no gold rationale: not scored")
     baselines = make_baselines(trainable + scored, cfg, store, seed=seed, console=console)
     tr, va = split_train(trainable, cfg.val_fraction, seed)
     y = {it.id: label_text(it) for it in trainable + scored}
-    folder = Path(run_dir) / "information"
+    folders = model_folders(Path(run_dir) / "information", cfg, tr, va, baselines, seed)
     base_settings = TrainSettings(cfg.epochs, cfg.lr, cfg.batch_size, seed, cfg.mixed_precision)
     train_info: dict[str, Any] = {}
 
     phi_base = load_evaluator(cfg.evaluator, seed=seed)
     res = train_erm(phi_base, [baseline_input(baselines[i.id]) for i in tr], [y[i.id] for i in tr],
                     [baseline_input(baselines[i.id]) for i in va], [y[i.id] for i in va], base_settings,
-                    folder / "phi_base", label="Phi_base (b -> y)", console=console)
+                    folders["phi_base"], label="Phi_base (b -> y)", console=console)
     train_info["phi_base"] = _result(res)
     phi = load_evaluator(cfg.evaluator, seed=seed)
     r_inputs = [rationale_input(i.rationale, baselines[i.id]) for i in tr]
     r_val = [rationale_input(i.rationale, baselines[i.id]) for i in va]
     res = train_erm(phi, r_inputs, [y[i.id] for i in tr], r_val, [y[i.id] for i in va], base_settings,
-                    folder / "phi", label="Phi (r + b -> y)", console=console)
+                    folders["phi"], label="Phi (r + b -> y)", console=console)
     train_info["phi"] = _result(res)
     scorers = {"rev": phi}
     environments_info: list[dict] = []
     if "larev" in cfg.methods:
         phi_la, larev_info, environments_info = train_larev_models(
-            cfg, phi_base, phi, tr, va, baselines, y, folder, store, seed=seed, console=console)
+            cfg, phi_base, phi, tr, va, baselines, y, folders, store, seed=seed, console=console)
         scorers["larev"] = phi_la
         train_info.update(larev_info)
+        why = collapse_warning(phi_la, larev_info["phi_la"]["best_val_loss"], train_info["phi"]["best_val_loss"])
+        if why:
+            warnings.append(why)
+            console.print("[yellow]information: " + why)
     if "rev" not in cfg.methods:
         scorers.pop("rev")
 
@@ -162,7 +168,7 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
     with console.status("information: scoring rationale variants"):
         per_item, accuracy, rows = score_variants(scorers, phi_base, texts, baselines, y, ids,
                                                   reduction=cfg.reduction, candidates=candidates)
-    scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"), item_id=f"{test_name}/{r.pop('item')}",
+    scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"), item_id=f"{test_name}/{r.pop('item').removeprefix('test:')}",
                     value=r.pop("score"), details=r) for r in rows]
     absolute = {m: {v: _estimate(list(per_item[m][v].values()), stats, seed) for v in per_item[m]} for m in per_item}
     separation = {m: separations(per_item[m], stats, seed) for m in per_item}
@@ -204,6 +210,37 @@ def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str,
     return per_item, accuracy, rows
 
 
+def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[Item], baselines: dict[str, str],
+                  seed: int) -> dict[str, Path]:
+    """``root/<model>-<fingerprint>`` per model: the fingerprint hashes everything that determines the
+    trained weights (evaluator, data, baselines, split, seed and that model's settings), so a finished or
+    interrupted model is resumed only when nothing changed, and a changed setting trains a new one."""
+    data = stable_hash([[i.id, i.rationale, baselines[i.id], str(i.target)] for i in tr] + ["|"] +
+                       [[i.id, i.rationale, baselines[i.id], str(i.target)] for i in va])
+    common = {"evaluator": cfg.evaluator, "seed": seed, "data": data, "lr": cfg.lr,
+              "mixed_precision": cfg.mixed_precision}
+    erm = {**common, "epochs": cfg.epochs, "batch": cfg.batch_size}
+    probe = {**erm, "probe_epochs": cfg.probe_epochs, "probe_batch": cfg.probe_batch_size, "ig": cfg.ig_steps,
+             "antonym_model": cfg.antonym_model.spec if cfg.antonym_model else None}
+    la = {**probe, "larev_epochs": cfg.larev_epochs, "lambda_irm": cfg.lambda_irm, "lambda_probe": cfg.lambda_probe}
+    return {name: root / f"{name}-{stable_hash({'model': name, **spec}, 10)}"
+            for name, spec in (("phi_base", erm), ("phi", erm), ("probe", probe), ("phi_la", la))}
+
+
+def collapse_warning(phi_la, la_val: float, phi_val: float) -> str | None:
+    """A warning when Phi_LA's validation loss is near that of uniform logits (log V per token): the
+    IRM penalty can be lowered fastest by flattening the logits, which makes every LAREV score the same."""
+    import math
+
+    uniform = math.log(len(phi_la.tokenizer))
+    if la_val >= 0.75 * uniform and la_val > phi_val + 1.0:
+        return (f"Phi_LA collapsed: its validation loss {la_val:.2f} per token is near uniform logits' "
+                f"{uniform:.2f} (Phi: {phi_val:.2f}); the IRM penalty dominated training, so LAREV scores are not "
+                "meaningful. Lower lambda_irm or train longer (the warm-up is the first third of the steps); "
+                "an evaluator whose output head starts untrained (embedded-minilm-ed) is most exposed.")
+    return None
+
+
 def _same(pred: str, gold: str) -> bool:
     return normalize_text(pred) == normalize_text(gold)
 
@@ -235,7 +272,7 @@ def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed:
 
 
 def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va: list[Item], baselines: dict[str, str],
-                       y: dict[str, str], folder: Path, store: Store, *, seed: int, console: Console):
+                       y: dict[str, str], folders: dict[str, Path], store: Store, *, seed: int, console: Console):
     """Leakage terms (IG on Phi_base), environments, probe psi, Phi_LA."""
     from .leakage import AntonymSource, content_words, environments, leakage_term, token_attributions
 
@@ -268,15 +305,15 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     masked_val = [baseline_input(e["env_mask"]) for e in env_info[len(tr):]]
     probe_settings = TrainSettings(cfg.probe_epochs, cfg.lr, cfg.probe_batch_size, seed, cfg.mixed_precision)
     psi = train_probe(phi, masked_train, [y[i.id] for i in tr], masked_val, [y[i.id] for i in va], probe_settings,
-                      folder / "probe", console=console)
+                      folders["probe"], console=console)
     la_settings = TrainSettings(cfg.larev_epochs, cfg.lr, 1, seed, cfg.mixed_precision)
     phi_la, res = train_larev(cfg.evaluator, examples, psi, [rationale_input(i.rationale, baselines[i.id]) for i in va],
-                              [y[i.id] for i in va], la_settings, folder / "phi_la", lambda_irm=cfg.lambda_irm,
+                              [y[i.id] for i in va], la_settings, folders["phi_la"], lambda_irm=cfg.lambda_irm,
                               lambda_probe=cfg.lambda_probe, console=console)
     sources: dict[str, int] = {}
     for e in env_info:
         sources[e.get("antonym_source", "none")] = sources.get(e.get("antonym_source", "none"), 0) + 1
-    probe_state = json.loads((folder / "probe" / "state.json").read_text())
+    probe_state = json.loads((folders["probe"] / "state.json").read_text())
     return phi_la, {"probe": {"best_val_loss": probe_state["best_val"], "best_epoch": probe_state["best_epoch"],
                               "examples_per_s": probe_state.get("examples_per_s")},
                     "phi_la": _result(res), "antonym_sources": sources}, env_info

@@ -88,12 +88,14 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
                params: list | None = None, label: str = "train", console=None, n_examples: int = 0) -> TrainResult:
     """Train ``evaluator.model`` in place; ``batches(epoch)`` gives the epoch's batches (already shuffled),
     ``loss_fn(model, batch, step, total_steps)`` the loss of one batch, ``val_fn()`` the validation loss."""
+    import logging
     import time
 
     import torch
     from accelerate import Accelerator
     from accelerate.utils import set_seed
 
+    logging.getLogger("accelerate").setLevel(logging.ERROR)  # "removed shared tensor" notes on every save
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     state = _state(folder)

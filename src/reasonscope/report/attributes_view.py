@@ -43,7 +43,8 @@ def attributes_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         out["attributes_pairwise"] = [{"judge": j, **{k: _r(v) for k, v in p.items() if k != "records"}}
                                       for j, p in pref.get("pairwise", {}).items()]
         out["attributes_human_ratings"] = [{"model": m, "bt": _r(v["rating"]), "low": _r(v["low"]),
-                                            "high": _r(v["high"]), "rank": v["rank"]}
+                                            "high": _r(v["high"]), "rank": v["rank"],
+                                            "elo": _r((pref.get("human_elo") or {}).get(m))}
                                            for m, v in (pref.get("human_ratings") or {}).items()]
     return out
 
