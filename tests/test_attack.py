@@ -257,3 +257,24 @@ def test_cli_attack(tmp_path, tiny_causal_lm, monkeypatch):
         "mock/reasoner"]
     res = CliRunner().invoke(app, ["attack", "--method", "laser"])
     assert res.exit_code == 2 and "methods" in res.output
+
+
+def test_meaning_judge_makes_changed_questions_unattackable(tmp_path, tiny_causal_lm, monkeypatch):
+    data = tmp_path / "q.jsonl"
+    data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n")
+    monkeypatch.setattr(Attacker, "answer_first", _fake_answer_first)
+    plan = parse_plan({
+        "experiment": {"name": "m", "output_dir": str(tmp_path)},
+        "models": [{"spec": f"hf/{tiny_causal_lm}", "name": "tiny"}],
+        "datasets": [{"name": "qs", "format": "jsonl", "path": str(data)}],
+        "families": {"attack": {"steps": 1, "candidates": 2, "min_similarity": None, "meaning_judge": True,
+                                "judge": {"spec": "mock/judge", "options": {"meaning_changed": True, "ok_rate": 1}}}},
+        "stats": {"n_resamples": 200}})
+    from reasonscope.runner import Runner
+
+    s = Runner(plan, show_progress=False).run()
+    rows = [json.loads(x) for x in (s.run_dir / "attack_items.jsonl").read_text().splitlines()]
+    by = {r["method"]: r for r in rows}
+    assert by["token"]["outcome"] == by["random"]["outcome"] == "unattackable"
+    assert by["token"]["why"] == "the judge says the perturbed question changed meaning"
+    assert by["embedding"]["outcome"] == "success"  # no text to judge; its equation is still false

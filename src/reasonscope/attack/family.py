@@ -161,9 +161,11 @@ def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Ite
     return out
 
 
-def judge_chains(judge_cfg: ModelConfig | None, cases: list[tuple[str, Item, str, str, str]], store: Store, *,
-                 seed: int, console: Console) -> dict[str, tuple[bool | None, str | None]]:
-    """case id -> (reasoning correct?, why not read) for (id, item, answer, reference chain, chain)."""
+def ask_judge(judge_cfg: ModelConfig | None, cases: dict[str, tuple[list[dict[str, str]], dict]], *, template: str,
+              key: str, store: Store, seed: int, console: Console, label: str
+              ) -> dict[str, tuple[bool | None, str | None]]:
+    """case id -> (the judge's true/false under ``key``, why it could not be read), for case id -> (messages,
+    mock meta). Empty without a judge; every case unread when the judge cannot run here."""
     if judge_cfg is None or not cases:
         return {}
     from ..models.registry import create_model
@@ -172,38 +174,38 @@ def judge_chains(judge_cfg: ModelConfig | None, cases: list[tuple[str, Item, str
     why = judge.missing_requirements()
     if why:
         console.print("[yellow]attack: judge skipped: " + escape(why))
-        return {cid: (None, f"judge skipped: {why}") for cid, *_ in cases}
-    planned = {cid: planned_request(judge, "attack", None, f"reasoning:{cid}", 0,
-                                    reasoning_check_messages(item.input, answer, ref, cand), seed, REASONING_VERSION,
-                                    {"task": "reasoning", "reference": ref, "candidate": cand}, item_id=cid)
-               for cid, item, answer, ref, cand in cases}
-    completions, _ = complete_cached(judge, list(planned.values()), store, console=console,
-                                     label=f"judge {judge.name}")
+        return {cid: (None, f"judge skipped: {why}") for cid in cases}
+    planned = {cid: planned_request(judge, "attack", None, f"{template}:{cid}", 0, messages, seed, template, meta,
+                                    item_id=cid) for cid, (messages, meta) in cases.items()}
+    completions, _ = complete_cached(judge, list(planned.values()), store, console=console, label=label)
     out = {}
     for cid, p in planned.items():
         c = completions[p.key]
-        out[cid] = (None, f"judge call failed: {c.error}") if c.error else parse_verdict(c.text)
+        out[cid] = (None, f"judge call failed: {c.error}") if c.error else parse_verdict(c.text, key)
     judge.close()
     return out
+
+
+def judge_chains(judge_cfg: ModelConfig | None, cases: list[tuple[str, Item, str, str, str]], store: Store, *,
+                 seed: int, console: Console) -> dict[str, tuple[bool | None, str | None]]:
+    """case id -> (reasoning correct?, why not read) for (id, item, answer, reference chain, chain)."""
+    return ask_judge(judge_cfg, {cid: (reasoning_check_messages(item.input, answer, ref, cand),
+                                       {"task": "reasoning", "reference": ref, "candidate": cand})
+                                 for cid, item, answer, ref, cand in cases},
+                     template=REASONING_VERSION, key="correct", store=store, seed=seed, console=console,
+                     label="reasoning judge")
 
 
 def meaning_checks(judge_cfg: ModelConfig | None, cases: list[tuple[str, str, str]], store: Store, *, seed: int,
                    console: Console) -> dict[str, bool | None]:
     """case id -> does the perturbed question keep the original's meaning (the judge's ``same``)."""
-    if judge_cfg is None or not cases:
-        return {}
     from ..judge.prompts import same_meaning_messages
-    from ..models.registry import create_model
 
-    judge = create_model(judge_cfg)
-    if judge.missing_requirements():
-        return {}
-    planned = {cid: planned_request(judge, "attack", None, f"meaning:{cid}", 0, same_meaning_messages(orig, pert),
-                                    seed, "judge-meaning-v1", {"task": "meaning", "texts": [orig, pert]},
-                                    item_id=cid) for cid, orig, pert in cases}
-    completions, _ = complete_cached(judge, list(planned.values()), store, console=console, label="meaning judge")
-    return {cid: (None if completions[p.key].error else parse_verdict(completions[p.key].text, "same")[0])
-            for cid, p in planned.items()}
+    verdicts = ask_judge(judge_cfg, {cid: (same_meaning_messages(orig, pert), {"task": "meaning", "texts": [orig, pert]})
+                                     for cid, orig, pert in cases},
+                         template="judge-meaning-v1", key="same", store=store, seed=seed, console=console,
+                         label="meaning judge")
+    return {cid: v for cid, (v, _) in verdicts.items()}
 
 
 _ANSWER = re.compile(r"Answer:\s*(.*)")

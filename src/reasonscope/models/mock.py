@@ -13,7 +13,9 @@ Kinds (``mock/<kind>``), every output deterministic per (seed, item, variant, sa
   for pairwise requests (``meta.task == "pairwise"``) it prefers the answer with the higher
   ``unit_hash("quality", text)`` (so both orders agree), or always answer 1 with
   ``options.position_bias: true``; for reasoning checks (``meta.task == "reasoning"``) it calls a
-  chain correct when it equals the reference, else with probability ``options.ok_rate`` (0.5).
+  chain correct when it equals the reference, else with probability ``options.ok_rate`` (0.5); for
+  meaning checks (``meta.task == "meaning"``) it says the meaning is kept unless
+  ``options.meaning_changed: true``.
 
 Common options: ``latency_s`` (sleep per call), ``fail_rate`` (share of calls raising a retryable
 error), ``call_log`` (a file that receives one line per call, used by the resume tests),
@@ -107,6 +109,8 @@ class MockModel(LanguageModel):
             ok = meta["candidate"] == meta["reference"] or \
                 unit_hash("ok", seed, meta["candidate"]) < float(self.options.get("ok_rate", 0.5))
             return json.dumps({"correct": ok, "explanation": "simulated"})
+        if meta.get("task") == "meaning":
+            return json.dumps({"same": not self.options.get("meaning_changed", False)})
         if meta.get("task") == "pairwise":
             if self.options.get("position_bias"):
                 return '{"winner": "1", "explanation": "the first one"}'
