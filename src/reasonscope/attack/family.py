@@ -42,7 +42,7 @@ from ..calls import complete_cached, make_progress, planned_request
 from ..config import AttackConfig, ModelConfig, StatsConfig
 from ..judge.parse import parse_verdict
 from ..judge.prompts import REASONING_VERSION, reasoning_check_messages
-from ..stats.bootstrap import bootstrap_mean
+from ..stats.bootstrap import estimate
 from ..store import Store
 from ..text.answers import answers_match, extract_answer, parse_target
 from ..types import Completion, Item, Score, stable_hash
@@ -227,9 +227,7 @@ def transfer_messages(question: str) -> list[dict[str, str]]:
 
 
 def _rates(outcomes: list[str], stats: StatsConfig, seed: int) -> dict[str, dict]:
-    return {o: bootstrap_mean([1.0 if x == o else 0.0 for x in outcomes], confidence=stats.confidence,
-                              n_resamples=stats.n_resamples, method=stats.method, seed=seed).as_dict()
-            for o in OUTCOMES}
+    return {o: estimate([1.0 if x == o else 0.0 for x in outcomes], stats, seed) for o in OUTCOMES}
 
 
 def run_transfer(cfg: AttackConfig, successes: list[tuple[str, Item, str, str]], store: Store, stats: StatsConfig,

@@ -64,7 +64,7 @@ from ..judge.parse import combine_orders, hostile_flags, parse_judgement, parse_
 from ..judge.prompts import PAIRWISE_VERSION, SCALES, TEMPLATE_VERSION, judge_messages, pairwise_messages
 from ..models.base import LanguageModel
 from ..stats.agreement import krippendorff_alpha, mean_spearman
-from ..stats.bootstrap import bootstrap_mean
+from ..stats.bootstrap import estimate
 from ..stats.ratings import bootstrap_bradley_terry, online_elo
 from ..store import Store
 from ..text.steps import split_steps
@@ -155,11 +155,6 @@ def judge_pointwise(judge: LanguageModel, targets: list[Target], cfg: Attributes
             res = Judged(judge.name, p.key, parsed.scores, parsed.unscored, parsed.explanations, c.text)
         out[unit] = res
     return out
-
-
-def _estimate(values: list[float | None], stats: StatsConfig, seed: int) -> dict:
-    return bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples, method=stats.method,
-                          seed=seed).as_dict()
 
 
 def unit_scores(targets: list[Target], verdicts: dict[str, dict[tuple[str, str], Judged]], names: list[str]
@@ -265,7 +260,7 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     combined: dict[tuple[str, str], dict[str, float | None]] = {
         u: {**row, **{f"auto.{m}": v for m, v in auto.get(u, {}).items()}} for u, row in per_unit.items()}
     columns = names + [f"auto.{m}" for m in auto_info.get("metrics", [])]
-    table["scores"] = {m: {a: _estimate([combined[(m, t.unit)].get(a) for t in targets if t.model == m], stats, seed)
+    table["scores"] = {m: {a: estimate([combined[(m, t.unit)].get(a) for t in targets if t.model == m], stats, seed)
                            for a in columns} for m in models}
     table["per_judge"] = {j: {m: {a: _mean([v[(m, u)].scores.get(a) for (mm, u) in v if mm == m]) for a in names}
                               for m in models} for j, v in verdicts.items()}

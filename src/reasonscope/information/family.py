@@ -36,7 +36,7 @@ from rich.console import Console
 
 from ..calls import complete_cached, planned_request
 from ..config import InformationConfig, StatsConfig
-from ..stats.bootstrap import bootstrap_mean, paired_difference
+from ..stats.bootstrap import bootstrap_mean, estimate, paired_difference
 from ..store import Store
 from ..text.answers import normalize_text
 from ..types import Item, Score, stable_hash
@@ -97,11 +97,6 @@ def split_train(items: list[Item], fraction: float, seed: int) -> tuple[list[Ite
     random.Random(seed).shuffle(order)
     n_val = max(1, round(fraction * len(order))) if len(order) > 1 else 0
     return order[n_val:], order[:n_val]
-
-
-def _estimate(values, stats: StatsConfig, seed: int) -> dict:
-    return bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples, method=stats.method,
-                          seed=seed).as_dict()
 
 
 def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: StatsConfig, train_items: list[Item],
@@ -170,7 +165,7 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
                                                   reduction=cfg.reduction, candidates=candidates)
     scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"), item_id=f"{test_name}/{r.pop('item').removeprefix('test:')}",
                     value=r.pop("score"), details=r) for r in rows]
-    absolute = {m: {v: _estimate(list(per_item[m][v].values()), stats, seed) for v in per_item[m]} for m in per_item}
+    absolute = {m: {v: estimate(list(per_item[m][v].values()), stats, seed) for v in per_item[m]} for m in per_item}
     separation = {m: separations(per_item[m], stats, seed) for m in per_item}
     table = {"methods": list(scorers), "evaluator": cfg.evaluator, "reduction": cfg.reduction,
              "baseline": cfg.baseline, "absolute": absolute, "separation": separation, "accuracy": accuracy,

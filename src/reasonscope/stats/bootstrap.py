@@ -58,6 +58,12 @@ def bootstrap_mean(values, *, confidence: float = 0.95, n_resamples: int = 2000,
     return Estimate(mean, low, high, int(arr.size), label)
 
 
+def estimate(values, stats, seed: int = 0) -> dict:
+    """:func:`bootstrap_mean` with a plan's ``stats`` settings (confidence, resamples, method), as a dict."""
+    return bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples, method=stats.method,
+                          seed=seed).as_dict()
+
+
 @dataclass
 class PairedDifference(Estimate):
     p_value: float | None = None
