@@ -25,8 +25,8 @@ def information_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             separation.append({"method": m.upper(), "separation": pair.replace("-", " - "), "value": _r(e["value"]),
                                "low": _r(e["low"]), "high": _r(e["high"]), "n": e["n"], "p_value": _r(e["p_value"])})
     for m, row in t["accuracy"].items():
-        accuracy.append({"method": m.upper(), **{v: _r(a) for v, a in row.items()}})
-    accuracy.append({"method": "Phi_base on b", "baseline": _r(t["baseline_accuracy"])})
+        accuracy.append({"method": m.upper(), **{v: _r(a) for v, a in row.items()},
+                         "phi_base_on_b": _r(t["baseline_accuracy"])})
     for name, info in t["training"].items():
         if isinstance(info, dict) and "best_val_loss" in info:
             training.append({"model": name, "best_epoch": info.get("best_epoch"),
