@@ -278,3 +278,33 @@ def test_meaning_judge_makes_changed_questions_unattackable(tmp_path, tiny_causa
     assert by["token"]["outcome"] == by["random"]["outcome"] == "unattackable"
     assert by["token"]["why"] == "the judge says the perturbed question changed meaning"
     assert by["embedding"]["outcome"] == "success"  # no text to judge; its equation is still false
+
+
+def test_ray_executor_equals_local(tiny_causal_lm):
+    """Items attacked by Ray actors give the records the local executor gives (greedy, seeded)."""
+    import ray
+
+    from reasonscope.attack.executor import attack_items, make_attacker
+    from reasonscope.attack.family import settings_of
+    from reasonscope.config import ModelConfig
+
+    cfg = AttackConfig(steps=1, candidates=2, min_similarity=None, cot_tokens=6, answer_tokens=6)
+    settings = settings_of(cfg, 0)
+    model = ModelConfig(spec=f"hf/{tiny_causal_lm}")
+    attacker = make_attacker(model, cfg, settings)
+    items = []
+    for i, q in enumerate([QUESTION, "Is a robin a bird ? Yes ."]):
+        clean = attacker.answer_first(attacker.layout_for(q))  # the tiny model's own answer counts as correct
+        items.append((f"d/{i}", Item(id=str(i), input=q, target=clean.answer, answer_type="text")))
+    local = dict(attack_items(model, items, cfg, settings, executor="local"))
+    try:
+        remote = dict(attack_items(model, items, cfg, settings, executor="ray"))
+    finally:
+        ray.shutdown()
+    assert set(remote) == set(local) == {"d/0", "d/1"}
+    for key in local:
+        assert set(local[key]["methods"]) == {"token", "embedding", "random"}
+        for method, res in local[key]["methods"].items():
+            other = remote[key]["methods"][method]
+            assert other["perturbed_question"] == res["perturbed_question"] and other["chain"] == res["chain"]
+            assert other["objective_after"] == pytest.approx(res["objective_after"], abs=1e-4)
