@@ -13,7 +13,8 @@ Pipeline: baselines for every item (:mod:`reasonscope.information.baseline`); th
 are split into train / validation (``val_fraction``, seeded); Phi_base and Phi are trained (ERM),
 then, for LAREV, integrated gradients on Phi_base locate each training baseline's leakage term,
 the three environments and the masked baseline are built, the probe psi is trained from Phi, and
-Phi_LA from the pretrained backbone. Every model is saved under ``RUN_DIR/information/<name>/best``
+Phi_LA from the pretrained backbone. Every model is saved under
+``RUN_DIR/information/<name>-<fingerprint>/best`` (:func:`model_folders`)
 and training resumes (see training). Test items are scored on the variants of
 :mod:`reasonscope.information.variants` and on any generated rationales.
 
