@@ -64,7 +64,7 @@ from ..judge.parse import combine_orders, hostile_flags, parse_judgement, parse_
 from ..judge.prompts import PAIRWISE_VERSION, SCALES, TEMPLATE_VERSION, judge_messages, pairwise_messages
 from ..models.base import LanguageModel
 from ..stats.agreement import krippendorff_alpha, mean_spearman
-from ..stats.bootstrap import estimate
+from ..stats.bootstrap import estimate, mean_or_none
 from ..stats.ratings import bootstrap_bradley_terry, online_elo
 from ..store import Store
 from ..text.steps import split_steps
@@ -262,7 +262,7 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     columns = names + [f"auto.{m}" for m in auto_info.get("metrics", [])]
     table["scores"] = {m: {a: estimate([combined[(m, t.unit)].get(a) for t in targets if t.model == m], stats, seed)
                            for a in columns} for m in models}
-    table["per_judge"] = {j: {m: {a: _mean([v[(m, u)].scores.get(a) for (mm, u) in v if mm == m]) for a in names}
+    table["per_judge"] = {j: {m: {a: mean_or_none([v[(m, u)].scores.get(a) for (mm, u) in v if mm == m]) for a in names}
                               for m in models} for j, v in verdicts.items()}
     table["unscored"] = {j: {a: sum(1 for r in v.values() if a in r.unscored) for a in names}
                          for j, v in verdicts.items()}
@@ -307,11 +307,6 @@ _EMPTY = Judged("", "", {}, {}, {}, "")
 def per_judge_scores(verdicts: dict[str, dict[tuple[str, str], Judged]], attribute: str
                      ) -> dict[str, dict[str, float | None]]:
     return {j: {f"{m}|{u}": r.scores.get(attribute) for (m, u), r in v.items()} for j, v in verdicts.items()}
-
-
-def _mean(values: list[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
 
 
 def _top_reasons(results) -> list[str]:

@@ -12,7 +12,7 @@ from ..config import BEHAVIOR_METRICS, BehaviorConfig, StatsConfig
 from ..results import RunData, is_correct
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
-from ..stats.bootstrap import bootstrap_mean, paired_difference
+from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
 from ..types import Item, Score
 from . import metrics as M
 from .strategies import all_strategies, composite
@@ -111,7 +111,7 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
             vals["SS"], reasons["SS"] = None, f"not computed: {sim_reason}"
         else:
             sl = ss_slices.get((model, item_id))
-            vals["SS"] = M.mean_or_none(sims[sl]) if sl else None
+            vals["SS"] = mean_or_none(sims[sl]) if sl else None
             reasons["SS"] = None if vals["SS"] is not None else NOT_APPLICABLE["SS"]
             details["SS"] = {"method": sim.description}
         per_item.setdefault(model, {})[item_id] = vals

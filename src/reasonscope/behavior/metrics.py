@@ -65,8 +65,6 @@ def efficiency(correct: float, tokens: int | None, budget: int | None) -> float 
     return harmonic(correct, length_score)
 
 
-def mean_or_none(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
 
 
 def consecutive_pairs(steps: list[str]) -> list[tuple[str, str]]:

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..judge.parse import NoObject, NotALiteral, load_object
-from ..stats.bootstrap import bootstrap_mean
+from ..stats.bootstrap import bootstrap_mean, mean_or_none
 from ..stats.permutation import asymmetry_permutation_test
 from ..types import Item, Score
 from .classifier import EvidenceClassifier, Feature, split_sets
@@ -127,13 +127,8 @@ def evaluate_instance(clf: EvidenceClassifier, row, item: Item, pred: Prediction
     return res
 
 
-def _mean(values) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
 def asymmetry(rows: list[dict[str, float | None]]) -> float | None:
-    s, c = _mean(r["support"] for r in rows), _mean(r["contradict"] for r in rows)
+    s, c = mean_or_none(r["support"] for r in rows), mean_or_none(r["contradict"] for r in rows)
     return None if s is None or c is None else s - c
 
 
@@ -158,8 +153,8 @@ def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confi
                                              [r.correct for r in scored], n_permutations=n_permutations, seed=seed)
         table["asymmetry_difference"] = {"value": diff, "p_value": p, "n_permutations": n_permutations,
                                          "definition": "A(correct) - A(incorrect), A = mean cov_S - mean cov_C"}
-        table["all"] = {"support": _mean(r.coverage[m]["support"] for r in scored),
-                        "contradict": _mean(r.coverage[m]["contradict"] for r in scored)}
+        table["all"] = {"support": mean_or_none(r.coverage[m]["support"] for r in scored),
+                        "contradict": mean_or_none(r.coverage[m]["contradict"] for r in scored)}
         out[m] = table
     return out
 

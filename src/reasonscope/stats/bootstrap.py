@@ -36,6 +36,12 @@ def _clean(values) -> np.ndarray:
     return arr
 
 
+def mean_or_none(values) -> float | None:
+    """The mean of the values that are not None; None when there is none."""
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
 def bootstrap_mean(values, *, confidence: float = 0.95, n_resamples: int = 2000, method: str = "percentile",
                    seed: int = 0) -> Estimate:
     arr = _clean(values)
