@@ -260,3 +260,23 @@ def test_model_folders_follow_the_settings_and_collapse_is_reported():
     fake = SimpleNamespace(tokenizer=[0] * 30522)  # log V = 10.33
     assert "Phi_LA collapsed" in collapse_warning(fake, 9.1, 1.5)
     assert collapse_warning(fake, 2.9, 2.6) is None
+
+
+def test_llm_antonyms_are_asked_once_through_the_store(tmp_path):
+    from rich.console import Console
+
+    from reasonscope.config import InformationConfig
+    from reasonscope.information.family import _llm_antonyms
+    from reasonscope.store import Store
+
+    cfg = InformationConfig(train={"name": "t", "format": "synthetic"},
+                            antonym_model={"spec": "mock/scripted", "options": {"responses": ["attic."]}})
+    store = Store(tmp_path)
+    asked = [("bedroom", "He slept in the bedroom."), ("hot", "The tea is hot.")]
+    lookup = _llm_antonyms(cfg, asked, store, 0, Console(stderr=True))
+    assert lookup("bedroom", "He slept in the bedroom.") == "attic" and lookup("cold", "x") is None
+    n = store.conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+    assert n == 2
+    _llm_antonyms(cfg, asked, store, 0, Console(stderr=True))
+    assert store.conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0] == n  # cached, not asked again
+    assert _llm_antonyms(cfg.model_copy(update={"antonym_model": None}), asked, store, 0, Console()) is None

@@ -91,30 +91,29 @@ def make_progress(console: Console) -> Progress:
                     transient=False)
 
 
-@dataclass
-class CallStats:
-    calls: int = 0
-    cached: int = 0
-    failed: int = 0
+def pending_requests(planned: list[PlannedRequest], store: Store, *, retry_failed: bool = False
+                     ) -> tuple[list[PlannedRequest], list[PlannedRequest]]:
+    """(the requests deduplicated by key, those the store does not hold yet). Failed completions count as
+    held unless ``retry_failed``."""
+    unique = list({p.key: p for p in planned}.values())
+    done = store.cached_keys([p.key for p in unique], include_failed=not retry_failed)
+    return unique, [p for p in unique if p.key not in done]
 
 
 def complete_cached(model: LanguageModel, planned: list[PlannedRequest], store: Store, *,
                     retry_failed: bool = False, console: Console | None = None,
-                    label: str | None = None) -> tuple[dict[str, Completion], CallStats]:
+                    label: str | None = None) -> dict[str, Completion]:
     """Completions of ``planned`` by key: from the store when it holds them, else from the model
     (committed one by one as they arrive, with a progress bar). Failed completions stay failed
     unless ``retry_failed``."""
-    unique = list({p.key: p for p in planned}.values())
-    done = store.cached_keys([p.key for p in unique], include_failed=not retry_failed)
-    pending = [p for p in unique if p.key not in done]
-    stats = CallStats(cached=len(unique) - len(pending))
+    unique, pending = pending_requests(planned, store, retry_failed=retry_failed)
     if pending:
         progress = make_progress(console or Console(stderr=True))
         with progress:
-            task = progress.add_task(label or model.name, total=len(unique), completed=stats.cached)
-            stats.calls, stats.failed = asyncio.run(generate_pending(model, pending, store, progress, task))
+            task = progress.add_task(label or model.name, total=len(unique), completed=len(unique) - len(pending))
+            asyncio.run(generate_pending(model, pending, store, progress, task))
     out = {}
     for p in unique:
         completion = store.get_completion(p.key)
         out[p.key] = completion if completion is not None else Completion(error="no completion stored")
-    return out, stats
+    return out

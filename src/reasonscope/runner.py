@@ -27,7 +27,7 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
-from .calls import PlannedRequest, generate_pending, make_progress, planned_request
+from .calls import PlannedRequest, generate_pending, make_progress, pending_requests, planned_request
 from .config import Plan
 from .data.loaders import BadRow, load_dataset
 from .models.base import LanguageModel, ProviderUnavailable
@@ -212,8 +212,7 @@ class Runner:
                     planned += evidence_requests(model, test, name, labels, self.plan.experiment.seed)
                 store.link([(run_id, model.name, p.dataset, p.item.id, p.variant, p.sample, p.key,
                              p.request.max_tokens) for p in planned])
-                done = store.cached_keys([p.key for p in planned], include_failed=not self.retry_failed)
-                pending = [p for p in planned if p.key not in done]
+                _, pending = pending_requests(planned, store, retry_failed=self.retry_failed)
                 summary.cached += len(planned) - len(pending)
                 task = progress.add_task(model.name, total=len(planned), completed=len(planned) - len(pending)) \
                     if progress else None

@@ -177,7 +177,7 @@ def ask_judge(judge_cfg: ModelConfig | None, cases: dict[str, tuple[list[dict[st
         return {cid: (None, f"judge skipped: {why}") for cid in cases}
     planned = {cid: planned_request(judge, "attack", None, f"{template}:{cid}", 0, messages, seed, template, meta,
                                     item_id=cid) for cid, (messages, meta) in cases.items()}
-    completions, _ = complete_cached(judge, list(planned.values()), store, console=console, label=label)
+    completions = complete_cached(judge, list(planned.values()), store, console=console, label=label)
     out = {}
     for cid, p in planned.items():
         c = completions[p.key]
@@ -248,7 +248,7 @@ def run_transfer(cfg: AttackConfig, successes: list[tuple[str, Item, str, str]],
         pert = {cid: planned_request(model, "attack", None, f"transfer:{method}", 0, transfer_messages(q), seed,
                                      PROMPT_VERSION, {"target": item.target, "answer_type": item.answer_type},
                                      item_id=cid) for cid, item, method, q in successes}
-        completions, _ = complete_cached(model, list(clean.values()) + list(pert.values()), store, console=console,
+        completions = complete_cached(model, list(clean.values()) + list(pert.values()), store, console=console,
                                          label=f"transfer {model.name}")
         rows, by_method = [], {}
         for cid, item, method, _ in successes:

@@ -142,7 +142,7 @@ def judge_pointwise(judge: LanguageModel, targets: list[Target], cfg: Attributes
             judge, "attributes", None, f"judge:{t.model}", 0, messages, seed, TEMPLATE_VERSION,
             {"task": "judge", "attributes": names, "text": t.rationale, "scale_max": scale_max},
             item_id=t.unit)
-    completions, _ = complete_cached(judge, list(planned.values()), store, console=console,
+    completions = complete_cached(judge, list(planned.values()), store, console=console,
                                      label=f"judge {judge.name}")
     out = {}
     for unit, p in planned.items():
@@ -382,7 +382,7 @@ def judge_pairwise(judge: LanguageModel, records, store: Store, *, seed: int, co
                                                       pairwise_messages(r.question, first, second), seed,
                                                       PAIRWISE_VERSION, {"task": "pairwise", "texts": [first, second]},
                                                       item_id=r.id)))
-    completions, _ = complete_cached(judge, [p for *_, p in planned], store, console=console,
+    completions = complete_cached(judge, [p for *_, p in planned], store, console=console,
                                      label=f"pairwise {judge.name}")
     verdicts: dict[str, dict[str, tuple[str | None, str | None]]] = {}
     for r, order, p in planned:

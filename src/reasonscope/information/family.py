@@ -62,7 +62,7 @@ def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, s
     planned = {it.id: planned_request(model, "information", None, "baseline", 0,
                                       rewrite_messages(it.input, label_text(it)), seed, "baseline-rewrite-v1",
                                       {"task": "baseline"}, item_id=it.id) for it in items}
-    completions, _ = complete_cached(model, list(planned.values()), store, console=console, label="baseline rewrite")
+    completions = complete_cached(model, list(planned.values()), store, console=console, label="baseline rewrite")
     out = {}
     for it in items:
         c = completions[planned[it.id].key]
@@ -85,7 +85,7 @@ def generated_rationales(items: list[Item], cfg: InformationConfig, store: Store
                          "Explain in one or two sentences why this answer is right."}] for it in items}
         planned = {i: planned_request(model, "information", None, "rationale", 0, m, seed, "rationale-v1",
                                       {"task": "rationale"}, item_id=i) for i, m in msgs.items()}
-        completions, _ = complete_cached(model, list(planned.values()), store, console=console,
+        completions = complete_cached(model, list(planned.values()), store, console=console,
                                          label=f"rationales {model.name}")
         out[f"generated:{model.name}"] = {i: completions[p.key].text.strip() for i, p in planned.items()
                                          if not completions[p.key].error}
@@ -280,24 +280,29 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     from .training import LarevExample, TrainSettings, train_larev, train_probe
 
     mask = phi.tokenizer.mask_token or "<mask>"
-    antonym = AntonymSource(content_words(list(baselines.values())), _llm_antonyms(cfg, store, seed, console), seed)
-    examples, masked_train, env_info = [], [], []
-    train_ids = {it.id for it in tr}
+    terms = {}
+    shift = len(baseline_input(""))
     with console.status("information: integrated gradients on Phi_base (leakage terms)"):
         for it in tr + va:
-            text = baseline_input(baselines[it.id])
-            offsets, attr = token_attributions(phi_base, text, y[it.id], n_steps=cfg.ig_steps)
-            shift = len(baseline_input(""))
-            term = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift else (0, 0)
-                                                   for s, e in offsets], attr)
-            envs, prov = environments(baselines[it.id], term, mask, antonym, it.id)
-            env_info.append({"item": it.id, "baseline": baselines[it.id], **prov, **{f"env_{k}": v for k, v in envs.items()},
-                             "attribution": term.attribution if term else None})
-            if it.id in train_ids:
-                examples.append(LarevExample([rationale_input(it.rationale, envs[e]) for e in ("original", "mask",
-                                                                                              "antonym")],
-                                             baseline_input(envs["mask"]), y[it.id]))
-                masked_train.append(baseline_input(envs["mask"]))
+            offsets, attr = token_attributions(phi_base, baseline_input(baselines[it.id]), y[it.id],
+                                               n_steps=cfg.ig_steps)
+            terms[it.id] = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift
+                                                           else (0, 0) for s, e in offsets], attr)
+    asked = [(t.word, baselines[i]) for i, t in terms.items() if t is not None and not t.word.isdigit()]
+    antonym = AntonymSource(content_words(list(baselines.values())), _llm_antonyms(cfg, asked, store, seed, console),
+                            seed)
+    examples, masked_train, env_info = [], [], []
+    train_ids = {it.id for it in tr}
+    for it in tr + va:
+        term = terms[it.id]
+        envs, prov = environments(baselines[it.id], term, mask, antonym, it.id)
+        env_info.append({"item": it.id, "baseline": baselines[it.id], **prov, **{f"env_{k}": v for k, v in envs.items()},
+                         "attribution": term.attribution if term else None})
+        if it.id in train_ids:
+            examples.append(LarevExample([rationale_input(it.rationale, envs[e]) for e in ("original", "mask",
+                                                                                          "antonym")],
+                                         baseline_input(envs["mask"]), y[it.id]))
+            masked_train.append(baseline_input(envs["mask"]))
     masked_val = [baseline_input(e["env_mask"]) for e in env_info[len(tr):]]
     probe_settings = TrainSettings(cfg.probe_epochs, cfg.lr, cfg.probe_batch_size, seed, cfg.mixed_precision)
     psi = train_probe(phi, masked_train, [y[i.id] for i in tr], masked_val, [y[i.id] for i in va], probe_settings,
@@ -315,22 +320,26 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
                     "phi_la": _result(res), "antonym_sources": sources}, env_info
 
 
-def _llm_antonyms(cfg: InformationConfig, store: Store, seed: int, console: Console):
-    if cfg.antonym_model is None:
+def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: Store, seed: int, console: Console):
+    """(word, sentence) -> the provider's one-word antonym (None when unreadable), all asked in one cached pass;
+    None without an antonym model."""
+    if cfg.antonym_model is None or not asked:
         return None
     from ..models.registry import create_model
 
     model = create_model(cfg.antonym_model)
     if model.missing_requirements():
         return None
-
-    def antonym(word: str, sentence: str) -> str | None:
-        p = planned_request(model, "information", None, "antonym", 0,
-                            [{"role": "user", "content": f"Sentence: {sentence}\nGive one word with the opposite "
-                              f"meaning of '{word}' that fits the sentence. Reply with the word only."}],
-                            seed, "antonym-v1", {"task": "antonym"}, item_id=word)
-        c = complete_cached(model, [p], store, console=console, label="antonyms")[0][p.key]
+    planned = {(word, sentence): planned_request(
+        model, "information", None, "antonym", 0,
+        [{"role": "user", "content": f"Sentence: {sentence}\nGive one word with the opposite meaning of '{word}' that "
+          "fits the sentence. Reply with the word only."}], seed, "antonym-v1", {"task": "antonym"}, item_id=word)
+        for word, sentence in asked}
+    completions = complete_cached(model, list(planned.values()), store, console=console, label="antonyms")
+    table: dict[tuple[str, str], str | None] = {}
+    for pair, p in planned.items():
+        c = completions[p.key]
         words = c.text.strip().split()
-        return words[0].strip(".,;:'\"") if words and not c.error else None
-
-    return antonym
+        table[pair] = words[0].strip(".,;:'\"") if words and not c.error else None
+    model.close()
+    return lambda word, sentence: table.get((word, sentence))
