@@ -24,6 +24,17 @@ def _ray():
     return ray
 
 
+def ray_session(num_cpus: int | None = None):
+    """Ray, connected to ``RAY_ADDRESS`` when set (an existing cluster), else to a local instance started
+    with ``num_cpus`` CPUs (None: all); reused when already running."""
+    ray = _ray()
+    if not ray.is_initialized():
+        address = os.environ.get("RAY_ADDRESS")
+        ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
+                 log_to_driver=False, ignore_reinit_error=True)
+    return ray
+
+
 def _make_scorer(kind: str, settings: dict[str, Any]):
     from .config import NLIConfig, SimilarityConfig
     from .scorers.nli import make_nli
@@ -58,11 +69,7 @@ class RayPool:
     """``workers`` actors (one CPU each, or ``gpus_per_worker`` GPUs) shared by every scorer of a run."""
 
     def __init__(self, settings: dict[str, dict[str, Any]], *, workers: int = 2, gpus_per_worker: float = 0.0):
-        ray = _ray()
-        if not ray.is_initialized():
-            address = os.environ.get("RAY_ADDRESS")
-            ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
-                     log_to_driver=False, ignore_reinit_error=True)
+        ray = ray_session(workers)
         actor = ray.remote(num_cpus=1, num_gpus=gpus_per_worker)(_ScorerActor)
         self.actors = [actor.remote(settings) for _ in range(workers)]
 

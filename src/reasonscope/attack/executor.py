@@ -42,12 +42,9 @@ def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: Att
         return
     if executor != "ray":
         raise ValueError(f"unknown executor {executor!r}; expected local or ray")
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("--executor ray needs Ray: pip install 'reasonscope[ray]'") from None
-    if not ray.is_initialized():
-        ray.init(address=os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True, log_to_driver=False)
+    from ..executors import ray_session
+
+    ray = ray_session()
     gpus = int(ray.cluster_resources().get("GPU", 0))
     workers = max(1, min(len(items), gpus or int(os.environ.get("REASONSCOPE_RAY_WORKERS", "2"))))
 
