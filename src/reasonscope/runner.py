@@ -31,7 +31,7 @@ from .calls import PlannedRequest, generate_pending, make_progress, pending_requ
 from .config import Plan
 from .data.loaders import BadRow, load_dataset
 from .models.base import LanguageModel, ProviderUnavailable
-from .models.registry import create_model
+from .models.registry import usable_models
 from .prompts import TEMPLATE_VERSION, build_messages
 from .report.build import write_report
 from .results import load_run_data
@@ -138,16 +138,9 @@ class Runner:
         datasets, bad = self.load_datasets()  # errors here, before any model is called
         ev_sets, ev_labels, ev_imported = self.load_evidence()
         info_sets = self.load_information()
-        models: list[LanguageModel] = []
-        skipped: dict[str, str] = {}
-        for mc in plan.models:
-            model = create_model(mc)
-            why = model.missing_requirements()
-            if why:
-                skipped[model.name] = why
-                self.console.print("[yellow]skipped: " + escape(why))
-            else:
-                models.append(model)
+        models, skipped = usable_models(plan.models)
+        for why in skipped.values():
+            self.console.print("[yellow]skipped: " + escape(why))
         needs_models = plan.families.behavior is not None or (plan.families.evidence is not None and not ev_imported) \
             or (plan.families.attributes is not None and bool(datasets))
         if plan.models and needs_models and not models:

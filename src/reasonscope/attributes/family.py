@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,17 +112,11 @@ def run_targets(data) -> list[Target]:
 
 
 def make_judges(cfg: AttributesConfig, console: Console) -> tuple[list[LanguageModel], dict[str, str]]:
-    from ..models.registry import create_model
+    from ..models.registry import usable_models
 
-    judges, skipped = [], {}
-    for mc in cfg.judges:
-        model = create_model(mc)
-        why = model.missing_requirements()
-        if why:
-            skipped[model.name] = why
-            console.print("[yellow]attributes: judge skipped: " + escape(why))
-        else:
-            judges.append(model)
+    judges, skipped = usable_models(cfg.judges)
+    for why in skipped.values():
+        console.print("[yellow]attributes: judge skipped: " + escape(why))
     return judges, skipped
 
 
@@ -197,6 +190,7 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     names = cfg.names
     warnings: list[str] = []
     skipped: dict[str, str] = {}
+    own_judges = judges is None
     if judges is None:
         judges, skipped = make_judges(cfg, console)
     warnings += [f"judge skipped: {why}" for why in skipped.values()]
@@ -293,6 +287,9 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
         table["preferences"], pref_warnings = score_preferences(path, judges, cfg, store, stats, seed=seed,
                                                                 console=console)
         warnings += pref_warnings
+    if own_judges:
+        for j in judges:
+            j.close()
     table["warnings"] = warnings
     table["judgements"] = judgements
     store.delete_scores(run_id, FAMILY)
@@ -405,7 +402,7 @@ def judge_pairwise(judge: LanguageModel, records, store: Store, *, seed: int, co
 
 
 def rebuild_ratings(store: Store, run_id: str, *, margin: float, n_resamples: int, seed: int,
-                    confidence: float = 0.95, progress: Callable[[str], None] | None = None) -> dict:
+                    confidence: float = 0.95) -> dict:
     """Recompute the per-attribute ratings of a run from its stored scores (another margin or number of
     bootstrap rounds) and store them in ``attributes.json``."""
     raw = store.artefact(run_id, "attributes.json")

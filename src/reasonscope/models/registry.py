@@ -41,3 +41,16 @@ def create_model(config: ModelConfig | str) -> LanguageModel:
     model = cls(model_id, config)
     model.provider = provider
     return model
+
+
+def usable_models(configs: list[ModelConfig]) -> tuple[list[LanguageModel], dict[str, str]]:
+    """The models that can run here, and name -> why for the others (missing key, SDK or weights)."""
+    models, skipped = [], {}
+    for mc in configs:
+        model = create_model(mc)
+        why = model.missing_requirements()
+        if why:
+            skipped[model.name] = why
+        else:
+            models.append(model)
+    return models, skipped
