@@ -115,7 +115,8 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     history = list(state.get("history", []))
     best_val = state.get("best_val", float("inf"))
     best_epoch = state.get("best_epoch", 0)
-    per_epoch = len(batches(0))
+    first = batches(start_epoch)  # built once: it also gives the number of batches per epoch
+    per_epoch = len(first)
     total = per_epoch * settings.epochs
     seen, elapsed = 0, 0.0
     progress = None
@@ -130,7 +131,8 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
             model.train()
             t0 = time.perf_counter()
             train_loss = 0.0
-            mine = batches(epoch)[accelerator.process_index::accelerator.num_processes]
+            epoch_batches = first if epoch == start_epoch else batches(epoch)
+            mine = epoch_batches[accelerator.process_index::accelerator.num_processes]
             for i, batch in enumerate(mine):
                 step = epoch * per_epoch + i
                 with accelerator.autocast():
