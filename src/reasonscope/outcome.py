@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 
 from .results import RunData
 
-OK, NOT_MEASURED, USAGE_ERROR, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
+OK, NOT_MEASURED, PENDING, INTERRUPTED = 0, 1, 3, 130  # 2 (invalid input) is raised before a run starts
 
 
 @dataclass
