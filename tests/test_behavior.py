@@ -66,16 +66,18 @@ def fixture_run():
 
 
 def test_each_metric_by_hand():
-    scores, tables = score_behavior(fixture_run(), BehaviorConfig(), StatsConfig(n_resamples=500),
+    scores, tables = score_behavior(fixture_run(), BehaviorConfig(),
+                                    StatsConfig(n_resamples=500, failed_generations="wrong"),
                                     nli=FixedNLI(), sim=FixedSim(), temperatures={"m": 0.7})
     item = {(s.item_id, s.metric): s for s in scores if s.item_id}
-    # CQ: q1 correct, q2 wrong, q3 failed -> 1/3 over ALL items (failed counts as wrong)
+    # CQ: q1 correct, q2 wrong, q3 failed -> 1/3 over ALL items (failed counts as wrong under this setting)
     assert [item[(i, "CQ")].value for i in ("ds/q1", "ds/q2", "ds2/q3")] == [1.0, 0.0, 0.0]
     assert item[("ds2/q3", "CQ")].details["failed"] is True
-    # CS: q1 pairs (8,8)(8,9)(8,9) -> 1/3; q2 (no,yes)(no,None)(yes,None) -> 0; q3 (None,4)(None,4)(4,4) -> 1/3
+    # CS: q1 pairs (8,8)(8,9)(8,9) -> 1/3; q2 (no,yes)(no,None)(yes,None) -> 0; q3: the failed sample is never
+    # compared, so only (4,4) -> 1
     assert item[("ds/q1", "CS")].value == pytest.approx(1 / 3)
     assert item[("ds/q2", "CS")].value == 0.0
-    assert item[("ds2/q3", "CS")].value == pytest.approx(1 / 3)
+    assert item[("ds2/q3", "CS")].value == 1.0
     # RS: only q1 qualifies (correct, with paraphrases): 2/3 agree with the original answer 8
     assert item[("ds/q1", "RS")].value == pytest.approx(2 / 3)
     assert item[("ds/q2", "RS")].value is None and item[("ds/q2", "RS")].reason == "original answer incorrect"
@@ -91,12 +93,13 @@ def test_each_metric_by_hand():
     assert item[("ds/q1", "SS")].value == pytest.approx(2 / 3)
     m = tables["metrics"]["m"]
     assert m["CQ"]["value"] == pytest.approx(1 / 3) and m["CQ"]["n"] == 3
-    assert m["CS"]["value"] == pytest.approx((1 / 3 + 0 + 1 / 3) / 3)
+    assert m["CS"]["value"] == pytest.approx((1 / 3 + 0 + 1) / 3)
     assert m["RS"]["value"] == pytest.approx(2 / 3) and m["RS"]["n"] == 1 and m["RS"]["low"] is None
     assert m["LS"]["value"] == pytest.approx(0.5) and m["LS"]["n"] == 2
     assert m["ES"]["value"] == pytest.approx((2 * 0.8 / 1.8) / 3)
-    assert tables["counts"]["m"] == {"items": 3, "generations": 13, "failed": 1, "unparseable": 1, "truncated": 0}
-    assert any("1 failed generations, counted as wrong" in w for w in tables["warnings"])
+    assert tables["counts"]["m"] == {"items": 3, "generations": 13, "failed": 1, "unparseable": 1, "truncated": 0,
+                                     "pending": 0}
+    assert any("1 of 13 generations failed; counted as wrong in CQ and ES" in w for w in tables["warnings"])
     assert tables["per_dataset"]["m"]["ds2"]["CQ"]["value"] == 0.0
     assert tables["per_type"]["m"]["arith"]["CQ"]["value"] == 0.5
     # balanced strategy: mean of the six corpus values
@@ -135,7 +138,8 @@ def test_paired_model_differences():
     data = fixture_run()
     other = [g.model_copy(update={"model": "n"}) for g in data.generations]
     data.generations += other
-    _, tables = score_behavior(data, BehaviorConfig(), StatsConfig(n_resamples=200), nli=FixedNLI(), sim=FixedSim())
+    _, tables = score_behavior(data, BehaviorConfig(), StatsConfig(n_resamples=200, failed_generations="wrong"),
+                               nli=FixedNLI(), sim=FixedSim())
     cq = next(p for p in tables["paired"] if p["metric"] == "CQ")
     assert (cq["model_a"], cq["model_b"], cq["difference"], cq["n"], cq["p_value"]) == ("m", "n", 0.0, 3, 1.0)
 

@@ -195,12 +195,12 @@ def test_retry_recovers_from_each_fault(fault):
     assert c.attempts == 3 and srv.count == 3
 
 
-def test_retries_exhausted_give_failed_completion():
+def test_retries_exhausted_leave_the_request_pending():
     with FakeOpenAIServer(fault_for=lambda n, body: 500) as srv:
         model = _openai_model(srv.base_url, max_retries=2)
         model.retry_base_s, model.retry_cap_s = 0.01, 0.02
         [c] = asyncio.run(model.generate([_req()]))
-    assert c.failed and "failed after 3 attempts" in c.error and "500" in c.error
+    assert c.pending and not c.failed and "no answer after 3 attempts" in c.error and "500" in c.error
     assert srv.count == 3
 
 
@@ -217,7 +217,8 @@ def test_non_retryable_error_fails_at_once():
 
 
 def test_fault_run_completes_and_counts_failures(tmp_path):
-    """20% of requests fault in a seeded pattern; every item is scored, nothing lost or duplicated."""
+    """20% of requests fault in a seeded pattern; requests whose retries run out stay pending (not
+    stored) and the next run sends only them; nothing is lost or duplicated."""
     import random
 
     rng = random.Random(5)
@@ -233,17 +234,22 @@ def test_fault_run_completes_and_counts_failures(tmp_path):
             "stats": {"n_resamples": 200},
         })
         summary = Runner(plan, show_progress=False).run()
-    total = 9 * 4
-    assert summary.calls_made == total
-    store = Store(tmp_path / "f")
-    rows = store.run_generations(store.run()["run_id"])
-    assert len(rows) == total and len({r["key"] for r in rows}) == total
-    failed = sum(1 for r in rows if r["error"])
-    assert failed == summary.failed
-    assert srv.served == total - failed
-    data = json.loads((tmp_path / "f" / "summary.json").read_text())
-    assert data["behavior"]["counts"]["openai-compatible/fake"]["items"] == 9
-    assert data["behavior"]["counts"]["openai-compatible/fake"]["failed"] == failed
+        total = 9 * 4
+        assert summary.calls_made == total and summary.failed == 0 and summary.pending > 0
+        assert srv.served == total - summary.pending
+        assert summary.outcome.code == 3 and "pending" in summary.outcome.message
+        store = Store(tmp_path / "f")
+        rows = store.run_generations(store.run()["run_id"])
+        assert len(rows) == total and len({r["key"] for r in rows}) == total
+        assert sum(1 for r in rows if not r["done"]) == summary.pending and not any(r["error"] for r in rows)
+        store.close()
+        data = json.loads((tmp_path / "f" / "summary.json").read_text())
+        assert data["behavior"]["counts"]["openai-compatible/fake"]["items"] == 9
+        assert data["behavior"]["counts"]["openai-compatible/fake"]["pending"] == summary.pending
+        srv.faults.clear()
+        again = Runner(plan, show_progress=False).run()  # sends the pending requests only
+    assert again.calls_made == summary.pending and again.cached == total - summary.pending
+    assert srv.served == total
 
 
 def test_api_key_never_reaches_store_or_outputs(tmp_path, monkeypatch):

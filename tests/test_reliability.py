@@ -36,7 +36,8 @@ def table_counts(db):
 def test_faults_and_three_kills_lose_and_duplicate_nothing(tmp_path):
     """20% of requests fault (429, 500, dropped connection, timeout, bad JSON) in a seeded pattern;
     the CLI is killed three times mid-run, then finishes. Every request ends stored exactly once,
-    no completed request is sent again, and exhausted failures are counted."""
+    no completed request is sent again, and requests whose retries ran out stay pending (exit 3) until
+    a later run sends them."""
     rng = random.Random(11)
     pattern = {n: rng.choice([429, 500, "drop", "timeout", "badjson"]) for n in range(1, 2000) if rng.random() < 0.2}
     with FakeOpenAIServer(faults=pattern, latency_s=0.03, timeout_sleep_s=1.5) as srv:
@@ -65,7 +66,11 @@ def test_faults_and_three_kills_lose_and_duplicate_nothing(tmp_path):
         con.close()
         assert 0 < len(done_bodies) < total
         before = len(srv.bodies)
-        final = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        for _ in range(6):  # the faults go on: requests whose retries run out wait for the next run
+            final = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if final.returncode != 3:
+                break
+            assert "pending" in final.stderr.strip().splitlines()[-1]
         assert final.returncode == 0, final.stdout + final.stderr
         resent = [b for b in srv.bodies[before:] if b["messages"][0]["content"] + f"|{b['seed']}" in done_bodies]
         assert not resent, "a completed request was sent again"
@@ -73,11 +78,10 @@ def test_faults_and_three_kills_lose_and_duplicate_nothing(tmp_path):
     run = store.run()
     rows = store.run_generations(run["run_id"])
     assert len(rows) == total and len({r["key"] for r in rows}) == total and all(r["done"] for r in rows)
-    failed = [r for r in rows if r["error"]]
-    assert all("failed after 2 attempts" in r["error"] for r in failed)
+    assert not any(r["error"] for r in rows)  # transient faults never end as failed generations
     summary = json.loads((tmp_path / "runs" / "fk" / "summary.json").read_text())
     assert summary["behavior"]["counts"]["openai-compatible/fake"] == {
-        "items": 12, "generations": total, "failed": len(failed),
+        "items": 12, "generations": total, "failed": 0, "pending": 0,
         "unparseable": summary["behavior"]["counts"]["openai-compatible/fake"]["unparseable"],
         "truncated": 0}
     assert table_counts(tmp_path / "runs" / "fk" / "store.sqlite")["generations"] == total

@@ -1,6 +1,10 @@
 """Model calls through the store: plan a request with its cache key, send only what the store lacks,
 commit each completion the moment it arrives.
 
+A *pending* completion (rate limits, server errors or timeouts outlasted the retries; a refused key or
+endpoint: see :mod:`reasonscope.models.base`) is never stored: the store holds nothing for its key, so
+the next run sends it again. Answers and failed generations are stored.
+
 Shared by the runner (generation), and by every family that calls a model itself (attribute
 judges, attack regeneration, transfer). A family never talks to a provider directly: it builds
 :class:`PlannedRequest` objects with :func:`planned_request` and gets the completions back from
@@ -11,10 +15,11 @@ completion is recorded next to the score that used it).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -56,24 +61,42 @@ def planned_request(model: LanguageModel, ds: str, item: Item | None, variant: s
     return PlannedRequest(key, ds, item, variant, sample, req)
 
 
+@dataclass
+class Sent:
+    """What one pass of :func:`generate_pending` did: requests sent, of which failed for good and still
+    pending (not stored), with the first pending request's error as an example of why."""
+
+    calls: int = 0
+    failed: int = 0
+    pending: int = 0
+    pending_error: str | None = None
+    unstored: dict[str, Completion] = field(default_factory=dict)  # key -> the pending completion
+
+
 async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], store: Store,
-                           progress: Progress | None = None, task_id: Any = None) -> tuple[int, int]:
-    """Send the pending requests; commit each completion as it arrives. Returns (calls, failed)."""
+                           progress: Progress | None = None, task_id: Any = None) -> Sent:
+    """Send the requests the store lacks; commit each answer or failed generation as it arrives (pending
+    ones are not stored)."""
     sem = asyncio.Semaphore(model.concurrency)
     provider, model_id = split_spec(model.config.spec)
-    counts = [0, 0]
+    sent = Sent()
     size = model.batch_size
 
     async def worker(chunk: list[PlannedRequest]) -> None:
         async with sem:
             completions = await model.generate([p.request for p in chunk])
         for planned, completion in zip(chunk, completions, strict=True):
+            sent.calls += 1
+            if completion.pending:
+                sent.pending += 1
+                sent.pending_error = sent.pending_error or completion.error
+                sent.unstored[planned.key] = completion
+                continue
             store.put_completion(planned.key, provider=provider, model_id=model_id,
                                  request={"messages": planned.request.messages, **planned.request.gen_config(),
                                           "sample": planned.sample, "base_url": model.config.base_url},
                                  completion=completion)
-            counts[0] += 1
-            counts[1] += completion.failed
+            sent.failed += completion.failed
         if progress is not None:
             progress.advance(task_id, len(chunk))
 
@@ -82,7 +105,7 @@ async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], 
         await asyncio.gather(*(worker(c) for c in chunks))
     finally:
         await model.aclose()
-    return counts[0], counts[1]
+    return sent
 
 
 def make_progress(console: Console) -> Progress:
@@ -107,13 +130,19 @@ def complete_cached(model: LanguageModel, planned: list[PlannedRequest], store: 
     (committed one by one as they arrive, with a progress bar). Failed completions stay failed
     unless ``retry_failed``."""
     unique, pending = pending_requests(planned, store, retry_failed=retry_failed)
+    sent = Sent()
     if pending:
-        progress = make_progress(console or Console(stderr=True))
+        console = console or Console(stderr=True)
+        progress = make_progress(console)
         with progress:
             task = progress.add_task(label or model.name, total=len(unique), completed=len(unique) - len(pending))
-            asyncio.run(generate_pending(model, pending, store, progress, task))
+            sent = asyncio.run(generate_pending(model, pending, store, progress, task))
+        if sent.pending:
+            console.print(f"[yellow]{escape(label or model.name)}: {sent.pending} requests pending, sent again on "
+                          f"the next run ({escape(sent.pending_error or '')})")
     out = {}
     for p in unique:
         completion = store.get_completion(p.key)
-        out[p.key] = completion if completion is not None else Completion(error="no completion stored")
+        out[p.key] = completion if completion is not None else \
+            sent.unstored.get(p.key) or Completion(error="pending: no completion stored", pending=True)
     return out

@@ -1,5 +1,10 @@
 """The ``reasonscope`` command line (typer + rich). Every family is reached through a plan
-(``reasonscope run``), and ``reasonscope score`` scores outputs the user already has."""
+(``reasonscope run``), and ``reasonscope score`` scores outputs the user already has.
+
+Exit codes: 0 ok, 1 a model measured too little (skipped, nothing answered, or more failed
+generations than ``--max-failed``), 2 invalid plan, data or option, 3 requests pending (run again),
+130 interrupted; see :mod:`reasonscope.outcome`. The reason of a non-zero code is the last line.
+"""
 
 from __future__ import annotations
 
@@ -38,8 +43,11 @@ def _print_summary(summary_path: Path) -> None:
     data = json.loads(summary_path.read_text())
     ev = data.get("evidence")
     for model, t in (ev or {}).items():
+        llm = t["llm"]
+        acc = "n/a" if llm["accuracy"] is None else f"{llm['accuracy']:.2f}"
+        failed = f", {llm['failed']} failed" if llm.get("failed") else ""
         table = Table(title=f"evidence: {model} (classifier acc {t['classifier']['test_accuracy']:.2f}, "
-                            f"LLM acc {t['llm']['accuracy'] or 0:.2f}, n={t['llm']['n']})")
+                            f"LLM acc {acc}, n={llm['n']}{failed})")
         for col in ("matcher", "group", "support", "contradict", "asymmetry", "A(c)-A(i) p"):
             table.add_column(col)
         for matcher, tab in t["coverage"].items():
@@ -58,24 +66,33 @@ def _print_summary(summary_path: Path) -> None:
     beh = data.get("behavior")
     if not beh:
         return
-    table = Table(title="behavior (mean [95% CI])")
+    policy = (beh.get("settings") or {}).get("failed_generations", "wrong")
+    table = Table(title=f"behavior (mean [95% CI], n items; failed generations: {policy})")
     table.add_column("model")
     for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
         table.add_column(m)
+    not_applicable = []
     for model, mets in beh["metrics"].items():
         cells = []
         for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
             e = mets[m]
+            cells.append(_fmt_estimate(e) + _fmt_counts(e))
             if e["value"] is None:
-                cells.append("n/a")
-            elif e["low"] is None:
-                cells.append(f"{e['value']:.3f}")
-            else:
-                cells.append(f"{e['value']:.3f} [{e['low']:.2f}, {e['high']:.2f}]")
+                not_applicable.append(f"{model} {m}: {e.get('reason') or 'no item could be scored'}")
         table.add_row(model, *cells)
     out.print(table)
+    for line in not_applicable:
+        console.print("[dim]n/a:[/dim] " + escape(line))
     for w in beh.get("warnings", []):
         console.print("[yellow]note:[/yellow] " + escape(w))
+
+
+def _fmt_counts(e: dict) -> str:
+    """`` n=12`` and, when some were failed generations, ``, 2 failed``."""
+    failed = e.get("failed") or 0
+    if e["value"] is None:
+        return f" ({failed} failed)" if failed else ""
+    return f" n={e['n']}" + (f", {failed} failed" if failed else "")
 
 
 def _fmt_estimate(e: dict) -> str:
@@ -147,28 +164,38 @@ def _print_attack(t: dict | None) -> None:
         console.print("[yellow]attack:[/yellow] " + escape(w))
 
 
-def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str) -> None:
+def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None) -> None:
+    """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
     from .data.loaders import DatasetError
+    from .outcome import INTERRUPTED, FailedLimit
     from .runner import Runner
 
     if executor not in ("local", "ray"):
         _fail(f"unknown executor {executor!r}; expected local or ray")
         return
-
+    try:
+        limit = FailedLimit.parse(max_failed) if max_failed is not None else None
+    except ValueError as err:
+        _fail(str(err))
+        return
     try:
         summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
-                         executor=executor).run()
+                         executor=executor, max_failed=limit).run()
     except (DatasetError, PlanError, ValueError) as err:
         _fail(str(err))
         return
     except KeyboardInterrupt:
         console.print("[yellow]interrupted: completed generations are stored; run the same command again "
                       "to finish without repeating them")
-        raise typer.Exit(130) from None
+        raise typer.Exit(INTERRUPTED) from None
     console.print(f"[green]done[/green] run {summary.run_id}: {summary.calls_made} model calls, "
-                  f"{summary.cached} from the store, {summary.failed} failed, {summary.wall_s:.1f}s")
+                  f"{summary.cached} from the store, {summary.failed} failed, {summary.pending} pending, "
+                  f"{summary.wall_s:.1f}s")
     _print_summary(summary.run_dir / "summary.json")
     console.print(f"outputs in {summary.run_dir}/ (report.html, summary.json, samples.jsonl, results.xlsx)")
+    outcome = summary.outcome
+    if outcome is not None and outcome.code:
+        _fail(outcome.message, outcome.code)
 
 
 @app.command()
@@ -176,8 +203,16 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
         retry_failed: bool = typer.Option(False, help="Send again requests stored as failed."),
         skip_bad_rows: bool = typer.Option(False, help="Skip malformed dataset rows (counted and listed)."),
         executor: str = typer.Option("local", help="Executor for per-item scoring work: local, or ray "
-                                     "(pip install 'reasonscope[ray]'; RAY_ADDRESS for a cluster).")) -> None:
-    """Run a YAML plan: generate (cached, resumable), score, and write the report."""
+                                     "(pip install 'reasonscope[ray]'; RAY_ADDRESS for a cluster)."),
+        max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "
+                                              "this: a share of its requests that ended (5%) or a count (3).")
+        ) -> None:
+    """Run a YAML plan: generate (cached, resumable), score, and write the report.
+
+    Exit codes: 0 ok; 1 a model was skipped, answered nothing, or failed more than --max-failed;
+    2 invalid plan, data or option; 3 requests pending after rate limits or server errors (run the
+    same command again); 130 interrupted. The reason of a non-zero code is the last line.
+    """
     try:
         plan = load_plan(plan_path)
     except PlanError as err:
@@ -186,7 +221,7 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
     if skip_bad_rows:
         for ds in plan.datasets:
             ds.skip_bad_rows = True
-    _run_plan(plan, plan_path.parent, retry_failed, executor)
+    _run_plan(plan, plan_path.parent, retry_failed, executor, max_failed)
 
 
 @app.command()

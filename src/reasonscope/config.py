@@ -57,8 +57,19 @@ class ModelConfig(Strict):
     max_tokens: int = Field(256, gt=0, le=1_000_000, description="Max new tokens; also the ES budget.")
     concurrency: int = Field(8, ge=1, le=4096, description="Requests in flight at once for this model.")
     batch_size: int | None = Field(None, ge=1, description="Requests per call for local (batched) backends.")
-    max_retries: int = Field(4, ge=0, le=20)
-    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(8, ge=0, le=100, description="Retries of a request after a transient error (429, "
+                             "408, 5xx, timeout, dropped connection, malformed response); see also retry_max_s.")
+    retry_max_s: float = Field(120.0, gt=0, le=86_400, description="Stop retrying a request once this many seconds "
+                               "have passed since its first attempt (or the next wait would pass them); the request "
+                               "then stays pending and is sent again on the next run.")
+    retry_after_cap_s: float = Field(60.0, ge=0, le=3600, description="Longest server-requested wait (Retry-After, "
+                                     "retry-after-ms) that is honoured; a server asking for longer ends the retries "
+                                     "at once (the request stays pending).")
+    rpm: float | None = Field(None, gt=0, description="Requests per minute sent to this model (evenly spaced, "
+                              "retries included); null = no limit besides concurrency.")
+    tpm: float | None = Field(None, gt=0, description="Tokens per minute (prompt tokens estimated as characters / 4 "
+                              "before sending, completion tokens as the provider reports them); null = no limit.")
+    timeout_s: float = Field(60.0, gt=0, description="Timeout of one HTTP request (one attempt), in seconds.")
     system_prompt: str | None = None
     options: dict[str, Any] = Field(default_factory=dict, description="Provider-specific options.")
 
@@ -326,6 +337,11 @@ class FamiliesConfig(Strict):
 
 
 class StatsConfig(Strict):
+    failed_generations: Literal["exclude", "wrong"] = Field(
+        "exclude", description="How generations that failed for good (refusals, empty replies, rejected requests) "
+        "enter the metrics: exclude = left out of every metric (counted and shown next to each number); wrong = "
+        "counted as wrong answers (CQ = 0, ES = 0, evidence accuracy). Pairwise metrics (CS, RS, SS) never compare "
+        "a failed generation.")
     confidence: float = Field(0.95, gt=0.5, lt=1)
     n_resamples: int = Field(2000, ge=100, le=100_000)
     method: Literal["percentile", "basic", "BCa"] = "percentile"

@@ -22,8 +22,9 @@ class RunData:
     run: dict[str, Any]
     items: dict[str, Item]  # "dataset/item id" -> item (only items this run generated for)
     generations: list[Generation]
-    missing: int = 0  # linked requests with no completion (run interrupted)
+    missing: int = 0  # linked requests with no stored completion: pending, or the run was interrupted
     datasets: list[str] = field(default_factory=list)
+    missing_by_model: dict[str, int] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
@@ -71,7 +72,7 @@ def load_run_data(store: Store, run_id: str | None = None) -> RunData:
     stored = {f"{ds}/{it.id}": it for ds, lst in store.items().items() for it in lst}
     items: dict[str, Item] = {}
     gens: list[Generation] = []
-    missing = 0
+    missing: dict[str, int] = {}
     for row in store.run_generations(run["run_id"]):
         key = f"{row['dataset']}/{row['item_id']}"
         item = stored.get(key)
@@ -79,8 +80,9 @@ def load_run_data(store: Store, run_id: str | None = None) -> RunData:
             continue
         items[key] = item
         if not row["done"]:
-            missing += 1
+            missing[row["model"]] = missing.get(row["model"], 0) + 1
             continue
         gens.append(interpret(row, item))
     datasets = sorted({it.group for it in items.values()})
-    return RunData(run=run, items=items, generations=gens, missing=missing, datasets=datasets)
+    return RunData(run=run, items=items, generations=gens, missing=sum(missing.values()), datasets=datasets,
+                   missing_by_model=missing)

@@ -7,9 +7,14 @@ completion of each of the first ``P`` paraphrases (K, P from the behavior settin
 only the attributes family needs answers to judge; none for the attack and information families,
 which generate or train on their own). Each request gets its cache key (:func:`reasonscope.store.cache_key`); keys that
 the store already holds are not sent again (failed ones neither, unless ``retry_failed``).
-Requests go out ``concurrency`` at a time (batches of ``batch_size`` for local models); each
-completion is committed as soon as it arrives, so Ctrl-C or ``kill -9`` loses at most the requests
-in flight, and running the same command again finishes the run without repeating a model call.
+Requests go out ``concurrency`` at a time (batches of ``batch_size`` for local models), within the
+model's ``rpm`` / ``tpm`` limits; each completion is committed as soon as it arrives, so Ctrl-C or
+``kill -9`` loses at most the requests in flight, and running the same command again finishes the run
+without repeating a model call. Requests left *pending* (rate limits or server errors outlasted the
+retries) are not stored: the run is scored on what it has, reports them, and the next run sends them.
+
+The run ends with an :class:`~reasonscope.outcome.Outcome` (exit code and reason, see
+:mod:`reasonscope.outcome`), recorded in the run's notes.
 
 Models that cannot run here (missing API key or SDK) are skipped before anything starts, with one
 message each. Keys are read from the environment by the providers and never stored.
@@ -32,6 +37,7 @@ from .config import Plan
 from .data.loaders import BadRow, load_dataset
 from .models.base import LanguageModel, ProviderUnavailable
 from .models.registry import usable_models
+from .outcome import FailedLimit, Outcome, decide, tally
 from .prompts import TEMPLATE_VERSION, build_messages
 from .report.build import write_report
 from .results import load_run_data
@@ -46,10 +52,13 @@ class RunSummary:
     run_dir: Path
     calls_made: int = 0
     cached: int = 0
-    failed: int = 0
+    failed: int = 0  # requests sent in this run that failed for good
+    pending: int = 0  # requests sent in this run left pending (not stored; sent again next run)
     skipped_models: dict[str, str] = field(default_factory=dict)
     bad_rows: dict[str, list[BadRow]] = field(default_factory=dict)
     wall_s: float = 0.0
+    pending_errors: dict[str, str] = field(default_factory=dict)  # model -> why its first request stayed pending
+    outcome: Outcome | None = None  # exit code, reason and per-model tallies over the whole run (stored requests too)
 
 
 def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: list[str], seed: int
@@ -85,8 +94,10 @@ def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: P
 
 class Runner:
     def __init__(self, plan: Plan, *, console: Console | None = None, retry_failed: bool = False,
-                 base_dir: Path | None = None, executor: str = "local", show_progress: bool = True):
+                 base_dir: Path | None = None, executor: str = "local", show_progress: bool = True,
+                 max_failed: FailedLimit | None = None):
         self.plan = plan
+        self.max_failed = max_failed
         self.console = console or Console(stderr=True)
         self.retry_failed = retry_failed
         self.base_dir = base_dir
@@ -168,9 +179,11 @@ class Runner:
             with self.console.status("loading scoring models"):
                 scoring_models = scorers.result()
             self._score(store, run_id, data, scoring_models)
+            summary.outcome = decide(tally(data, summary.pending_errors), self.max_failed, summary.skipped_models)
             store.finish_run(run_id, "finished", notes={"skipped_models": skipped, "bad_rows": bad_notes,
                                                         "calls_made": summary.calls_made, "cached": summary.cached,
-                                                        "failed": summary.failed})
+                                                        "failed": summary.failed, "pending": summary.pending,
+                                                        "outcome": summary.outcome.as_dict()})
             data.run = store.run(run_id)
             write_report(store, run_id, plan.run_dir, data)
         except BaseException:
@@ -212,13 +225,16 @@ class Runner:
                 if not pending:
                     continue
                 try:
-                    calls, failed = asyncio.run(generate_pending(model, pending, store, progress, task))
+                    sent = asyncio.run(generate_pending(model, pending, store, progress, task))
                 except ProviderUnavailable as err:
                     summary.skipped_models[model.name] = str(err)
                     self.console.print("[yellow]skipped " + escape(f"{model.name}: {err}"))
                     continue
-                summary.calls_made += calls
-                summary.failed += failed
+                summary.calls_made += sent.calls
+                summary.failed += sent.failed
+                summary.pending += sent.pending
+                if sent.pending_error:
+                    summary.pending_errors[model.name] = sent.pending_error
         finally:
             if progress:
                 progress.stop()

@@ -88,14 +88,19 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
 
 def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunData, *, seed: int = 0,
                    console: Console | None = None) -> dict:
-    """RACE for each model that labelled the test items (generated or imported predictions)."""
-    from .evidence.family import Prediction, class_labels, parse_prediction, run_evidence
+    """RACE for each model that labelled the test items (generated or imported predictions).
+
+    A failed generation (``stats.failed_generations``): ``exclude`` leaves the item out (it has no
+    prediction; counted in ``llm.failed``); ``wrong`` keeps it as an unreadable prediction, wrong in
+    the LLM's accuracy and left out of coverage."""
+    from .evidence.family import GENERATION_FAILED, Prediction, class_labels, parse_prediction, run_evidence
     from .text.answers import extract_answer
 
     train = store.items(ev.train.name).get(ev.train.name, [])
     test = store.items(ev.test.name).get(ev.test.name, [])
     labels = class_labels(train)
     by_model: dict[str, dict] = {}
+    failed: dict[str, int] = {}
     prefix = f"{ev.test.name}/"
     ours = [g for g in data.generations if g.item_id.startswith(prefix)]
     dedicated = [g for g in ours if g.variant == "evidence"]
@@ -104,9 +109,13 @@ def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunD
         if not dedicated and pred.label is None:  # imported outputs: answer line + rationale, not JSON
             ext = extract_answer(g.raw_text, "label", choices=labels)
             pred = Prediction(ext.answer, ext.trace, ext.reason if ext.answer is None else None, g.raw_text)
+        preds = by_model.setdefault(g.model, {})
         if g.error:
-            pred.label, pred.reason = None, f"generation failed: {g.error}"
-        by_model.setdefault(g.model, {})[g.item_id[len(prefix):]] = pred
+            failed[g.model] = failed.get(g.model, 0) + 1
+            if stats.failed_generations == "exclude":
+                continue
+            pred.label, pred.reason = None, f"{GENERATION_FAILED}: {g.error}"
+        preds[g.item_id[len(prefix):]] = pred
     tables: dict = {}
     scores = []
     for model, preds in by_model.items():
@@ -116,6 +125,15 @@ def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunD
                                 sweep_k=tuple(ev.sweep_k), sweep_delta=tuple(ev.sweep_delta),
                                 confidence=stats.confidence, n_resamples=stats.n_resamples,
                                 n_permutations=ev.n_permutations, seed=seed, model=model)
+        n_failed = failed.get(model, 0)
+        t["llm"]["failed"] = n_failed
+        t["settings"]["failed_generations"] = stats.failed_generations
+        if n_failed:
+            t["warnings"].append(f"evidence, {model}: {n_failed} failed generations "
+                                 + ("left out (stats.failed_generations: exclude)"
+                                    if stats.failed_generations == "exclude" else
+                                    "counted as wrong in accuracy and left out of coverage "
+                                    "(stats.failed_generations: wrong)"))
         scores += s
         tables[model] = t
     store.delete_scores(run_id, "evidence")

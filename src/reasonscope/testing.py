@@ -4,8 +4,9 @@
   they load through the real ``from_pretrained`` path with no download. Their weights are random:
   they exercise code paths and costs, not quality.
 * :class:`FakeOpenAIServer`: an OpenAI-compatible chat-completions server on 127.0.0.1 that injects
-  faults (429, 500, dropped connections, timeouts, malformed JSON) in a given pattern, with a fixed
-  latency and an optional token rate.
+  faults (429 with or without Retry-After, 500, dropped connections, timeouts, malformed JSON) in a
+  given pattern, answers refusals or null content on request, with a fixed latency and an optional
+  token rate; :class:`FakeAnthropicServer` speaks Anthropic's Messages API.
 """
 
 from __future__ import annotations
@@ -102,24 +103,38 @@ def default_reply(body: dict) -> str:
 
 
 class FakeOpenAIServer:
-    """``FakeOpenAIServer(faults={n: fault}, latency_s=0.1)``: request n (1-based, arrival order) gets
-    ``fault``: 429, 500, ``"drop"`` (close without answering), ``"timeout"`` (sleep past the client's
-    timeout) or ``"badjson"``; ``fault_for(n, body)`` may decide instead. Each answer waits
-    ``latency_s`` plus ``completion_tokens / tokens_per_s``. Use as a context manager."""
+    """An OpenAI-compatible chat-completions server on 127.0.0.1, used as a context manager.
+
+    ``faults={n: fault}``: request n (1-based, arrival order) gets ``fault``: 429, 500, ``"drop"``
+    (close without answering), ``"timeout"`` (sleep past the client's timeout), ``"badjson"``, or a
+    dict ``{"status": 429, "headers": {"Retry-After": "2"}}`` (any status, headers and JSON ``body``);
+    ``fault_for(n, body)`` may decide instead. ``reply(body)`` gives the answer: a text, or a dict that
+    is the reply's ``message`` (``{"content": None, "refusal": "..."}``), with an optional
+    ``finish_reason`` key. Each answer waits ``latency_s`` plus ``completion_tokens / tokens_per_s``.
+
+    Bounded: after ``max_requests`` requests every request gets 503, and the server shuts itself
+    down after ``lifetime_s`` seconds, so a client that retries forever cannot hang a test.
+    ``count`` / ``served`` / ``bodies`` / ``arrivals`` (``time.monotonic()`` of each request) record
+    what came in.
+    """
 
     def __init__(self, faults=None, fault_for=None, latency_s: float = 0.0, reply=default_reply,
-                 timeout_sleep_s: float = 3.0, tokens_per_s: float | None = None):
+                 timeout_sleep_s: float = 3.0, tokens_per_s: float | None = None, max_requests: int = 100_000,
+                 lifetime_s: float = 600.0):
         self.faults = dict(faults or {})
         self.fault_for = fault_for
         self.latency_s = latency_s
         self.reply = reply
         self.timeout_sleep_s = timeout_sleep_s
         self.tokens_per_s = tokens_per_s
+        self.max_requests = max_requests
+        self.lifetime_s = lifetime_s
         self.count = 0
         self.served = 0
         self.lock = threading.Lock()
         self.bodies: list[dict] = []
         self.auth_headers: list[str] = []
+        self.arrivals: list[float] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -140,7 +155,11 @@ class FakeOpenAIServer:
                     server.count += 1
                     n = server.count
                     server.bodies.append(body)
-                    server.auth_headers.append(self.headers.get("Authorization", ""))
+                    server.auth_headers.append(self.headers.get("Authorization", "")
+                                               or self.headers.get("x-api-key", ""))
+                    server.arrivals.append(time.monotonic())
+                if n > server.max_requests:
+                    return self._send(503, {"error": {"message": "request budget of the fake server spent"}})
                 fault = server.fault_for(n, body) if server.fault_for else server.faults.get(n)
                 if server.latency_s:
                     time.sleep(server.latency_s)
@@ -153,6 +172,9 @@ class FakeOpenAIServer:
                     return self._send(200, {"late": True})
                 if fault in (429, 500, "429", "500"):
                     return self._send(int(fault), {"error": {"message": f"simulated {fault}"}})
+                if isinstance(fault, dict):
+                    return self._send(int(fault["status"]), fault.get("body") or
+                                      {"error": {"message": f"simulated {fault['status']}"}}, fault.get("headers"))
                 if fault == "badjson":
                     data = b'{"id": "x", "choices": [ {"message": '
                     self.send_response(200)
@@ -161,29 +183,38 @@ class FakeOpenAIServer:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                text = server.reply(body)
+                answer = server.reply(body)
+                text = answer if isinstance(answer, str) else str(answer.get("content") or "")
                 if server.tokens_per_s:
                     time.sleep(len(text.split()) / server.tokens_per_s)
                 with server.lock:
                     server.served += 1
-                self._send(200, {
-                    "id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split()), "total_tokens": 10},
-                })
+                self._send(200, server.response(n, body, answer, len(text.split())))
 
-            def _send(self, status, payload):
+            def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, str(v))
                 self.end_headers()
                 self.wfile.write(data)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._timer = threading.Timer(lifetime_s, self.httpd.shutdown)
+        self._timer.daemon = True
+
+    def response(self, n: int, body: dict, answer, words: int) -> dict:
+        """The JSON of a successful reply (OpenAI chat completion)."""
+        message = {"role": "assistant", "content": answer} if isinstance(answer, str) else \
+            {"role": "assistant", **{k: v for k, v in answer.items() if k != "finish_reason"}}
+        finish = "stop" if isinstance(answer, str) else answer.get("finish_reason", "stop")
+        return {"id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": words, "total_tokens": 10 + words}}
 
     @property
     def base_url(self) -> str:
@@ -191,11 +222,29 @@ class FakeOpenAIServer:
 
     def __enter__(self):
         self.thread.start()
+        self._timer.start()
         return self
 
     def __exit__(self, *exc):
+        self._timer.cancel()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class FakeAnthropicServer(FakeOpenAIServer):
+    """The same server speaking Anthropic's Messages API (``POST /v1/messages``). ``reply(body)`` gives
+    a text, or a dict with ``content`` (a list of blocks) and ``stop_reason``."""
+
+    def response(self, n: int, body: dict, answer, words: int) -> dict:
+        if isinstance(answer, str):
+            answer = {"content": [{"type": "text", "text": answer}], "stop_reason": "end_turn"}
+        return {"id": f"msg-{n}", "type": "message", "role": "assistant", "model": body.get("model"),
+                "content": answer.get("content", []), "stop_reason": answer.get("stop_reason", "end_turn"),
+                "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": words}}
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
 
 def serve_main(argv: list[str] | None = None) -> None:

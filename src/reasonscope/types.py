@@ -78,7 +78,13 @@ class Item(BaseModel):
 
 
 class Completion(BaseModel):
-    """What a provider returned for one request. ``error`` set means the call failed for good."""
+    """What a provider returned for one request.
+
+    ``error`` set and ``pending`` false: the request failed for good (a refusal, an empty reply, a
+    rejected request); it is stored and is a *failed generation*. ``pending`` true: no answer came that
+    says anything about the model (rate limits, server errors or timeouts outlasted the retries, or the
+    key or endpoint was refused); ``error`` says why, nothing is stored, and the next run sends it again.
+    """
 
     text: str = ""
     finish_reason: str | None = None
@@ -88,10 +94,12 @@ class Completion(BaseModel):
     cost_usd: float | None = None
     error: str | None = None
     attempts: int = 1
+    pending: bool = False
 
     @property
     def failed(self) -> bool:
-        return self.error is not None
+        """Failed for good (stored as a failed generation); pending requests are not failed."""
+        return self.error is not None and not self.pending
 
     @property
     def truncated(self) -> bool:

@@ -252,8 +252,15 @@ def run_transfer(cfg: AttackConfig, successes: list[tuple[str, Item, str, str]],
                                          label=f"transfer {model.name}")
         rows, by_method = [], {}
         for cid, item, method, _ in successes:
-            ca, cr = transfer_chain(completions[clean[cid].key].text)
-            pa, pr = transfer_chain(completions[pert[cid].key].text)
+            c_clean, c_pert = completions[clean[cid].key], completions[pert[cid].key]
+            # a failed generation is no answer: left out (stats.failed_generations: exclude), or, for the
+            # perturbed question only, a changed answer (wrong); a pending one is always left out
+            bad = c_clean if c_clean.error else c_pert if c_pert.error else None
+            if bad is not None and (bad is c_clean or bad.pending or stats.failed_generations == "exclude"):
+                rows.append({"case": cid, "method": method, "outcome": None, "why": f"generation failed: {bad.error}"})
+                continue
+            ca, cr = transfer_chain(c_clean.text)
+            pa, pr = transfer_chain(c_pert.text)
             if not is_correct(ca, item):
                 rows.append({"case": cid, "method": method, "outcome": None, "why": "clean question answered wrongly"})
                 continue

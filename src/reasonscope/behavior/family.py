@@ -1,6 +1,15 @@
 """Scoring a run with the behaviour family: per-item scores, corpus estimates with 95% bootstrap CIs,
 strategies, breakdowns per dataset and per item type (``metadata.type``), and paired model
 differences. See :mod:`reasonscope.behavior.metrics` for the formulas.
+
+Failed generations (a refusal, an empty reply, a rejected request: ``Generation.error``) are not
+answers. With ``stats.failed_generations: exclude`` (the default) they are left out of every metric:
+an item whose primary generation failed has no CQ, LS or ES. With ``wrong`` they count as wrong
+answers in CQ (0) and ES (H(0, .) = 0). Either way the pairwise metrics never compare a failed
+generation: CS and SS use the item's successful samples only (n/a with fewer than two), RS the
+successful paraphrases (n/a when none is left). Every estimate carries ``n`` (items with a value) and
+``failed`` (failed generations among those the metric reads: the primary for CQ, LS and ES, the K
+samples for CS and SS, the primary and the paraphrases for RS).
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ NOT_APPLICABLE = {
     "RS": "RS needs an originally correct item with paraphrases",
     "ES": "ES needs completion token counts and a token budget",
 }
+FAILED = "generation failed (left out: stats.failed_generations is exclude)"
+NOTHING_TO_COMPARE = "fewer than 2 successful samples to compare (failed generations are never compared)"
 
 
 def _item_type(item: Item) -> str:
@@ -34,6 +45,7 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
                    temperatures: dict[str, float] | None = None, nli: NLIScorer | None = None,
                    nli_reason: str | None = None, sim: Similarity | None = None,
                    sim_reason: str | None = None) -> tuple[list[Score], dict[str, Any]]:
+    policy = stats.failed_generations
     groups = {key: M.split_variants(gens) for key, gens in M.group_by_item(data.generations, data.items).items()}
     # -- batch the model-based parts: NLI over consecutive steps, similarity over trace pairs --------
     ls_pairs: list[tuple[str, str]] = []
@@ -42,13 +54,14 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
     ss_b: list[str] = []
     ss_slices: dict[tuple[str, str], slice] = {}
     for key, (originals, _) in groups.items():
-        if originals and nli is not None and len(originals[0].steps) >= 2:
+        if originals and nli is not None and not originals[0].error and len(originals[0].steps) >= 2:
             pairs = M.consecutive_pairs(originals[0].steps)
             ls_slices[key] = slice(len(ls_pairs), len(ls_pairs) + len(pairs))
             ls_pairs.extend(pairs)
-        if sim is not None and len(originals) >= 2:
+        answered = [g for g in originals if not g.error]
+        if sim is not None and len(answered) >= 2:
             start = len(ss_a)
-            for g1, g2 in combinations(originals, 2):
+            for g1, g2 in combinations(answered, 2):
                 ss_a.append(g1.trace or g1.raw_text)
                 ss_b.append(g2.trace or g2.raw_text)
             ss_slices[key] = slice(start, len(ss_a))
@@ -57,12 +70,14 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
 
     scores: list[Score] = []
     per_item: dict[str, dict[str, dict[str, float | None]]] = {}
+    per_item_failed: dict[str, dict[str, dict[str, int]]] = {}
     counts: dict[str, dict[str, int]] = {}
     for (model, item_id), (originals, paras) in groups.items():
         item = data.items[item_id]
         gens = originals + paras
         prim = originals[0] if originals else None
-        c = counts.setdefault(model, {"items": 0, "generations": 0, "failed": 0, "unparseable": 0, "truncated": 0})
+        c = counts.setdefault(model, {"items": 0, "generations": 0, "failed": 0, "unparseable": 0, "truncated": 0,
+                                      "pending": data.missing_by_model.get(model, 0)})
         c["items"] += 1
         c["generations"] += len(gens)
         c["failed"] += sum(1 for g in gens if g.error)
@@ -73,53 +88,75 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
         details: dict[str, dict] = {}
         if prim is None:
             continue
+        answered = [g for g in originals if not g.error]
+        answered_paras = [g for g in paras if not g.error]
+        prim_failed = prim.error is not None
+        n_failed = len(originals) - len(answered)
+        per_item_failed.setdefault(model, {})[item_id] = {
+            "CQ": int(prim_failed), "LS": int(prim_failed), "ES": int(prim_failed), "CS": n_failed, "SS": n_failed,
+            "RS": int(prim_failed) + len(paras) - len(answered_paras)}
+        left_out = prim_failed and policy == "exclude"
         correct = 1.0 if is_correct(prim, item, cfg.rel_tol) else 0.0
-        vals["CQ"] = correct
+        vals["CQ"], reasons["CQ"] = (None, FAILED) if left_out else (correct, None)
         details["CQ"] = {"answer": prim.answer, "gold": item.target, "reason": prim.answer_reason,
-                         "failed": prim.error is not None}
-        # CS
-        vals["CS"] = M.pairs_agreement([g.answer for g in originals], item.answer_type, cfg.rel_tol)
-        reasons["CS"] = None if vals["CS"] is not None else NOT_APPLICABLE["CS"]
-        details["CS"] = {"answers": [g.answer for g in originals]}
-        # RS
-        if correct and paras:
-            vals["RS"] = M.robustness(prim.answer, [g.answer for g in paras], item.answer_type, cfg.rel_tol)
-            details["RS"] = {"original": prim.answer, "paraphrases": {g.variant: g.answer for g in paras}}
+                         "failed": prim_failed, "error": prim.error}
+        # CS (successful samples only)
+        vals["CS"] = M.pairs_agreement([g.answer for g in answered], item.answer_type, cfg.rel_tol)
+        if vals["CS"] is None:
+            reasons["CS"] = NOT_APPLICABLE["CS"] if len(originals) < 2 else NOTHING_TO_COMPARE
+        details["CS"] = {"answers": [g.answer for g in answered], "failed_samples": n_failed}
+        # RS (successful paraphrases only)
+        vals["RS"] = None
+        if not paras:
+            reasons["RS"] = "no paraphrases"
+        elif prim_failed:
+            reasons["RS"] = "original generation failed"
+        elif not correct:
+            reasons["RS"] = "original answer incorrect"
+        elif not answered_paras:
+            reasons["RS"] = "every paraphrase generation failed (failed generations are never compared)"
         else:
-            vals["RS"] = None
-            reasons["RS"] = "no paraphrases" if not paras else "original answer incorrect"
+            vals["RS"] = M.robustness(prim.answer, [g.answer for g in answered_paras], item.answer_type, cfg.rel_tol)
+            details["RS"] = {"original": prim.answer, "paraphrases": {g.variant: g.answer for g in answered_paras},
+                             "failed_paraphrases": len(paras) - len(answered_paras)}
         # LS
         if nli is None:
             vals["LS"], reasons["LS"] = None, f"not computed: {nli_reason}"
+        elif prim_failed:
+            vals["LS"], reasons["LS"] = None, "generation failed"
         else:
             sl = ls_slices.get((model, item_id))
             probs = contra[sl] if sl else []
             vals["LS"] = M.coherence(probs, len(prim.steps))
-            reasons["LS"] = None if vals["LS"] is not None else "no reasoning steps (failed or empty generation)"
+            reasons["LS"] = None if vals["LS"] is not None else "no reasoning steps (empty generation)"
             details["LS"] = {"steps": prim.steps, "contradiction": probs, "backend": nli.description,
                              "convention": "one step -> 1.0" if len(prim.steps) == 1 else None}
         # ES
-        tokens = prim.completion_tokens if not prim.error else None
-        if prim.error and prim.max_tokens:
-            vals["ES"] = 0.0  # a failed generation is wrong, so ES_i = H(0, .) = 0
+        tokens = prim.completion_tokens if not prim_failed else None
+        if left_out:
+            vals["ES"], reasons["ES"] = None, FAILED
+        elif prim_failed and prim.max_tokens:
+            vals["ES"] = 0.0  # counted as wrong (failed_generations: wrong), so ES_i = H(0, .) = 0
         else:
             vals["ES"] = M.efficiency(correct, tokens, prim.max_tokens)
-        reasons["ES"] = None if vals["ES"] is not None else NOT_APPLICABLE["ES"]
+        if vals["ES"] is None and not reasons.get("ES"):
+            reasons["ES"] = NOT_APPLICABLE["ES"]
         details["ES"] = {"tokens": tokens, "budget": prim.max_tokens}
-        # SS
+        # SS (successful samples only)
         if sim is None:
             vals["SS"], reasons["SS"] = None, f"not computed: {sim_reason}"
         else:
             sl = ss_slices.get((model, item_id))
             vals["SS"] = mean_or_none(sims[sl]) if sl else None
-            reasons["SS"] = None if vals["SS"] is not None else NOT_APPLICABLE["SS"]
-            details["SS"] = {"method": sim.description}
+            if vals["SS"] is None:
+                reasons["SS"] = NOT_APPLICABLE["SS"] if len(originals) < 2 else NOTHING_TO_COMPARE
+            details["SS"] = {"method": sim.description, "failed_samples": n_failed}
         per_item.setdefault(model, {})[item_id] = vals
         for metric in BEHAVIOR_METRICS:
             scores.append(Score(family=FAMILY, metric=metric, model=model, item_id=item_id, value=vals.get(metric),
                                 reason=reasons.get(metric), details=details.get(metric, {})))
 
-    tables = _aggregate(per_item, data, cfg, stats, seed)
+    tables = _aggregate(per_item, per_item_failed, data, cfg, stats, seed)
     item_reasons: dict[tuple[str, str], set[str]] = {}
     for s in scores:
         if s.value is None and s.reason:
@@ -137,11 +174,16 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
         if temp == 0 and model in per_item:
             warnings.append(f"{model}: temperature 0, so CS and SS are trivially 1 and are not measurements")
     for model, c in counts.items():
-        if c["failed"]:
-            warnings.append(f"{model}: {c['failed']} failed generations, counted as wrong")
+        if c["failed"] and policy == "exclude":
+            warnings.append(f"{model}: {c['failed']} of {c['generations']} generations failed; left out of every "
+                            "metric (stats.failed_generations: exclude) and never compared in CS, RS or SS")
+        elif c["failed"]:
+            warnings.append(f"{model}: {c['failed']} of {c['generations']} generations failed; counted as wrong in "
+                            "CQ and ES (stats.failed_generations: wrong), never compared in CS, RS or SS")
     if data.missing:
-        warnings.append(f"{data.missing} requested generations are missing (the run was interrupted); "
-                        "run the same command again to finish it")
+        warnings.append(f"{data.missing} requested generations have no stored completion: pending (rate limits, "
+                        "server errors or timeouts outlasted the retries) or the run was interrupted; the metrics "
+                        "leave them out; run the same command again to send them")
     tables["warnings"] = warnings
     for model, mvals in tables["metrics"].items():
         for metric, est in mvals.items():
@@ -153,27 +195,34 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
     return scores, tables
 
 
-def _estimates(rows: dict[str, dict[str, float | None]], stats: StatsConfig, seed: int) -> dict[str, dict]:
+def _estimates(rows: dict[str, dict[str, float | None]], failed: dict[str, dict[str, int]], stats: StatsConfig,
+               seed: int) -> dict[str, dict]:
+    """Per metric: the bootstrap estimate over the items of ``rows``, with ``failed`` = failed generations
+    the metric read on those items."""
     out = {}
     for metric in BEHAVIOR_METRICS:
         values = [v.get(metric) for v in rows.values()]
         est = bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples,
                              method=stats.method, seed=seed).as_dict()
+        est["failed"] = sum(failed.get(item_id, {}).get(metric, 0) for item_id in rows)
         if est["value"] is None:
             est["reason"] = NOT_APPLICABLE.get(metric, "no item could be scored")
         out[metric] = est
     return out
 
 
-def _aggregate(per_item, data: RunData, cfg: BehaviorConfig, stats: StatsConfig, seed: int) -> dict[str, Any]:
+def _aggregate(per_item, per_item_failed, data: RunData, cfg: BehaviorConfig, stats: StatsConfig,
+               seed: int) -> dict[str, Any]:
     strategies = all_strategies(cfg.strategies)
     tables: dict[str, Any] = {"metrics": {}, "strategies": {}, "per_dataset": {}, "per_type": {}, "paired": [],
                               "strategy_weights": strategies,
                               "user_strategies": sorted(cfg.strategies),
                               "settings": {"samples": cfg.samples, "paraphrases": cfg.paraphrases,
-                                           "confidence": stats.confidence, "n_resamples": stats.n_resamples}}
+                                           "confidence": stats.confidence, "n_resamples": stats.n_resamples,
+                                           "failed_generations": stats.failed_generations}}
     for model, rows in per_item.items():
-        tables["metrics"][model] = ests = _estimates(rows, stats, seed)
+        failed = per_item_failed.get(model, {})
+        tables["metrics"][model] = ests = _estimates(rows, failed, stats, seed)
         point = {m: e["value"] for m, e in ests.items()}
         tables["strategies"][model] = {}
         for name, weights in strategies.items():
@@ -184,7 +233,7 @@ def _aggregate(per_item, data: RunData, cfg: BehaviorConfig, stats: StatsConfig,
             buckets: dict[str, dict] = {}
             for item_id, vals in rows.items():
                 buckets.setdefault(key_fn(data.items[item_id]), {})[item_id] = vals
-            tables[label][model] = {b: _estimates(r, stats, seed) for b, r in sorted(buckets.items())}
+            tables[label][model] = {b: _estimates(r, failed, stats, seed) for b, r in sorted(buckets.items())}
     models = list(per_item)
     for a, b in combinations(models, 2):
         common = sorted(set(per_item[a]) & set(per_item[b]))

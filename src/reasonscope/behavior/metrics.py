@@ -1,16 +1,21 @@
-"""The six behaviour metrics (seed 001), per item. Corpus values are means over items (see README).
+"""The six behaviour metrics of *Measuring Reasoning Quality in Large Language Models: A
+Multi-Dimensional Behavioral Framework* (Şenol, Agrawal, Liu, 2026), per item. Corpus values are
+means over items.
 
 Notation: item i has K samples of the original question (sample 0 is the *primary* answer
 ``ŷ_i``) and P paraphrase completions ``ŷ_i^p``. All answers are typed extractions
 (:mod:`reasonscope.text.answers`); ``match`` is typed equality.
 
-CQ  correctness      CQ_i = 1[match(ŷ_i, y_i)]. Failed and unparseable generations are 0 (and are
-                     counted separately). Range [0, 1], higher is better. Over *all* items.
-CS  consistency      CS_i = 2/(K(K-1)) Σ_{k<l} 1[match(ŷ_i^k, ŷ_i^l)]; a pair with a missing
-                     (unparseable or failed) answer does not agree. Needs K >= 2. Higher is better.
-RS  robustness       over items with 1[CQ_i = 1] and P_i >= 1: RS_i = (1/P_i) Σ_p 1[match(ŷ_i^p, ŷ_i)]
-                     (agreement with the model's own original answer). Not applicable when no item
-                     qualifies. Higher is better.
+CQ  correctness      CQ_i = 1[match(ŷ_i, y_i)]. Unparseable answers are 0 (and counted separately).
+                     A failed generation (refusal, empty reply, rejected request) is no answer: left
+                     out by default, 0 with ``stats.failed_generations: wrong`` (see
+                     :mod:`reasonscope.behavior.family`). Range [0, 1], higher is better.
+CS  consistency      CS_i = 2/(K'(K'-1)) Σ_{k<l} 1[match(ŷ_i^k, ŷ_i^l)] over the K' samples that did
+                     not fail (a failed generation is never compared); a pair with an unparseable
+                     answer does not agree. Needs K' >= 2. Higher is better.
+RS  robustness       over items with 1[CQ_i = 1] and P'_i >= 1 paraphrase completions that did not
+                     fail: RS_i = (1/P'_i) Σ_p 1[match(ŷ_i^p, ŷ_i)] (agreement with the model's own
+                     original answer). Not applicable when no item qualifies. Higher is better.
 LS  coherence        LS_i = 1 - mean_j ψ(s_j, s_{j+1}) over consecutive steps of the primary trace,
                      ψ = p(contradiction) from an NLI backend with (s_j, s_{j+1}) as (premise,
                      hypothesis). One step: LS_i = 1.0 by convention. No step (failed or empty
@@ -18,8 +23,10 @@ LS  coherence        LS_i = 1 - mean_j ψ(s_j, s_{j+1}) over consecutive steps o
 ES  efficiency       ES_i = H(CQ_i, L_i), L_i = 1 - min(1, T_i / B), T_i the completion tokens of the
                      primary answer in model tokens, B the request's max new tokens (a fixed budget,
                      so ES is comparable across models and runs); H(a, b) = 2ab/(a+b), 0 if a+b = 0.
-SS  stability        SS_i = 2/(K(K-1)) Σ_{k<l} sim(T_i^k, T_i^l) over the K traces; sim = BERTScore F1
-                     (or embedding cosine, recorded). Needs K >= 2. Higher is better.
+                     A failed primary generation: left out, or 0 under ``failed_generations: wrong``.
+SS  stability        SS_i = 2/(K'(K'-1)) Σ_{k<l} sim(T_i^k, T_i^l) over the traces of the K' samples
+                     that did not fail; sim = BERTScore F1 (or embedding cosine, recorded). Needs
+                     K' >= 2. Higher is better.
 """
 
 from __future__ import annotations

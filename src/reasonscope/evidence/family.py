@@ -34,6 +34,7 @@ from .matchers import MATCHERS, Match, Rationale, match
 
 FAMILY = "evidence"
 PROMPT_VERSION = "race-v1"
+GENERATION_FAILED = "generation failed"  # reason prefix of a failed generation kept as a wrong prediction
 
 
 @dataclass
@@ -183,7 +184,8 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
                        "n_features": len(clf.feature_names)},
         "llm": {"model": model, "n": len(results),
                 "accuracy": sum(r.correct for r in results) / len(results) if results else None,
-                "unparseable": sum(1 for r in results if r.predicted is None),
+                "unparseable": sum(1 for r in results if r.predicted is None
+                                   and not (r.reason or "").startswith(GENERATION_FAILED)),
                 "no_rationale": sum(1 for r in results if r.predicted is not None and not r.rationale)},
         "coverage": aggregate(results, matchers, **stats_kw),
         "confusion": confusion(results, clf.classes),

@@ -2,7 +2,13 @@
 
 The key comes from ``api_key_env`` (default ``ANTHROPIC_API_KEY``). System messages are passed as
 the ``system`` parameter. Thinking blocks are kept as a ``<think>`` block before the answer text;
-``stop_reason == "max_tokens"`` is reported as finish reason ``length``.
+``stop_reason == "max_tokens"`` is reported as finish reason ``length``. The SDK's own retries are
+disabled (``max_retries=0``): reasonscope's retry policy (``models.base``) is the only retry layer.
+
+A reply with no answer is a failed generation with its reason, never an empty answer: ``stop_reason``
+``refusal`` (any text given is kept as the raw text and quoted in the error), or no text block at all
+(tool use only, or empty content). A reply cut at ``max_tokens`` is the model's answer even when it holds
+no text block (e.g. thinking only).
 """
 
 from __future__ import annotations
@@ -51,31 +57,50 @@ class AnthropicModel(LanguageModel):
         import anthropic
 
         if isinstance(exc, anthropic.APIStatusError):
-            return exc.status_code in (408, 429) or exc.status_code >= 500
+            return exc.status_code in (408, 409, 429) or exc.status_code >= 500
         return isinstance(exc, anthropic.APIConnectionError | TimeoutError | ConnectionError | ValueError)
+
+    def is_setup_error(self, exc: BaseException) -> bool:
+        import anthropic
+
+        return isinstance(exc, anthropic.APIStatusError) and exc.status_code in (401, 403, 404)
 
     async def _generate_one(self, request: GenerationRequest) -> Completion:
         system = "\n".join(m["content"] for m in request.messages if m["role"] == "system")
         messages = [m for m in request.messages if m["role"] != "system"]
+        # sampling settings travel in the body: anthropic>=1.0 dropped them from create()'s signature,
+        # and the body is what every SDK version sends as is
+        sampling = {"temperature": request.temperature}
+        if request.top_p is not None:
+            sampling["top_p"] = request.top_p
         kwargs = {"model": self.model_id, "messages": messages, "max_tokens": request.max_tokens,
-                  "temperature": request.temperature}
+                  "extra_body": sampling}
         if system:
             kwargs["system"] = system
-        if request.top_p is not None:
-            kwargs["top_p"] = request.top_p
         resp = await self._client().messages.create(**kwargs)
-        parts, thinking = [], []
-        for block in resp.content:
-            if getattr(block, "type", None) == "text":
+        parts, thinking, tools = [], [], []
+        for block in resp.content or []:
+            kind = getattr(block, "type", None)
+            if kind == "text":
                 parts.append(block.text)
-            elif getattr(block, "type", None) == "thinking":
+            elif kind == "thinking":
                 thinking.append(block.thinking)
+            elif kind == "tool_use":
+                tools.append(getattr(block, "name", None) or "?")
         text = "".join(parts)
         if thinking:
             text = f"<think>{''.join(thinking)}</think>\n{text}"
         finish = "length" if resp.stop_reason == "max_tokens" else resp.stop_reason
-        return Completion(text=text, finish_reason=finish, prompt_tokens=resp.usage.input_tokens,
-                          completion_tokens=resp.usage.output_tokens)
+        error = None
+        if resp.stop_reason == "refusal":
+            error = "refusal" + (f": {''.join(parts)[:300]}" if parts else " (stop reason refusal, no text)")
+        elif not parts and finish != "length":
+            what = f"tool use only ({', '.join(tools)})" if tools else "no text block"
+            error = f"no answer text: {what} (stop reason {resp.stop_reason})"
+        usage = getattr(resp, "usage", None)
+        return Completion(text=text, finish_reason=finish, error=error,
+                          prompt_tokens=getattr(usage, "input_tokens", None),
+                          completion_tokens=getattr(usage, "output_tokens", None))
 
     async def aclose(self) -> None:
         client, self._client_obj = self._client_obj, None

@@ -4,16 +4,41 @@ A :class:`LanguageModel` turns :class:`GenerationRequest` objects into :class:`C
 (``async generate``, batched), and, where the backend can, scores continuations
 (``async logprobs(prompt, continuations)`` -> summed log-probabilities).
 
-Retries: API backends wrap each call in :meth:`LanguageModel.call_with_retries`: exponential
-backoff with full jitter (base 0.5 s, cap 20 s) on the errors the backend marks retryable (429,
-5xx, timeouts, dropped connections, malformed responses), at most ``max_retries`` retries. A call
-that still fails becomes a ``Completion`` with ``error`` set: stored, and scored as wrong.
+Outcomes of a request
+---------------------
+API backends send each request through :meth:`LanguageModel.call_with_retries` (tenacity). This
+layer is the only one that retries: the SDK clients are built with ``max_retries=0``, so retries
+never multiply. A request ends in one of three ways:
+
+* **answered**: a completion (an empty text, or one cut at ``max_tokens``, is still the model's answer);
+* **failed** (``error`` set): the reply says something about this request but holds no answer: a
+  refusal, a reply with no text (tool calls only), a content filter, a rejected request (400, 422),
+  or an unexpected error. Stored as a failed generation, never re-sent unless ``--retry-failed``;
+* **pending** (``error`` set and ``pending``): nothing was learnt about the model: transient errors
+  (429, 408, 409, 5xx, timeouts, dropped connections, malformed responses) outlasted the retries, or
+  the key, permissions or endpoint were refused (401, 403, 404; not retried). Not stored, so the
+  next run sends it again.
+
+Retry policy (transient errors only): attempt ``n`` (1-based) that fails is followed by a wait of
+
+* the server's ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date) when the error carries
+  one, plus a jitter uniform in ``[0, retry_base_s]``; a server asking for more than
+  ``retry_after_cap_s`` (default 60 s) ends the retries at once (the request stays pending);
+* else a full-jitter exponential backoff, uniform in ``[0, min(retry_cap_s, retry_base_s * 2**(n-1))]``
+  (``retry_base_s`` 0.5 s, ``retry_cap_s`` 20 s: provider options, tests shorten them).
+
+Retries stop after ``max_retries`` retries (default 8, so 9 attempts) or when the next wait would end
+more than ``retry_max_s`` (default 120 s) after the first attempt, whichever comes first. Every
+attempt also passes the model's rate limits (:mod:`reasonscope.models.limits`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import hashlib
+import math
+import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,14 +46,17 @@ from typing import Any
 
 from tenacity import (
     AsyncRetrying,
+    RetryCallState,
     RetryError,
     retry_if_exception,
     stop_after_attempt,
+    stop_before_delay,
     wait_random_exponential,
 )
 
 from ..config import ModelConfig
 from ..types import Completion
+from .limits import RateLimits
 
 
 class ProviderUnavailable(RuntimeError):
@@ -64,6 +92,7 @@ class LanguageModel:
         self.config = config
         self.retry_base_s = float(config.options.get("retry_base_s", self.retry_base_s))
         self.retry_cap_s = float(config.options.get("retry_cap_s", self.retry_cap_s))
+        self.limits = RateLimits(config.rpm, config.tpm)
 
     # -- identity ---------------------------------------------------------------------------
     @property
@@ -89,7 +118,14 @@ class LanguageModel:
 
     async def _timed_one(self, request: GenerationRequest) -> Completion:
         start = time.perf_counter()
-        completion = await self.call_with_retries(lambda: self._generate_one(request))
+
+        async def attempt() -> Completion:
+            charged = await self.limits.before(request.messages)
+            completion = await self._generate_one(request)
+            self.limits.after(charged, completion.prompt_tokens, completion.completion_tokens)
+            return completion
+
+        completion = await self.call_with_retries(attempt)
         if completion.latency_s is None:
             completion.latency_s = time.perf_counter() - start
         return completion
@@ -109,29 +145,53 @@ class LanguageModel:
 
     # -- retries ----------------------------------------------------------------------------
     def is_retryable(self, exc: BaseException) -> bool:
+        """A transient error worth another attempt (providers add their SDK's 429 / 5xx errors)."""
         return isinstance(exc, TimeoutError | ConnectionError)
 
+    def is_setup_error(self, exc: BaseException) -> bool:
+        """The key, permissions or endpoint were refused (401, 403, 404): not retried, left pending."""
+        return False
+
     async def call_with_retries(self, fn: Callable[[], Awaitable[Completion]]) -> Completion:
-        attempts = 0
+        """Run ``fn`` under the retry policy of the module docstring; never raises for a request's error."""
+        cfg = self.config
+        backoff = wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_cap_s)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(cfg.max_retries + 1) | stop_before_delay(cfg.retry_max_s)
+            | (lambda rs: _asked_wait(rs) > cfg.retry_after_cap_s),
+            wait=lambda rs: _server_wait(rs, backoff, self.retry_base_s),
+            retry=retry_if_exception(self.is_retryable),
+            reraise=False,
+        )
+        start = time.monotonic()
         try:
-            async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(self.config.max_retries + 1),
-                wait=wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_cap_s),
-                retry=retry_if_exception(self.is_retryable),
-                reraise=False,
-            ):
+            async for attempt in retrying:
                 with attempt:
-                    attempts = attempt.retry_state.attempt_number
                     completion = await fn()
-            completion.attempts = attempts
+            completion.attempts = attempt.retry_state.attempt_number
             return completion
         except RetryError as err:
-            exc = err.last_attempt.exception()
-            return Completion(error=self.redact(f"failed after {attempts} attempts: {describe_error(exc)}"),
-                              attempts=attempts)
-        except Exception as exc:  # not retryable: fail this request, never the run
-            return Completion(error=self.redact(f"failed (not retryable): {describe_error(exc)}"),
-                              attempts=max(attempts, 1))
+            state = err.last_attempt
+            attempts = state.attempt_number
+            exc = state.exception()
+            asked = retry_after_s(exc)
+            if asked is not None and asked > cfg.retry_after_cap_s:
+                why = f"the server asked to wait {asked:.0f} s, more than retry_after_cap_s ({cfg.retry_after_cap_s:g} s)"
+            else:
+                why = f"no answer after {attempts} attempt{'s' if attempts > 1 else ''} in " \
+                      f"{time.monotonic() - start:.1f} s"
+                if attempts < cfg.max_retries + 1:
+                    why += f" (the next wait would pass retry_max_s, {cfg.retry_max_s:g} s)"
+            return Completion(error=self.redact(f"pending: {why}: {describe_error(exc)}"), attempts=attempts,
+                              pending=True)
+        except ProviderUnavailable:
+            raise
+        except Exception as exc:  # not retryable: this request ends here, never the run
+            attempts = attempt.retry_state.attempt_number
+            if self.is_setup_error(exc):
+                return Completion(error=self.redact(f"pending: refused, check the key, model name and endpoint: "
+                                                    f"{describe_error(exc)}"), attempts=attempts, pending=True)
+            return Completion(error=self.redact(f"failed (not retryable): {describe_error(exc)}"), attempts=attempts)
 
     def secrets(self) -> list[str]:
         """Values that must never reach a log, the store or an output (API keys)."""
@@ -148,6 +208,45 @@ def unit_hash(*parts: object) -> float:
     """A deterministic number in [0, 1) from the parts (sha256)."""
     h = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
     return int.from_bytes(h[:8], "big") / 2**64
+
+
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """The wait a server asked for on an error response, in seconds: ``retry-after-ms``, else
+    ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    try:
+        ms, value = headers.get("retry-after-ms"), headers.get("retry-after")
+    except Exception:  # a headers object that is not a mapping
+        return None
+    for raw, scale in ((ms, 0.001), (value, 1.0)):
+        try:
+            seconds = float(raw) * scale
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    if isinstance(value, str):
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is not None and when.tzinfo is not None:
+            return max(0.0, when.timestamp() - time.time())
+    return None
+
+
+def _asked_wait(state: RetryCallState) -> float:
+    exc = state.outcome.exception() if state.outcome is not None else None
+    asked = retry_after_s(exc)
+    return -1.0 if asked is None else asked
+
+
+def _server_wait(state: RetryCallState, backoff: Callable[[RetryCallState], float], jitter_s: float) -> float:
+    """The server's requested wait plus a small jitter, else the exponential backoff."""
+    asked = _asked_wait(state)
+    return backoff(state) if asked < 0 else asked + random.uniform(0, jitter_s)
 
 
 def describe_error(exc: BaseException | None) -> str:

@@ -5,8 +5,14 @@
 ``options.base_urls`` (a list) spreads requests round-robin over several servers (data parallel).
 Requests rotate over one SDK client per 16 in flight (per URL): httpcore scans its whole connection
 pool on each request, so small pools keep the client's CPU cost flat at high concurrency.
-The SDK's own retries are disabled; reasonscope's retry policy (see ``models.base``) applies.
+The SDK's own retries are disabled (``max_retries=0``): reasonscope's retry policy (see
+``models.base``) is the only retry layer, and it honours the server's ``retry-after(-ms)`` as the SDK does.
 Reasoning content returned beside the answer (``reasoning_content``) is kept as a ``<think>`` block.
+
+A reply with no answer text is a failed generation with its reason, never an empty answer:
+``message.refusal`` (the refusal text is kept as the raw text and quoted in the error), finish reason
+``content_filter``, or ``content`` null (tool calls only, or nothing). A reply cut at ``max_tokens``
+(finish reason ``length``) is the model's answer even when it holds no text (e.g. reasoning only).
 """
 
 from __future__ import annotations
@@ -66,9 +72,14 @@ class OpenAIModel(LanguageModel):
         import openai
 
         if isinstance(exc, openai.APIStatusError):
-            return exc.status_code == 429 or exc.status_code == 408 or exc.status_code >= 500
+            return exc.status_code in (408, 409, 429) or exc.status_code >= 500
         return isinstance(exc, openai.APIConnectionError | openai.APIResponseValidationError | json.JSONDecodeError
                           | TimeoutError | ConnectionError | ValueError)
+
+    def is_setup_error(self, exc: BaseException) -> bool:
+        import openai
+
+        return isinstance(exc, openai.APIStatusError) and exc.status_code in (401, 403, 404)
 
     async def _generate_one(self, request: GenerationRequest) -> Completion:
         client = self._client(next(self._next))
@@ -80,12 +91,13 @@ class OpenAIModel(LanguageModel):
         if not getattr(resp, "choices", None):
             raise ValueError("malformed response: no choices")
         choice = resp.choices[0]
-        text = choice.message.content or ""
-        reasoning = getattr(choice.message, "reasoning_content", None)
+        message = choice.message
+        reasoning = getattr(message, "reasoning_content", None)
+        text = message.content or getattr(message, "refusal", None) or ""
         if reasoning:
             text = f"<think>{reasoning}</think>\n{text}"
         usage = getattr(resp, "usage", None)
-        return Completion(text=text, finish_reason=choice.finish_reason,
+        return Completion(text=text, finish_reason=choice.finish_reason, error=_no_answer(message, choice.finish_reason),
                           prompt_tokens=getattr(usage, "prompt_tokens", None),
                           completion_tokens=getattr(usage, "completion_tokens", None))
 
@@ -96,3 +108,17 @@ class OpenAIModel(LanguageModel):
 
     def close(self) -> None:
         self._clients = None
+
+
+def _no_answer(message, finish_reason: str | None) -> str | None:
+    """Why a chat-completion message holds no answer, or None when it does."""
+    refusal = getattr(message, "refusal", None)
+    if refusal:
+        return f"refusal: {str(refusal)[:300]}"
+    if finish_reason == "content_filter":
+        return "blocked by the provider's content filter (finish reason content_filter)"
+    if message.content is None and finish_reason != "length":
+        calls = [getattr(getattr(c, "function", None), "name", None) or "?" for c in (message.tool_calls or [])]
+        what = f"tool calls only ({', '.join(calls)})" if calls else "no content"
+        return f"no answer text: {what} (finish reason {finish_reason})"
+    return None

@@ -122,6 +122,7 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
                                     "finished")},
         "config": run["config"], "notes": notes,
         "generations": {"total": len(data.generations), "missing": data.missing,
+                        "missing_by_model": data.missing_by_model,
                         "failed": sum(1 for g in data.generations if g.error),
                         "imported": sum(1 for g in data.generations if g.source != "generated")},
         "behavior": behavior,
@@ -231,6 +232,9 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
     warnings += [f"information: {w}" for w in (information or {}).get("warnings", [])]
     for model, why in (notes.get("skipped_models") or {}).items():
         warnings.append(f"skipped model {model}: {why}")
+    outcome = notes.get("outcome") or {}
+    if outcome.get("code"):
+        warnings.insert(0, f"exit code {outcome['code']}: {outcome['message']}")
     breakdowns = {label: sheets[key] for label, key in (("Per dataset", "per_dataset"), ("Per item type", "per_type"))
                   if sheets.get(key)}
     return env.get_template("report.html.j2").render(

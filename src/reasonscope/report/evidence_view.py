@@ -19,6 +19,7 @@ def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
     for model, t in evidence.items():
         summary.append({"model": model, "classifier_test_accuracy": _r(t["classifier"]["test_accuracy"]),
                         "llm_accuracy": _r(t["llm"]["accuracy"]), "n": t["llm"]["n"],
+                        "failed": t["llm"].get("failed", 0),
                         "unparseable": t["llm"]["unparseable"], "no_rationale": t["llm"]["no_rationale"],
                         **{f"setting_{k}": v for k, v in t["settings"].items()}})
         for matcher, tab in t["coverage"].items():

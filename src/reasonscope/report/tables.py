@@ -22,9 +22,13 @@ def behavior_tables(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             row[f"{m}_low"] = _fmt(e["low"])
             row[f"{m}_high"] = _fmt(e["high"])
             row[f"{m}_n"] = e["n"]
+            row[f"{m}_failed"] = e.get("failed", 0)
+            if e["value"] is None:
+                row[f"{m}_reason"] = e.get("reason")
         c = t.get("counts", {}).get(model, {})
-        row.update({"items": c.get("items"), "failed": c.get("failed"), "unparseable": c.get("unparseable"),
-                    "truncated": c.get("truncated")})
+        row.update({"items": c.get("items"), "failed": c.get("failed"), "pending": c.get("pending", 0),
+                    "unparseable": c.get("unparseable"), "truncated": c.get("truncated"),
+                    "failed_generations": t.get("settings", {}).get("failed_generations", "wrong")})
         raw.append(row)
         srow: dict[str, Any] = {"model": model}
         for name, res in t.get("strategies", {}).get(model, {}).items():
@@ -39,6 +43,7 @@ def behavior_tables(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                     r[m] = _fmt(ests[m]["value"])
                     r[f"{m}_low"], r[f"{m}_high"] = _fmt(ests[m]["low"]), _fmt(ests[m]["high"])
                     r[f"{m}_n"] = ests[m]["n"]
+                    r[f"{m}_failed"] = ests[m].get("failed", 0)
                 target.append(r)
     weights = [{"strategy": name, **{m: _fmt(w[m]) for m in BEHAVIOR_METRICS},
                 "user": name in t.get("user_strategies", [])} for name, w in t.get("strategy_weights", {}).items()]
