@@ -58,7 +58,9 @@ def _print_summary(summary_path: Path) -> None:
     beh = data.get("behavior")
     if not beh:
         return
-    table = Table(title="behavior (mean [95% CI])")
+    reading = beh.get("settings", {}).get("efficiency", "corpus")
+    table = Table(title=f"behavior (mean [95% CI]; ES = ES_{reading}: "
+                        f"{'H(CQ, mean length score)' if reading == 'corpus' else 'mean of per-item H(CQ_i, L_i)'})")
     table.add_column("model")
     for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
         table.add_column(m)

@@ -135,6 +135,9 @@ class BehaviorConfig(Strict):
     strategies: dict[str, dict[str, Any]] = Field(default_factory=dict,
                                                   description="User strategies: name -> {metric: weight}.")
     rel_tol: float = Field(1e-6, ge=0, lt=1, description="Relative tolerance of numeric answers.")
+    efficiency: Literal["corpus", "item"] = Field(
+        "corpus", description="Reading of ES used as the ES column and by the strategies: corpus = H(CQ, mean "
+        "length score) (ES_corpus), item = mean of per-item H(CQ_i, L_i) (ES_item); both are always reported.")
 
     @field_validator("strategies")
     @classmethod

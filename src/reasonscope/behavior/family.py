@@ -1,6 +1,8 @@
 """Scoring a run with the behaviour family: per-item scores, corpus estimates with 95% bootstrap CIs,
 strategies, breakdowns per dataset and per item type (``metadata.type``), and paired model
-differences. See :mod:`reasonscope.behavior.metrics` for the formulas.
+differences. See :mod:`reasonscope.behavior.metrics` for the formulas and
+:mod:`reasonscope.behavior.efficiency` for the two readings of ES (``ES`` is the one the plan's
+``efficiency`` setting selects, ``ES_corpus`` and ``ES_item`` are both reported).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..scorers.similarity import Similarity
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
 from ..types import Item, Score
 from . import metrics as M
+from .efficiency import corpus_efficiency, paired_corpus_efficiency
 from .strategies import all_strategies, composite
 
 FAMILY = "behavior"
@@ -24,6 +27,10 @@ NOT_APPLICABLE = {
     "RS": "RS needs an originally correct item with paraphrases",
     "ES": "ES needs completion token counts and a token budget",
 }
+NOT_APPLICABLE["ES_item"] = NOT_APPLICABLE["ES_corpus"] = NOT_APPLICABLE["conciseness"] = NOT_APPLICABLE["ES"]
+# per-item rows: the corpus ES is formed from CQ_i and conciseness L_i (or ES_item), see _estimates
+ITEM_METRICS = ("CQ", "CS", "RS", "LS", "ES_item", "conciseness", "SS")
+EFFICIENCY_COLUMNS = ("ES_corpus", "ES_item", "conciseness")
 
 
 def _item_type(item: Item) -> str:
@@ -98,14 +105,16 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
             reasons["LS"] = None if vals["LS"] is not None else "no reasoning steps (failed or empty generation)"
             details["LS"] = {"steps": prim.steps, "contradiction": probs, "backend": nli.description,
                              "convention": "one step -> 1.0" if len(prim.steps) == 1 else None}
-        # ES
+        # ES: the per-item reading ES_i and the length score L_i (the corpus reading is formed in _estimates)
         tokens = prim.completion_tokens if not prim.error else None
         if prim.error and prim.max_tokens:
-            vals["ES"] = 0.0  # a failed generation is wrong, so ES_i = H(0, .) = 0
+            vals["ES_item"] = 0.0  # a failed generation is wrong, so ES_i = H(0, .) = 0
         else:
-            vals["ES"] = M.efficiency(correct, tokens, prim.max_tokens)
-        reasons["ES"] = None if vals["ES"] is not None else NOT_APPLICABLE["ES"]
-        details["ES"] = {"tokens": tokens, "budget": prim.max_tokens}
+            vals["ES_item"] = M.efficiency(correct, tokens, prim.max_tokens)
+        vals["conciseness"] = M.length_score(tokens, prim.max_tokens)
+        for key in ("ES_item", "conciseness"):
+            reasons[key] = None if vals[key] is not None else NOT_APPLICABLE["ES"]
+            details[key] = {"tokens": tokens, "budget": prim.max_tokens}
         # SS
         if sim is None:
             vals["SS"], reasons["SS"] = None, f"not computed: {sim_reason}"
@@ -115,7 +124,7 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
             reasons["SS"] = None if vals["SS"] is not None else NOT_APPLICABLE["SS"]
             details["SS"] = {"method": sim.description}
         per_item.setdefault(model, {})[item_id] = vals
-        for metric in BEHAVIOR_METRICS:
+        for metric in ITEM_METRICS:
             scores.append(Score(family=FAMILY, metric=metric, model=model, item_id=item_id, value=vals.get(metric),
                                 reason=reasons.get(metric), details=details.get(metric, {})))
 
@@ -153,15 +162,22 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
     return scores, tables
 
 
-def _estimates(rows: dict[str, dict[str, float | None]], stats: StatsConfig, seed: int) -> dict[str, dict]:
+def _estimates(rows: dict[str, dict[str, float | None]], stats: StatsConfig, seed: int,
+               efficiency: str = "corpus") -> dict[str, dict]:
+    """Corpus estimates of the six metrics (``ES`` in the selected reading) plus ``ES_corpus``, ``ES_item``
+    and ``conciseness``, each with its CI."""
     out = {}
-    for metric in BEHAVIOR_METRICS:
+    for metric in [m for m in BEHAVIOR_METRICS if m != "ES"] + ["ES_item", "conciseness"]:
         values = [v.get(metric) for v in rows.values()]
         est = bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples,
                              method=stats.method, seed=seed).as_dict()
+        out[metric] = est
+    out["ES_corpus"] = corpus_efficiency(list(rows.values()), confidence=stats.confidence,
+                                         n_resamples=stats.n_resamples, method=stats.method, seed=seed)
+    out["ES"] = {**out[f"ES_{efficiency}"], "reading": f"ES_{efficiency}"}
+    for metric, est in out.items():
         if est["value"] is None:
             est["reason"] = NOT_APPLICABLE.get(metric, "no item could be scored")
-        out[metric] = est
     return out
 
 
@@ -171,26 +187,33 @@ def _aggregate(per_item, data: RunData, cfg: BehaviorConfig, stats: StatsConfig,
                               "strategy_weights": strategies,
                               "user_strategies": sorted(cfg.strategies),
                               "settings": {"samples": cfg.samples, "paraphrases": cfg.paraphrases,
+                                           "efficiency": cfg.efficiency,
                                            "confidence": stats.confidence, "n_resamples": stats.n_resamples}}
     for model, rows in per_item.items():
-        tables["metrics"][model] = ests = _estimates(rows, stats, seed)
+        tables["metrics"][model] = ests = _estimates(rows, stats, seed, cfg.efficiency)
         point = {m: e["value"] for m, e in ests.items()}
         tables["strategies"][model] = {}
         for name, weights in strategies.items():
             value, left_out = composite(weights, point)
             tables["strategies"][model][name] = {"value": value, "left_out": left_out,
-                                                 "renormalised": bool(left_out)}
+                                                 "renormalised": bool(left_out), "ES": f"ES_{cfg.efficiency}"}
         for label, key_fn in (("per_dataset", lambda it: it.group), ("per_type", _item_type)):
             buckets: dict[str, dict] = {}
             for item_id, vals in rows.items():
                 buckets.setdefault(key_fn(data.items[item_id]), {})[item_id] = vals
-            tables[label][model] = {b: _estimates(r, stats, seed) for b, r in sorted(buckets.items())}
+            tables[label][model] = {b: _estimates(r, stats, seed, cfg.efficiency) for b, r in sorted(buckets.items())}
     models = list(per_item)
     for a, b in combinations(models, 2):
         common = sorted(set(per_item[a]) & set(per_item[b]))
-        for metric in BEHAVIOR_METRICS:
-            xa = [per_item[a][i].get(metric) for i in common]
-            xb = [per_item[b][i].get(metric) for i in common]
+        for metric in (*BEHAVIOR_METRICS, *EFFICIENCY_COLUMNS):
+            source = f"ES_{cfg.efficiency}" if metric == "ES" else metric
+            if source == "ES_corpus":
+                d = paired_corpus_efficiency([per_item[a][i] for i in common], [per_item[b][i] for i in common],
+                                             confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed)
+                tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, **d})
+                continue
+            xa = [per_item[a][i].get(source) for i in common]
+            xb = [per_item[b][i].get(source) for i in common]
             d = paired_difference(xa, xb, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed)
             tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, "difference": d.value,
                                      "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value})
