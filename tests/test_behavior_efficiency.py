@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from reasonscope.behavior import metrics as M
 from reasonscope.behavior.efficiency import corpus_efficiency, paired_corpus_efficiency
 from reasonscope.behavior.family import score_behavior
 from reasonscope.config import BehaviorConfig, NLIConfig, StatsConfig, parse_plan
@@ -19,11 +20,16 @@ def rows(cq, length):
     return [{"CQ": c, "conciseness": L} for c, L in zip(cq, length, strict=True)]
 
 
-def test_corpus_reading_by_hand():
+def test_both_readings_by_hand():
     est = corpus_efficiency(rows([1, 0, 1], [0.8, 0.5, 0.2]), n_resamples=500)
     # H(CQ = 2/3, mean L = 0.5) = (2/3) / (7/6) = 4/7
     assert est["value"] == pytest.approx(4 / 7) and est["n"] == 3
     assert est["low"] <= est["value"] <= est["high"]
+    # per item: (H(1, .8) + H(0, .5) + H(1, .2)) / 3 = (8/9 + 0 + 1/3) / 3 = 0.4074, below CQ
+    per_item = [M.efficiency(c, t, 100) for c, t in ((1, 20), (0, 50), (1, 80))]
+    assert sum(per_item) / 3 == pytest.approx((8 / 9 + 1 / 3) / 3)
+    assert [M.length_score(t, 100) for t in (20, 50, 80, 150)] == pytest.approx([0.8, 0.5, 0.2, 0.0])
+    assert M.length_score(None, 100) is None and M.efficiency(1, 10, None) is None
 
 
 def test_item_without_length_counts_in_cq_only():

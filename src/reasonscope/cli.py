@@ -273,6 +273,9 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
                                              "distance in characters)."),
              stop_words: str = typer.Option("function_words", help="Stop words removed before the classifier forms "
                                             "n-grams: function_words, english (scikit-learn's list) or none."),
+             text_field: list[str] = typer.Option([], "--text-field", help="A field holding the items' own text "
+                                                  "(repeat for several; each is vectorised on its own). Default: the "
+                                                  "fields the format declares (esnli: premise, hypothesis), else input."),
              target: str = typer.Option("predicted", help="Class whose evidence is evaluated: predicted or gold."),
              size: int = typer.Option(200, help="Items per split when a split is 'topics'."),
              limit: int | None = typer.Option(None, help="Use at most this many test items."),
@@ -303,7 +306,8 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
             "families": {"behavior": None, "evidence": {
                 "train": split(train, "train"), "test": split(test, "test"),
                 "predictions": str(predictions) if predictions else None, "k": k, "delta": delta,
-                "delta_chars": delta_chars, "stop_words": stop_words, "target": target}},
+                "delta_chars": delta_chars, "stop_words": stop_words, "text_fields": text_field or None,
+                "target": target}},
         }, "<command line>")
     except (PlanError, ValueError) as err:
         _fail(str(err))
