@@ -23,10 +23,10 @@ Formats and their fields
                 ``target`` is the first label, ``metadata.labels`` all of them).
 ``agnews``      csv ``Class Index, Title, Description`` (1-4; ``text_fields: [title, description]``) or
                 ``text, label`` (0-3) -> label.
+``imdb``        csv ``review, sentiment`` or ``text, label`` (0/1) -> label.
 
 ``metadata.text_fields`` names the fields that hold an item's own text, as opposed to a prompt
 template around it; the evidence family fits its classifier on them, one segment per field.
-``imdb``        csv ``review, sentiment`` or ``text, label`` (0/1) -> label.
 """
 
 from __future__ import annotations
