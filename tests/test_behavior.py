@@ -86,9 +86,10 @@ def test_each_metric_by_hand():
     assert item[("ds/q1", "LS")].value == pytest.approx(0.9)
     assert item[("ds/q2", "LS")].value == pytest.approx(0.1)
     assert item[("ds2/q3", "LS")].value is None
-    # ES: q1 H(1, 1 - 20/100) = 2*0.8/1.8; q2 H(0, .) = 0; q3 failed -> 0
-    assert item[("ds/q1", "ES")].value == pytest.approx(2 * 0.8 / 1.8)
-    assert item[("ds/q2", "ES")].value == 0.0 and item[("ds2/q3", "ES")].value == 0.0
+    # ES per item: q1 H(1, 1 - 20/100) = 2*0.8/1.8; q2 H(0, .) = 0; q3 failed -> 0; length scores .8, .5, none
+    assert item[("ds/q1", "ES_item")].value == pytest.approx(2 * 0.8 / 1.8)
+    assert item[("ds/q2", "ES_item")].value == 0.0 and item[("ds2/q3", "ES_item")].value == 0.0
+    assert [item[(i, "conciseness")].value for i in ("ds/q1", "ds/q2", "ds2/q3")] == [0.8, 0.5, None]
     # SS: q1 traces: t0 == t1, t2 differs -> (1 + 0.5 + 0.5)/3
     assert item[("ds/q1", "SS")].value == pytest.approx(2 / 3)
     m = tables["metrics"]["m"]
@@ -96,7 +97,10 @@ def test_each_metric_by_hand():
     assert m["CS"]["value"] == pytest.approx((1 / 3 + 0 + 1) / 3)
     assert m["RS"]["value"] == pytest.approx(2 / 3) and m["RS"]["n"] == 1 and m["RS"]["low"] is None
     assert m["LS"]["value"] == pytest.approx(0.5) and m["LS"]["n"] == 2
-    assert m["ES"]["value"] == pytest.approx((2 * 0.8 / 1.8) / 3)
+    assert m["ES_item"]["value"] == pytest.approx((2 * 0.8 / 1.8) / 3)
+    # ES (the corpus reading by default) = H(CQ, mean L) = H(1/3, 0.65)
+    assert m["ES"]["value"] == m["ES_corpus"]["value"] == pytest.approx(2 * (1 / 3) * 0.65 / (1 / 3 + 0.65))
+    assert m["ES"]["reading"] == "ES_corpus" and m["ES_corpus"]["n"] == 2
     assert tables["counts"]["m"] == {"items": 3, "generations": 13, "failed": 1, "unparseable": 1, "truncated": 0,
                                      "pending": 0}
     assert any("1 of 13 generations failed; counted as wrong in CQ and ES" in w for w in tables["warnings"])

@@ -87,7 +87,8 @@ def test_exact_matcher(feature, text, expected):
     ("share", "investors sold their shares", "shares"),
     ("run", "the team ran hard", "ran"),
     ("study", "two studies found", "studies"),
-    ("score goal", "they scored the goal", None),    # not contiguous
+    ("score goal", "they scored a big goal", None),  # not contiguous
+    ("score goal", "they scored the goal", "scored the goal"),  # "the" is not in the stream (function word)
     ("score goal", "they scored goals", "scored goals"),
     ("stock", "livestock", None),
 ])
@@ -190,7 +191,10 @@ def test_end_to_end_with_mock_model_and_with_predictions_file(tmp_path):
     assert summary.calls_made == 20
     out = json.loads((tmp_path / "ev" / "summary.json").read_text())["evidence"]["mock"]
     assert out["llm"]["n"] == 20 and out["classifier"]["test_accuracy"] > 0.7
-    assert set(out["coverage"]) == {"exact", "token", "edit"}
+    assert set(out["coverage"]) == {"exact", "token", "edit", "edit_chars"}
+    assert out["coverage"]["edit_chars"]["threshold"] == "absolute Levenshtein <= 1 character"
+    assert out["settings"]["text_fields"] == ["input"] and out["settings"]["stop_words"] == "function_words"
+    assert [r["delta_chars"] for r in out["sweep_delta_chars"]] == [1, 2, 3, 4, 5]
     html = (tmp_path / "ev" / "report.html").read_text()
     assert 'class="hl-support"' in html or 'class="hl-contradict"' in html
     lines = (tmp_path / "ev" / "evidence_instances.jsonl").read_text().splitlines()

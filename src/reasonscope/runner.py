@@ -122,11 +122,12 @@ class Runner:
         ev = self.plan.families.evidence
         if ev is None:
             return {}, [], None
-        from .evidence.family import class_labels, read_prediction_file
+        from .evidence.family import check_text_fields, class_labels, read_prediction_file
 
         seed = self.plan.experiment.seed
         train = load_dataset(ev.train, base_dir=self.base_dir, seed=seed).items
         test = load_dataset(ev.test, base_dir=self.base_dir, seed=seed).items
+        check_text_fields(train + test, ev.text_fields)
         imported = None
         if ev.predictions:
             path = Path(ev.predictions)

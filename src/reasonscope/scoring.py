@@ -121,8 +121,11 @@ def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunD
     for model, preds in by_model.items():
         with (console or Console(stderr=True)).status(f"evidence: {model}"):
             s, t = run_evidence(train, test, preds, k=ev.k, target=ev.target, matchers=tuple(ev.matchers),
-                                delta=ev.delta, min_df=ev.min_df, max_features=ev.max_features, C=ev.C,
+                                delta=ev.delta, delta_chars=ev.delta_chars,
+                                stop_words=ev.stop_words, text_fields=ev.text_fields,
+                                min_df=ev.min_df, max_features=ev.max_features, C=ev.C,
                                 sweep_k=tuple(ev.sweep_k), sweep_delta=tuple(ev.sweep_delta),
+                                sweep_delta_chars=tuple(ev.sweep_delta_chars),
                                 confidence=stats.confidence, n_resamples=stats.n_resamples,
                                 n_permutations=ev.n_permutations, seed=seed, model=model)
         n_failed = failed.get(model, 0)

@@ -2,8 +2,9 @@
 
 Formulas: :mod:`reasonscope.attributes.roscoe`. Backends, each a setting and each recorded:
 
-* sentence embeddings (faithfulness, informativeness, repetition_step): mean-pooled, L2-normalised
-  hidden states of ``automatic.embedding`` (default: the embedded all-MiniLM-L6-v2);
+* sentence embeddings (faithfulness, informativeness, repetition_step): L2-normalised sentence vectors of
+  ``automatic.embedding`` (default: the embedded all-MiniLM-L6-v2), pooled as the model's own
+  sentence-transformers configuration says (:class:`reasonscope.scorers.similarity.EmbeddingCosine`);
 * NLI (self_consistency, source_consistency): the :mod:`reasonscope.scorers.nli` backend of
   ``automatic.nli`` (default ``none``: "not computed", never a word heuristic);
 * perplexity: a causal LM through the ``hf`` provider (``automatic.perplexity``, e.g. ``smollm2``).

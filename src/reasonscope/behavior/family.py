@@ -1,6 +1,8 @@
 """Scoring a run with the behaviour family: per-item scores, corpus estimates with 95% bootstrap CIs,
 strategies, breakdowns per dataset and per item type (``metadata.type``), and paired model
-differences. See :mod:`reasonscope.behavior.metrics` for the formulas.
+differences. See :mod:`reasonscope.behavior.metrics` for the formulas and
+:mod:`reasonscope.behavior.efficiency` for the two readings of ES (``ES`` is the one the plan's
+``efficiency`` setting selects, ``ES_corpus`` and ``ES_item`` are both reported).
 
 Failed generations (a refusal, an empty reply, a rejected request: ``Generation.error``) are not
 answers. With ``stats.failed_generations: exclude`` (the default) they are left out of every metric:
@@ -24,6 +26,7 @@ from ..scorers.similarity import Similarity
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
 from ..types import Item, Score
 from . import metrics as M
+from .efficiency import corpus_efficiency, paired_corpus_efficiency
 from .strategies import all_strategies, composite
 
 FAMILY = "behavior"
@@ -35,6 +38,10 @@ NOT_APPLICABLE = {
 }
 FAILED = "generation failed (left out: stats.failed_generations is exclude)"
 NOTHING_TO_COMPARE = "fewer than 2 successful samples to compare (failed generations are never compared)"
+NOT_APPLICABLE["ES_item"] = NOT_APPLICABLE["ES_corpus"] = NOT_APPLICABLE["conciseness"] = NOT_APPLICABLE["ES"]
+# per-item rows: the corpus ES is formed from CQ_i and conciseness L_i (or ES_item), see _estimates
+ITEM_METRICS = ("CQ", "CS", "RS", "LS", "ES_item", "conciseness", "SS")
+EFFICIENCY_COLUMNS = ("ES_corpus", "ES_item", "conciseness")
 
 
 def _item_type(item: Item) -> str:
@@ -93,7 +100,8 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
         prim_failed = prim.error is not None
         n_failed = len(originals) - len(answered)
         per_item_failed.setdefault(model, {})[item_id] = {
-            "CQ": int(prim_failed), "LS": int(prim_failed), "ES": int(prim_failed), "CS": n_failed, "SS": n_failed,
+            "CQ": int(prim_failed), "LS": int(prim_failed), "ES_item": int(prim_failed),
+            "conciseness": int(prim_failed), "CS": n_failed, "SS": n_failed,
             "RS": int(prim_failed) + len(paras) - len(answered_paras)}
         left_out = prim_failed and policy == "exclude"
         correct = 1.0 if is_correct(prim, item, cfg.rel_tol) else 0.0
@@ -131,17 +139,20 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
             reasons["LS"] = None if vals["LS"] is not None else "no reasoning steps (empty generation)"
             details["LS"] = {"steps": prim.steps, "contradiction": probs, "backend": nli.description,
                              "convention": "one step -> 1.0" if len(prim.steps) == 1 else None}
-        # ES
+        # ES: the per-item reading ES_i and the length score L_i (the corpus reading is formed in _estimates)
         tokens = prim.completion_tokens if not prim_failed else None
         if left_out:
-            vals["ES"], reasons["ES"] = None, FAILED
-        elif prim_failed and prim.max_tokens:
-            vals["ES"] = 0.0  # counted as wrong (failed_generations: wrong), so ES_i = H(0, .) = 0
+            vals["ES_item"] = vals["conciseness"] = None
+            reasons["ES_item"] = reasons["conciseness"] = FAILED
         else:
-            vals["ES"] = M.efficiency(correct, tokens, prim.max_tokens)
-        if vals["ES"] is None and not reasons.get("ES"):
-            reasons["ES"] = NOT_APPLICABLE["ES"]
-        details["ES"] = {"tokens": tokens, "budget": prim.max_tokens}
+            # counted as wrong (failed_generations: wrong): ES_i = H(0, .) = 0; its length score is unknown
+            vals["ES_item"] = 0.0 if (prim_failed and prim.max_tokens) else M.efficiency(correct, tokens,
+                                                                                          prim.max_tokens)
+            vals["conciseness"] = M.length_score(tokens, prim.max_tokens)
+        for key in ("ES_item", "conciseness"):
+            if vals[key] is None and not reasons.get(key):
+                reasons[key] = NOT_APPLICABLE["ES"]
+            details[key] = {"tokens": tokens, "budget": prim.max_tokens}
         # SS (successful samples only)
         if sim is None:
             vals["SS"], reasons["SS"] = None, f"not computed: {sim_reason}"
@@ -152,7 +163,7 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
                 reasons["SS"] = NOT_APPLICABLE["SS"] if len(originals) < 2 else NOTHING_TO_COMPARE
             details["SS"] = {"method": sim.description, "failed_samples": n_failed}
         per_item.setdefault(model, {})[item_id] = vals
-        for metric in BEHAVIOR_METRICS:
+        for metric in ITEM_METRICS:
             scores.append(Score(family=FAMILY, metric=metric, model=model, item_id=item_id, value=vals.get(metric),
                                 reason=reasons.get(metric), details=details.get(metric, {})))
 
@@ -196,18 +207,24 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
 
 
 def _estimates(rows: dict[str, dict[str, float | None]], failed: dict[str, dict[str, int]], stats: StatsConfig,
-               seed: int) -> dict[str, dict]:
-    """Per metric: the bootstrap estimate over the items of ``rows``, with ``failed`` = failed generations
-    the metric read on those items."""
+               seed: int, efficiency: str = "corpus") -> dict[str, dict]:
+    """Corpus estimates of the six metrics (``ES`` in the selected reading) plus ``ES_corpus``, ``ES_item``
+    and ``conciseness``, each with its CI and ``failed`` = failed generations the metric read on those
+    items."""
     out = {}
-    for metric in BEHAVIOR_METRICS:
+    for metric in [m for m in BEHAVIOR_METRICS if m != "ES"] + ["ES_item", "conciseness"]:
         values = [v.get(metric) for v in rows.values()]
         est = bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples,
                              method=stats.method, seed=seed).as_dict()
         est["failed"] = sum(failed.get(item_id, {}).get(metric, 0) for item_id in rows)
+        out[metric] = est
+    out["ES_corpus"] = corpus_efficiency(list(rows.values()), confidence=stats.confidence,
+                                         n_resamples=stats.n_resamples, method=stats.method, seed=seed)
+    out["ES_corpus"]["failed"] = sum(failed.get(item_id, {}).get("CQ", 0) for item_id in rows)
+    out["ES"] = {**out[f"ES_{efficiency}"], "reading": f"ES_{efficiency}"}
+    for metric, est in out.items():
         if est["value"] is None:
             est["reason"] = NOT_APPLICABLE.get(metric, "no item could be scored")
-        out[metric] = est
     return out
 
 
@@ -218,28 +235,36 @@ def _aggregate(per_item, per_item_failed, data: RunData, cfg: BehaviorConfig, st
                               "strategy_weights": strategies,
                               "user_strategies": sorted(cfg.strategies),
                               "settings": {"samples": cfg.samples, "paraphrases": cfg.paraphrases,
+                                           "efficiency": cfg.efficiency,
                                            "confidence": stats.confidence, "n_resamples": stats.n_resamples,
                                            "failed_generations": stats.failed_generations}}
     for model, rows in per_item.items():
         failed = per_item_failed.get(model, {})
-        tables["metrics"][model] = ests = _estimates(rows, failed, stats, seed)
+        tables["metrics"][model] = ests = _estimates(rows, failed, stats, seed, cfg.efficiency)
         point = {m: e["value"] for m, e in ests.items()}
         tables["strategies"][model] = {}
         for name, weights in strategies.items():
             value, left_out = composite(weights, point)
             tables["strategies"][model][name] = {"value": value, "left_out": left_out,
-                                                 "renormalised": bool(left_out)}
+                                                 "renormalised": bool(left_out), "ES": f"ES_{cfg.efficiency}"}
         for label, key_fn in (("per_dataset", lambda it: it.group), ("per_type", _item_type)):
             buckets: dict[str, dict] = {}
             for item_id, vals in rows.items():
                 buckets.setdefault(key_fn(data.items[item_id]), {})[item_id] = vals
-            tables[label][model] = {b: _estimates(r, failed, stats, seed) for b, r in sorted(buckets.items())}
+            tables[label][model] = {b: _estimates(r, failed, stats, seed, cfg.efficiency)
+                                    for b, r in sorted(buckets.items())}
     models = list(per_item)
     for a, b in combinations(models, 2):
         common = sorted(set(per_item[a]) & set(per_item[b]))
-        for metric in BEHAVIOR_METRICS:
-            xa = [per_item[a][i].get(metric) for i in common]
-            xb = [per_item[b][i].get(metric) for i in common]
+        for metric in (*BEHAVIOR_METRICS, *EFFICIENCY_COLUMNS):
+            source = f"ES_{cfg.efficiency}" if metric == "ES" else metric
+            if source == "ES_corpus":
+                d = paired_corpus_efficiency([per_item[a][i] for i in common], [per_item[b][i] for i in common],
+                                             confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed)
+                tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, **d})
+                continue
+            xa = [per_item[a][i].get(source) for i in common]
+            xb = [per_item[b][i].get(source) for i in common]
             d = paired_difference(xa, xb, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed)
             tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, "difference": d.value,
                                      "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value})

@@ -1,6 +1,6 @@
-"""The six behaviour metrics of *Measuring Reasoning Quality in Large Language Models: A
-Multi-Dimensional Behavioral Framework* (Şenol, Agrawal, Liu, 2026), per item. Corpus values are
-means over items.
+"""The six behaviour metrics of the behavioural framework (Şenol, Agrawal, Liu, *Measuring Reasoning
+Quality in Large Language Models: A Multi-Dimensional Behavioral Framework*, 2026), per item. Corpus
+values are means over items, except ES (see :mod:`reasonscope.behavior.efficiency`).
 
 Notation: item i has K samples of the original question (sample 0 is the *primary* answer
 ``ŷ_i``) and P paraphrase completions ``ŷ_i^p``. All answers are typed extractions
@@ -20,10 +20,13 @@ LS  coherence        LS_i = 1 - mean_j ψ(s_j, s_{j+1}) over consecutive steps o
                      ψ = p(contradiction) from an NLI backend with (s_j, s_{j+1}) as (premise,
                      hypothesis). One step: LS_i = 1.0 by convention. No step (failed or empty
                      generation): not applicable. Higher is better.
-ES  efficiency       ES_i = H(CQ_i, L_i), L_i = 1 - min(1, T_i / B), T_i the completion tokens of the
+ES  efficiency       L_i = 1 - min(1, T_i / B) (``conciseness``), T_i the completion tokens of the
                      primary answer in model tokens, B the request's max new tokens (a fixed budget,
                      so ES is comparable across models and runs); H(a, b) = 2ab/(a+b), 0 if a+b = 0.
-                     A failed primary generation: left out, or 0 under ``failed_generations: wrong``.
+                     Per item ES_i = H(CQ_i, L_i); the corpus ES is H(CQ, mean L) (``ES_corpus``,
+                     default) or mean ES_i (``ES_item``): :mod:`reasonscope.behavior.efficiency`.
+                     A failed primary generation: left out, or CQ_i = ES_i = 0 with no L_i under
+                     ``failed_generations: wrong``.
 SS  stability        SS_i = 2/(K'(K'-1)) Σ_{k<l} sim(T_i^k, T_i^l) over the traces of the K' samples
                      that did not fail; sim = BERTScore F1 (or embedding cosine, recorded). Needs
                      K' >= 2. Higher is better.
@@ -65,13 +68,17 @@ def harmonic(a: float, b: float) -> float:
     return 0.0 if a + b == 0 else 2 * a * b / (a + b)
 
 
-def efficiency(correct: float, tokens: int | None, budget: int | None) -> float | None:
+def length_score(tokens: int | None, budget: int | None) -> float | None:
+    """L_i = 1 - min(1, T_i / B); None without a token count or a budget."""
     if tokens is None or not budget:
         return None
-    length_score = 1.0 - min(1.0, tokens / budget)
-    return harmonic(correct, length_score)
+    return 1.0 - min(1.0, tokens / budget)
 
 
+def efficiency(correct: float, tokens: int | None, budget: int | None) -> float | None:
+    """ES_i = H(CQ_i, L_i), the per-item reading; None without a token count or a budget."""
+    length = length_score(tokens, budget)
+    return None if length is None else harmonic(correct, length)
 
 
 def consecutive_pairs(steps: list[str]) -> list[tuple[str, str]]:

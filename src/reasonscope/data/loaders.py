@@ -14,13 +14,19 @@ Formats and their fields
 ``gsm8k``       jsonl ``question``, ``answer`` (gold after ``####``, rationale before) -> number.
 ``strategyqa``  json ``qid``, ``question``, boolean ``answer``, ``facts`` (rationale) -> boolean.
 ``mmlu``        csv ``question, A, B, C, D, answer`` (header optional, as in the original files) -> choice.
-``esnli``       csv ``Sentence1, Sentence2, gold_label, Explanation_1..3`` -> label.
+``esnli``       csv ``Sentence1, Sentence2, gold_label, Explanation_1..3`` -> label; ``input`` is the
+                ``Premise: ... Hypothesis: ...`` prompt text, ``metadata`` holds ``premise``,
+                ``hypothesis``, ``explanations`` and ``text_fields: [premise, hypothesis]``.
 ``ecqa``        jsonl/csv ``question, options`` (list or ``||``-joined), ``answer`` (option text),
-                ``explanation`` -> choice.
+                ``explanation`` -> choice; ``text_fields: [input, choices]``.
 ``goemotions``  tsv ``text, labels`` (comma-separated ids), ``id``, no header -> label (multi-label:
                 ``target`` is the first label, ``metadata.labels`` all of them).
-``agnews``      csv ``Class Index, Title, Description`` (1-4) or ``text, label`` (0-3) -> label.
+``agnews``      csv ``Class Index, Title, Description`` (1-4; ``text_fields: [title, description]``) or
+                ``text, label`` (0-3) -> label.
 ``imdb``        csv ``review, sentiment`` or ``text, label`` (0/1) -> label.
+
+``metadata.text_fields`` names the fields that hold an item's own text, as opposed to a prompt
+template around it; the evidence family fits its classifier on them, one segment per field.
 """
 
 from __future__ import annotations
@@ -322,7 +328,8 @@ def esnli_row(row: dict) -> Item:
     expl = [row[k] for k in ("Explanation_1", "Explanation_2", "Explanation_3") if row.get(k)]
     return Item(id=str(row.get("pairID", "")), input=f"Premise: {premise}\nHypothesis: {hypothesis}",
                 choices=list(NLI_LABELS), target=label, answer_type="label", rationale=expl[0] if expl else None,
-                metadata={"premise": premise, "hypothesis": hypothesis, "explanations": expl})
+                metadata={"premise": premise, "hypothesis": hypothesis, "explanations": expl,
+                          "text_fields": ["premise", "hypothesis"]})
 
 
 def ecqa_row(row: dict) -> Item:
@@ -336,7 +343,8 @@ def ecqa_row(row: dict) -> Item:
         raise RowError("answer", f"expected one of the options {options}, got {answer!r}")
     expl = row.get("explanation") or row.get("taskB")
     return Item(id=str(row.get("id", row.get("q_no", ""))), input=question, choices=options,
-                target="ABCDEFGHIJ"[options.index(answer)], answer_type="choice", rationale=expl or None)
+                target="ABCDEFGHIJ"[options.index(answer)], answer_type="choice", rationale=expl or None,
+                metadata={"text_fields": ["input", "choices"]})
 
 
 def goemotions_row(row: dict) -> Item:
@@ -353,16 +361,18 @@ def goemotions_row(row: dict) -> Item:
 
 
 def agnews_row(row: dict) -> Item:
+    metadata: dict[str, Any] = {}
     if "Class Index" in row:
-        idx, text = row["Class Index"], f"{_get(row, 'Title')}. {_get(row, 'Description')}"
-        offset = 1
+        title, description = str(_get(row, "Title")), str(_get(row, "Description"))
+        idx, text, offset = row["Class Index"], f"{title}. {description}", 1
+        metadata = {"title": title, "description": description, "text_fields": ["title", "description"]}
     else:
         idx, text, offset = _get(row, "label"), str(_get(row, "text")), 0
     try:
         label = AGNEWS_LABELS[int(idx) - offset]
     except (ValueError, IndexError):
         raise RowError("Class Index" if offset else "label", f"expected a class index, got {idx!r}") from None
-    return Item(input=text, choices=list(AGNEWS_LABELS), target=label, answer_type="label")
+    return Item(input=text, choices=list(AGNEWS_LABELS), target=label, answer_type="label", metadata=metadata)
 
 
 def imdb_row(row: dict) -> Item:

@@ -1,9 +1,12 @@
 """The evidence classifier of RACE: TF-IDF over word 1-2 grams + logistic regression.
 
-Choices (documented here and in the README):
+Choices (documented here and in docs/families/evidence.md):
 
-* ``TfidfVectorizer(ngram_range=(1, 2), lowercase=True, min_df, max_features, sublinear_tf=False)``
-  with scikit-learn's default token pattern (words of 2+ characters); L2-normalised rows.
+* ``TfidfVectorizer(min_df, max_features, sublinear_tf=False)`` over the 1-2 grams of
+  :class:`~reasonscope.evidence.analysis.TextAnalyzer` (scikit-learn's word analyzer: lower-cased
+  words of 2+ characters; stop words removed, by default the function words); L2-normalised rows.
+  A document is an item's list of text segments (its own fields, never a prompt template); the
+  n-grams of each segment are formed separately, so none spans two fields.
 * ``LogisticRegression(C, max_iter=2000, random_state=seed)`` (multinomial for 3+ classes). For two
   classes scikit-learn keeps one weight vector w for the second class; the first class gets -w, so
   contributions are always "toward class c".
@@ -16,9 +19,14 @@ Choices (documented here and in the README):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .analysis import TextAnalyzer, make_analyzer
+
+Document = str | Sequence[str]  # one text, or an item's text segments
 
 
 @dataclass
@@ -30,19 +38,21 @@ class Feature:
 
 
 class EvidenceClassifier:
-    def __init__(self, *, min_df: int | float = 1, max_features: int | None = None, C: float = 1.0, seed: int = 0):
+    def __init__(self, *, min_df: int | float = 1, max_features: int | None = None, C: float = 1.0, seed: int = 0,
+                 analyzer: TextAnalyzer | None = None):
         self.min_df, self.max_features, self.C, self.seed = min_df, max_features, C, seed
+        self.analyzer = analyzer or make_analyzer()
         self.vectorizer = None
         self.classes: list[str] = []
         self.coef: np.ndarray | None = None  # (n_classes, n_features)
         self.multilabel = False
         self._models: list = []
 
-    def fit(self, texts: list[str], labels: list[str] | list[list[str]]) -> EvidenceClassifier:
+    def fit(self, texts: list[Document], labels: list[str] | list[list[str]]) -> EvidenceClassifier:
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
-        self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), lowercase=True, min_df=self.min_df,
+        self.vectorizer = TfidfVectorizer(analyzer=self.analyzer.ngrams, min_df=self.min_df,
                                           max_features=self.max_features)
         X = self.vectorizer.fit_transform(texts)
         self.feature_names = self.vectorizer.get_feature_names_out()
@@ -68,10 +78,10 @@ class EvidenceClassifier:
             self._models = [m]
         return self
 
-    def transform(self, texts: list[str]):
+    def transform(self, texts: list[Document]):
         return self.vectorizer.transform(texts)
 
-    def predict(self, texts: list[str]) -> list[str]:
+    def predict(self, texts: list[Document]) -> list[str]:
         X = self.transform(texts)
         if not self.multilabel:
             return [str(c) for c in self._models[0].predict(X)]

@@ -1,13 +1,17 @@
-"""RACE (seed 000): do an LLM's rationales cite the evidence a TF-IDF logistic regression relies on?
+"""RACE (*Framework for Machine Evaluation of Reasoning Completeness in Large Language Models for
+Classification Tasks*, arXiv:2510.21884): do an LLM's rationales cite the evidence a TF-IDF logistic
+regression relies on?
 
 For each test instance with a parsed prediction and rationale:
 
 1. the class under evaluation c is the LLM's predicted label (``target: predicted``, default) or the
    gold label (``target: gold``);
 2. the top-k features by |coef[c, f] * tfidf[f]| (k = 5) are split into supporting S (> 0) and
-   contradicting C (< 0) sets (:mod:`reasonscope.evidence.classifier`);
-3. each matcher (exact, token, edit; :mod:`reasonscope.evidence.matchers`) marks which features occur
-   in the rationale, with their spans;
+   contradicting C (< 0) sets (:mod:`reasonscope.evidence.classifier`); the classifier reads the
+   item's own text fields, each on its own, through one token stream
+   (:mod:`reasonscope.evidence.analysis`);
+3. each matcher (exact, token, edit, edit_chars; :mod:`reasonscope.evidence.matchers`) marks which
+   features occur in the rationale's token stream, with their spans;
 4. coverage_S = |matched S| / |S| and coverage_C = |matched C| / |C|, ``None`` when the set is empty.
 
 Aggregation, per matcher and per group (correct = the prediction equals the gold label; for
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,8 +34,9 @@ from ..judge.parse import NoObject, NotALiteral, load_object
 from ..stats.bootstrap import bootstrap_mean, mean_or_none
 from ..stats.permutation import asymmetry_permutation_test
 from ..types import Item, Score
+from .analysis import item_segments, make_analyzer
 from .classifier import EvidenceClassifier, Feature, split_sets
-from .matchers import MATCHERS, Match, Rationale, match
+from .matchers import MATCHERS, Match, Rationale, match, threshold_label
 
 FAMILY = "evidence"
 PROMPT_VERSION = "race-v1"
@@ -108,7 +114,7 @@ def gold_labels(item: Item) -> list[str]:
 
 
 def evaluate_instance(clf: EvidenceClassifier, row, item: Item, pred: Prediction, *, k: int, target: str,
-                      matchers: tuple[str, ...], delta: float) -> InstanceResult:
+                      matchers: tuple[str, ...], delta: float, delta_chars: int = 1) -> InstanceResult:
     gold = gold_labels(item)
     res = InstanceResult(item_id=item.id, gold=gold, predicted=pred.label, correct=pred.label in gold,
                          evaluated=None, rationale=pred.rationale, reason=pred.reason)
@@ -118,10 +124,10 @@ def evaluate_instance(clf: EvidenceClassifier, row, item: Item, pred: Prediction
         return res
     res.evaluated = evaluated
     res.support, res.contradict = split_sets(clf.top_features(row, evaluated, k))
-    r = Rationale(pred.rationale)
+    r = Rationale(pred.rationale, clf.analyzer)
     for m in matchers:
-        found = {"support": [x for f in res.support if (x := match(m, f.text, r, delta))],
-                 "contradict": [x for f in res.contradict if (x := match(m, f.text, r, delta))]}
+        found = {side: [x for f in feats if (x := match(m, f.text, r, delta, delta_chars))]
+                 for side, feats in (("support", res.support), ("contradict", res.contradict))}
         res.matches[m] = found
         res.coverage[m] = {"support": len(found["support"]) / len(res.support) if res.support else None,
                            "contradict": len(found["contradict"]) / len(res.contradict) if res.contradict else None}
@@ -160,26 +166,59 @@ def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confi
     return out
 
 
+def fields_used(items: list[Item], text_fields: Sequence[str] | None) -> list[str]:
+    """The distinct text-field lists the items were read with (``input`` when they name none)."""
+    if text_fields:
+        return [", ".join(text_fields)]
+    return sorted({", ".join(i.metadata.get("text_fields") or ["input"]) for i in items})
+
+
+def check_text_fields(items: list[Item], text_fields: Sequence[str] | None = None) -> None:
+    """Raise :class:`~reasonscope.evidence.analysis.TextFieldError` (a ValueError naming the item and the
+    field) for the first item whose text fields cannot be read; run before any model is called."""
+    for item in items:
+        item_segments(item, text_fields)
+
+
 def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Prediction], *, k: int = 5,
                  target: str = "predicted", matchers: tuple[str, ...] = MATCHERS, delta: float = 0.2,
-                 min_df: int | float = 1, max_features: int | None = None, C: float = 1.0,
-                 sweep_k: tuple[int, ...] = (3, 5, 10, 20), sweep_delta: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4),
-                 confidence: float = 0.95, n_resamples: int = 2000, n_permutations: int = 2000, seed: int = 0,
+                 delta_chars: int = 1, stop_words: str | Sequence[str] = "function_words",
+                 text_fields: Sequence[str] | None = None, min_df: int | float = 1,
+                 max_features: int | None = None, C: float = 1.0, sweep_k: tuple[int, ...] = (3, 5, 10, 20),
+                 sweep_delta: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4),
+                 sweep_delta_chars: tuple[int, ...] = (1, 2, 3, 4, 5), confidence: float = 0.95,
+                 n_resamples: int = 2000, n_permutations: int = 2000, seed: int = 0,
                  model: str = "llm") -> tuple[list[Score], dict[str, Any]]:
-    """Fit the classifier on ``train``, evaluate every test item that has a prediction."""
+    """Fit the classifier on ``train``'s text fields, evaluate every test item that has a prediction.
+
+    ``delta`` is the normalised threshold of the ``edit`` matcher, ``delta_chars`` the absolute one (in
+    characters) of ``edit_chars``; ``stop_words`` and ``text_fields`` are described in
+    :mod:`reasonscope.evidence.analysis`.
+    """
+    analyzer = make_analyzer(stop_words)
     multilabel = any(isinstance(i.metadata.get("labels"), list) for i in train)
-    clf = EvidenceClassifier(min_df=min_df, max_features=max_features, C=C, seed=seed)
-    clf.fit([i.input for i in train], [gold_labels(i) for i in train] if multilabel else [str(i.target) for i in train])
-    X = clf.transform([i.input for i in test])
-    clf_pred = clf.predict([i.input for i in test])
+    clf = EvidenceClassifier(min_df=min_df, max_features=max_features, C=C, seed=seed, analyzer=analyzer)
+    docs_test = [item_segments(i, text_fields) for i in test]
+    clf.fit([item_segments(i, text_fields) for i in train],
+            [gold_labels(i) for i in train] if multilabel else [str(i.target) for i in train])
+    X = clf.transform(docs_test)
+    clf_pred = clf.predict(docs_test)
     clf_acc = sum(p in gold_labels(i) for p, i in zip(clf_pred, test, strict=True)) / len(test) if test else None
-    results = [evaluate_instance(clf, X[j], item, predictions[item.id], k=k, target=target, matchers=matchers,
-                                 delta=delta) for j, item in enumerate(test) if item.id in predictions]
+
+    def evaluate_all(kk: int, ms: tuple[str, ...], d: float, dc: int) -> list[InstanceResult]:
+        return [evaluate_instance(clf, X[j], item, predictions[item.id], k=kk, target=target, matchers=ms, delta=d,
+                                  delta_chars=dc) for j, item in enumerate(test) if item.id in predictions]
+
+    results = evaluate_all(k, matchers, delta, delta_chars)
     stats_kw = {"confidence": confidence, "n_resamples": n_resamples, "n_permutations": n_permutations, "seed": seed}
+    coverage = aggregate(results, matchers, **stats_kw)
+    for m, table in coverage.items():
+        table["threshold"] = threshold_label(m, delta, delta_chars)
     tables: dict[str, Any] = {
-        "settings": {"k": k, "target": target, "matchers": list(matchers), "delta": delta, "min_df": min_df,
-                     "max_features": max_features, "C": C, "multilabel": multilabel,
-                     "n_train": len(train), "n_test": len(test)},
+        "settings": {"k": k, "target": target, "matchers": list(matchers), "delta": delta,
+                     "delta_chars": delta_chars, "min_df": min_df, "max_features": max_features, "C": C,
+                     "multilabel": multilabel, "n_train": len(train), "n_test": len(test),
+                     "text_fields": fields_used(train, text_fields), **analyzer.describe()},
         "classifier": {"test_accuracy": clf_acc, "classes": clf.classes,
                        "n_features": len(clf.feature_names)},
         "llm": {"model": model, "n": len(results),
@@ -187,7 +226,7 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
                 "unparseable": sum(1 for r in results if r.predicted is None
                                    and not (r.reason or "").startswith(GENERATION_FAILED)),
                 "no_rationale": sum(1 for r in results if r.predicted is not None and not r.rationale)},
-        "coverage": aggregate(results, matchers, **stats_kw),
+        "coverage": coverage,
         "confusion": confusion(results, clf.classes),
         "instances": [asdict(r) for r in results],
     }
@@ -200,25 +239,24 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
     elif unparseable:
         tables["warnings"].append(f"evidence, {model}: {unparseable} of {len(results)} outputs unparseable "
                                   "(counted as wrong, left out of coverage)")
-    # sweeps: k (matchers at the default delta) and delta (edit matcher at the default k)
+    # sweeps: k (all matchers at the set thresholds), then each edit threshold at the set k
     sweep_stats = {**stats_kw, "n_resamples": min(n_resamples, 500), "n_permutations": min(n_permutations, 500)}
-    tables["sweep_k"] = []
-    def evaluate_all(kk: int, ms: tuple[str, ...], d: float) -> list[InstanceResult]:
-        if kk == k and d == delta and set(ms) <= set(matchers):
-            return results  # the main evaluation already holds these instances
-        return [evaluate_instance(clf, X[j], item, predictions[item.id], k=kk, target=target, matchers=ms, delta=d)
-                for j, item in enumerate(test) if item.id in predictions]
 
+    def sweep(kk: int, ms: tuple[str, ...], d: float, dc: int) -> dict[str, Any]:
+        same = kk == k and d == delta and dc == delta_chars and set(ms) <= set(matchers)
+        return aggregate(results if same else evaluate_all(kk, ms, d, dc), ms, **sweep_stats)
+
+    tables["sweep_k"] = []
     for kk in sweep_k:
-        rs = evaluate_all(kk, matchers, delta)
-        agg = aggregate(rs, matchers, **sweep_stats)
-        for m in matchers:
-            tables["sweep_k"].append(_sweep_row("k", kk, m, agg[m]))
-    tables["sweep_delta"] = []
-    if "edit" in matchers:
-        for d in sweep_delta:
-            rs = evaluate_all(k, ("edit",), d)
-            tables["sweep_delta"].append(_sweep_row("delta", d, "edit", aggregate(rs, ("edit",), **sweep_stats)["edit"]))
+        agg = sweep(kk, matchers, delta, delta_chars)
+        tables["sweep_k"] += [_sweep_row("k", kk, m, agg[m], threshold_label(m, delta, delta_chars)) for m in matchers]
+    tables["sweep_delta"] = [_sweep_row("delta", d, "edit", sweep(k, ("edit",), d, delta_chars)["edit"],
+                                        threshold_label("edit", d, delta_chars))
+                             for d in sweep_delta] if "edit" in matchers else []
+    tables["sweep_delta_chars"] = [
+        _sweep_row("delta_chars", d, "edit_chars", sweep(k, ("edit_chars",), delta, d)["edit_chars"],
+                   threshold_label("edit_chars", delta, d))
+        for d in sweep_delta_chars] if "edit_chars" in matchers else []
     scores: list[Score] = []
     for r in results:
         for m in matchers:
@@ -236,12 +274,12 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
             for side in ("support", "contradict"):
                 est = t[group][side]
                 scores.append(Score(family=FAMILY, metric=f"coverage_{side}:{m}:{group}", model=model,
-                                    value=est["value"], details=est))
+                                    value=est["value"], details={**est, "threshold": t["threshold"]}))
     return scores, tables
 
 
-def _sweep_row(param: str, value, matcher: str, agg: dict) -> dict[str, Any]:
-    return {param: value, "matcher": matcher,
+def _sweep_row(param: str, value, matcher: str, agg: dict, threshold: str) -> dict[str, Any]:
+    return {param: value, "matcher": matcher, "threshold": threshold,
             "support_correct": agg["correct"]["support"]["value"], "contradict_correct": agg["correct"]["contradict"]["value"],
             "support_incorrect": agg["incorrect"]["support"]["value"],
             "contradict_incorrect": agg["incorrect"]["contradict"]["value"],

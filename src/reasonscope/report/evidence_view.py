@@ -7,7 +7,7 @@ from typing import Any
 
 from .plots import pyplot, save
 
-HIGHLIGHT_PREFERENCE = ("edit", "token", "exact")
+HIGHLIGHT_PREFERENCE = ("edit", "edit_chars", "token", "exact")
 
 
 def _r(v):
@@ -15,7 +15,7 @@ def _r(v):
 
 
 def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    summary, coverage, tests, sweep_k, sweep_delta = [], [], [], [], []
+    summary, coverage, tests, sweep_k, sweep_delta, sweep_delta_chars = [], [], [], [], [], []
     for model, t in evidence.items():
         summary.append({"model": model, "classifier_test_accuracy": _r(t["classifier"]["test_accuracy"]),
                         "llm_accuracy": _r(t["llm"]["accuracy"]), "n": t["llm"]["n"],
@@ -25,19 +25,24 @@ def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
         for matcher, tab in t["coverage"].items():
             for group in ("correct", "incorrect"):
                 g = tab[group]
-                coverage.append({"model": model, "matcher": matcher, "group": group, "n": g["n"],
+                coverage.append({"model": model, "matcher": matcher, "threshold": tab.get("threshold", ""),
+                                 "group": group, "n": g["n"],
                                  "support": _r(g["support"]["value"]), "support_low": _r(g["support"]["low"]),
                                  "support_high": _r(g["support"]["high"]),
                                  "contradict": _r(g["contradict"]["value"]),
                                  "contradict_low": _r(g["contradict"]["low"]),
                                  "contradict_high": _r(g["contradict"]["high"]), "asymmetry": _r(g["asymmetry"])})
             d = tab["asymmetry_difference"]
-            tests.append({"model": model, "matcher": matcher, "asymmetry_difference": _r(d["value"]),
+            tests.append({"model": model, "matcher": matcher, "threshold": tab.get("threshold", ""),
+                          "asymmetry_difference": _r(d["value"]),
                           "p_value": _r(d["p_value"]), "n_permutations": d["n_permutations"]})
         sweep_k += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_k"]]
         sweep_delta += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_delta"]]
+        sweep_delta_chars += [{"model": model, **{k: _r(v) for k, v in row.items()}}
+                              for row in t.get("sweep_delta_chars", [])]
     return {"evidence_summary": summary, "evidence_coverage": coverage, "evidence_tests": tests,
-            "evidence_sweep_k": sweep_k, "evidence_sweep_delta": sweep_delta}
+            "evidence_sweep_k": sweep_k, "evidence_sweep_delta": sweep_delta,
+            "evidence_sweep_delta_chars": sweep_delta_chars}
 
 
 def highlight_segments(text: str, matches: dict[str, list[dict]]) -> list[tuple[str, str | None]]:
@@ -131,8 +136,8 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
         fig.tight_layout()
         out[f"evidence_bars_{safe}"] = save(fig, run_dir / f"evidence_bars_{safe}.png", dpi=100)
         # sweeps
-        for param, rows_key in (("k", "sweep_k"), ("delta", "sweep_delta")):
-            rows = t[rows_key]
+        for param, rows_key in (("k", "sweep_k"), ("delta", "sweep_delta"), ("delta_chars", "sweep_delta_chars")):
+            rows = t.get(rows_key, [])
             if not rows:
                 continue
             fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -143,7 +148,8 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
                                    ("asymmetry_difference", ":")):
                     ys = [r[key] if r[key] is not None else float("nan") for r in sub]
                     ax.plot(xs, ys, style, marker="o", ms=3, label=f"{m}: {key}")
-            ax.set_xlabel(param)
+            ax.set_xlabel({"delta": "delta (normalised Levenshtein)",
+                           "delta_chars": "delta (Levenshtein, characters)"}.get(param, param))
             ax.set_title(f"{model}: sweep over {param}", fontsize=9)
             ax.legend(fontsize=6)
             fig.tight_layout()

