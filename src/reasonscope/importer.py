@@ -40,7 +40,10 @@ class ScoreSummary:
 def token_counter(tokenizer: str):
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(tokenizer)
+    from .models.loading import model_loading
+
+    with model_loading():
+        tok = AutoTokenizer.from_pretrained(tokenizer)
     return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config import SimilarityConfig
+from ..models.loading import model_loading
 
 
 def resolve_model(name: str) -> str:
@@ -40,8 +41,9 @@ class BERTScoreF1(Similarity):
         from bert_score import BERTScorer
 
         path = resolve_model(model)
-        self.scorer = BERTScorer(model_type=path, num_layers=num_layers, batch_size=batch_size, lang="en",
-                                 rescale_with_baseline=False, idf=False)
+        with model_loading():
+            self.scorer = BERTScorer(model_type=path, num_layers=num_layers, batch_size=batch_size, lang="en",
+                                     rescale_with_baseline=False, idf=False)
         self.description = f"bertscore-f1:{model}:layer{num_layers}"
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
@@ -56,8 +58,9 @@ class EmbeddingCosine(Similarity):
         from transformers import AutoModel, AutoTokenizer
 
         path = resolve_model(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModel.from_pretrained(path).eval()
+        with model_loading():
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModel.from_pretrained(path).eval()
         self.batch_size = batch_size
         self.description = f"embedding-cosine:{model}"
 
