@@ -4,6 +4,10 @@
 Exit codes: 0 ok, 1 a model measured too little (skipped, nothing answered, or more failed
 generations than ``--max-failed``), 2 invalid plan, data or option, 3 requests pending (run again),
 130 interrupted; see :mod:`reasonscope.outcome`. The reason of a non-zero code is the last line.
+
+Commands that write a run directory hold its lock (:mod:`reasonscope.rundir`); when another process
+holds it they stop with exit code 75 (:data:`LOCKED_EXIT`, "try again later") and a message naming
+that process, or wait with ``--wait-lock SECONDS``. ``report`` and ``cache ls`` take no lock.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .config import PlanError, load_plan, parse_plan, plan_json_schema
+from .rundir import RunDirLock, RunDirLocked
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="reasonscope: measure the quality of a language model's reasoning, not only its answers.")
@@ -32,11 +37,25 @@ attributes_app = typer.Typer(no_args_is_help=True, help="Rationale attributes: L
 app.add_typer(attributes_app, name="attributes")
 console = Console(stderr=True)
 out = Console()
+LOCKED_EXIT = 75  # EX_TEMPFAIL: another process holds the run directory; try again later
+_WAIT_LOCK = typer.Option(0.0, "--wait-lock", metavar="SECONDS", help="When another process holds the run "
+                          "directory, wait up to SECONDS for it to finish (default 0: stop at once; inf: no limit).")
 
 
 def _fail(message: str, code: int = 2) -> None:
     console.print(Text("error: ", style="red") + Text(message), soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _locked(err: RunDirLocked) -> None:
+    _fail(str(err), LOCKED_EXIT)
+
+
+def _status(run: dict) -> str:
+    """A run's status, with its process when it is still running."""
+    if run["status"] == "running" and run.get("pid"):
+        return f"running (pid {run['pid']} on {run.get('host') or '?'})"
+    return str(run["status"])
 
 
 def _print_summary(summary_path: Path) -> None:
@@ -166,7 +185,8 @@ def _print_attack(t: dict | None) -> None:
         console.print("[yellow]attack:[/yellow] " + escape(w))
 
 
-def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None) -> None:
+def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
+              wait_lock: float = 0.0) -> None:
     """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
     from .data.loaders import DatasetError
     from .outcome import INTERRUPTED, FailedLimit
@@ -182,7 +202,10 @@ def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, ma
         return
     try:
         summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
-                         executor=executor, max_failed=limit).run()
+                         executor=executor, max_failed=limit, wait_lock=wait_lock).run()
+    except RunDirLocked as err:
+        _locked(err)
+        return
     except (DatasetError, PlanError, ValueError) as err:
         _fail(str(err))
         return
@@ -207,13 +230,13 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
         executor: str = typer.Option("local", help="Executor for per-item scoring work: local, or ray "
                                      "(pip install 'reasonscope[ray]'; RAY_ADDRESS for a cluster)."),
         max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "
-                                              "this: a share of its requests that ended (5%) or a count (3).")
-        ) -> None:
+                                              "this: a share of its requests that ended (5%) or a count (3)."),
+        wait_lock: float = _WAIT_LOCK) -> None:
     """Run a YAML plan: generate (cached, resumable), score, and write the report.
 
     Exit codes: 0 ok; 1 a model was skipped, answered nothing, or failed more than --max-failed;
     2 invalid plan, data or option; 3 requests pending after rate limits or server errors (run the
-    same command again); 130 interrupted. The reason of a non-zero code is the last line.
+    same command again); 75 the run directory is in use by another process; 130 interrupted. The reason of a non-zero code is the last line.
     """
     try:
         plan = load_plan(plan_path)
@@ -223,18 +246,23 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
     if skip_bad_rows:
         for ds in plan.datasets:
             ds.skip_bad_rows = True
-    _run_plan(plan, plan_path.parent, retry_failed, executor, max_failed)
+    _run_plan(plan, plan_path.parent, retry_failed, executor, max_failed, wait_lock)
 
 
 @app.command()
 def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run directory (runs/demo)."),
          size: int = typer.Option(4, min=1, help="Synthetic items per kind (3 kinds)."),
-         max_tokens: int = typer.Option(160, min=16, help="Max new tokens per generation (also the ES budget).")
-         ) -> None:
+         max_tokens: int = typer.Option(160, min=16, help="Max new tokens per generation (also the ES budget)."),
+         wait_lock: float = _WAIT_LOCK) -> None:
     """Run the built-in plan on the synthetic set with the embedded SmolLM2 (CPU, a few minutes)."""
     from .demo import demo_plan
 
-    _run_plan(parse_plan(demo_plan(output_dir, size, max_tokens), "<demo plan>"), None, False, "local")
+    try:
+        plan = parse_plan(demo_plan(output_dir, size, max_tokens), "<demo plan>")
+    except PlanError as err:
+        _fail(str(err))
+        return
+    _run_plan(plan, None, False, "local", wait_lock=wait_lock)
 
 
 @app.command()
@@ -253,7 +281,7 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
           evidence_train: str | None = typer.Option(None, help="A labelled training split (file, or 'topics'): "
                                                      "also score the records' rationales with RACE."),
           evidence_format: str = typer.Option("csv", help="Format of --evidence-train (agnews, imdb, csv, ...)."),
-          ) -> None:
+          wait_lock: float = _WAIT_LOCK) -> None:
     """Score outputs you already have (no generation): the same metrics and report as a generated run."""
     from .config import ScorePlan
     from .data.loaders import DatasetError
@@ -280,7 +308,10 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
                                  {"name": "evidence-train", "format": evidence_format, "path": evidence_train})}}
                                 if evidence_train else {})},
             }, "<command line>", model=ScorePlan)
-        summary = score_file(plan, console=console)
+        summary = score_file(plan, console=console, wait_lock=wait_lock)
+    except RunDirLocked as err:
+        _locked(err)
+        return
     except (PlanError, DatasetError, ValueError) as err:
         _fail(str(err))
         return
@@ -316,7 +347,7 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
              limit: int | None = typer.Option(None, help="Use at most this many test items."),
              output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
              name: str = typer.Option("evidence", help="Run name."),
-             seed: int = typer.Option(0)) -> None:
+             seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """RACE: do rationales cite the evidence a TF-IDF logistic regression relies on?"""
     from .data.predictions import parse_mapping
 
@@ -347,7 +378,7 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
     except (PlanError, ValueError) as err:
         _fail(str(err))
         return
-    _run_plan(plan, None, False, "local")
+    _run_plan(plan, None, False, "local", wait_lock=wait_lock)
 
 
 def _attributes_settings(judge: list[str], scale: str, attribute: list[str], embedding: str | None,
@@ -380,7 +411,7 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
                      margin: float = _MARGIN, resamples: int = _RESAMPLES,
                      output_dir: str = typer.Option("runs", help="Parent folder of the run directory (--input)."),
                      name: str = typer.Option("attributes", help="Run name (--input)."),
-                     seed: int = typer.Option(0)) -> None:
+                     seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """Score rationales on the twelve attributes with LLM judges and ROSCOE-style metrics, then rate models."""
     from .config import AttributesConfig, ScorePlan, StatsConfig
     from .data.loaders import DatasetError
@@ -399,9 +430,11 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
 
             cfg = parse_plan(settings, "<command line>", model=AttributesConfig)
             store = Store.open_existing(run_dir)
-            rid = store.run()["run_id"]
-            score_attributes(store, rid, cfg, StatsConfig(), load_run_data(store, rid), seed=seed, console=console)
-            write_report(store, rid, run_dir)
+            with RunDirLock(run_dir, wait=wait_lock):
+                rid = store.run()["run_id"]
+                score_attributes(store, rid, cfg, StatsConfig(), load_run_data(store, rid), seed=seed,
+                                 console=console)
+                write_report(store, rid, run_dir)
             store.close()
             _print_summary(run_dir / "summary.json")
             return
@@ -410,7 +443,10 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
         plan = parse_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
                            "input": {"path": str(input_path), "mapping": parse_mapping(map_)},
                            "families": {"attributes": settings}}, "<command line>", model=ScorePlan)
-        summary = score_file(plan, console=console)
+        summary = score_file(plan, console=console, wait_lock=wait_lock)
+    except RunDirLocked as err:
+        _locked(err)
+        return
     except (PlanError, DatasetError, ValueError, FileNotFoundError, LookupError) as err:
         _fail(str(err))
         return
@@ -428,7 +464,7 @@ def attributes_explain(preferences: Path = typer.Option(..., help="Human prefere
                        resamples: int = _RESAMPLES,
                        output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
                        name: str = typer.Option("preferences", help="Run name."),
-                       seed: int = typer.Option(0)) -> None:
+                       seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """Which attributes explain human preferences? Judge both responses, LightGBM + SHAP on the differences."""
     settings = _attributes_settings(judge, scale, attribute, "", "none", None, 0.05, resamples)
     settings.update(automatic=None, preferences=str(preferences), pairwise=pairwise, folds=folds)
@@ -438,13 +474,13 @@ def attributes_explain(preferences: Path = typer.Option(..., help="Human prefere
     except (PlanError, ValueError) as err:
         _fail(str(err))
         return
-    _run_plan(plan, None, False, "local")
+    _run_plan(plan, None, False, "local", wait_lock=wait_lock)
 
 
 @attributes_app.command("elo")
 def attributes_elo(run_dir: Path = typer.Argument(..., help="A run directory with attribute scores."),
                    margin: float = _MARGIN, resamples: int = _RESAMPLES,
-                   seed: int = typer.Option(0)) -> None:
+                   seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """Recompute per-attribute online Elo and Bradley-Terry (bootstrap CIs, ranks) from stored scores."""
     from .attributes.family import rebuild_ratings
     from .report.build import write_report
@@ -452,13 +488,17 @@ def attributes_elo(run_dir: Path = typer.Argument(..., help="A run directory wit
 
     try:
         store = Store.open_existing(run_dir)
-        rid = store.run()["run_id"]
-        with console.status("attributes: rating"):
-            rebuild_ratings(store, rid, margin=margin, n_resamples=resamples, seed=seed)
-    except (FileNotFoundError, LookupError) as err:
+        with RunDirLock(run_dir, wait=wait_lock):
+            rid = store.run()["run_id"]
+            with console.status("attributes: rating"):
+                rebuild_ratings(store, rid, margin=margin, n_resamples=resamples, seed=seed)
+            write_report(store, rid, run_dir)
+    except RunDirLocked as err:
+        _locked(err)
+        return
+    except (FileNotFoundError, LookupError, ValueError) as err:
         _fail(str(err))
         return
-    write_report(store, rid, run_dir)
     store.close()
     _print_summary(run_dir / "summary.json")
 
@@ -483,7 +523,7 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                       probe_epochs: int = typer.Option(8), larev_epochs: int = typer.Option(2),
                       lr: float = typer.Option(3e-5), size: int = typer.Option(50, help="Synthetic items per kind."),
                       output_dir: str = typer.Option("runs"), name: str = typer.Option("information"),
-                      seed: int = typer.Option(0)) -> None:
+                      seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """Train Phi_base, Phi (and for LAREV the probe and Phi_LA); with --test, score the rationale variants."""
     try:
         plan = parse_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
@@ -496,7 +536,7 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
     except (PlanError, ValueError) as err:
         _fail(str(err))
         return
-    _run_plan(plan, None, False, "local")
+    _run_plan(plan, None, False, "local", wait_lock=wait_lock)
 
 
 @information_app.command("score")
@@ -505,7 +545,8 @@ def information_score(run_dir: Path = typer.Argument(..., help="A run directory 
                       format_: str = typer.Option("jsonl", "--format"),
                       size: int = typer.Option(10, help="Synthetic items per kind."),
                       generator: list[str] = typer.Option([], "--generator", help="Model spec(s) whose rationales "
-                                                          "are scored too.")) -> None:
+                                                          "are scored too."),
+                      wait_lock: float = _WAIT_LOCK) -> None:
     """Score rationale variants (and generated rationales) with the evaluators trained in RUN_DIR."""
     from .config import DatasetConfig, ModelConfig
 
@@ -527,7 +568,7 @@ def information_score(run_dir: Path = typer.Argument(..., help="A run directory 
     except (PlanError, ValueError) as err:
         _fail(str(err))
         return
-    _run_plan(plan, None, False, "local")
+    _run_plan(plan, None, False, "local", wait_lock=wait_lock)
 
 
 @app.command()
@@ -550,7 +591,7 @@ def attack(model: list[str] = typer.Option(["smollm2"], "--model", help="White-b
            executor: str = typer.Option("local", help="local, or ray (one actor per GPU)."),
            output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
            name: str = typer.Option("attack", help="Run name."),
-           seed: int = typer.Option(0)) -> None:
+           seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """MATCHA: perturbations that keep the answer but break the chain of thought (white-box models)."""
     ds = ({"name": "synthetic", "format": "synthetic", "size": size} if dataset == "synthetic" else
           {"name": Path(dataset).stem, "format": format_, "path": dataset})
@@ -567,25 +608,27 @@ def attack(model: list[str] = typer.Option(["smollm2"], "--model", help="White-b
     except (PlanError, ValueError) as err:
         _fail(str(err))
         return
-    _run_plan(plan, None, False, executor)
+    _run_plan(plan, None, False, executor, wait_lock=wait_lock)
 
 
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="A run directory (holds store.sqlite)."),
            run_id: str | None = typer.Option(None, help="Run id (default: the latest finished run).")) -> None:
-    """Rebuild every output of a run from its store alone."""
+    """Rebuild every output of a run from its store alone (no lock: it reads a consistent snapshot and
+    replaces each output file atomically)."""
     from .report.build import write_report
     from .store import Store
 
     try:
         store = Store.open_existing(run_dir)
-        rid = store.run(run_id)["run_id"]
-    except (FileNotFoundError, LookupError) as err:
+        record = store.run(run_id)
+    except (FileNotFoundError, LookupError, ValueError) as err:
         _fail(str(err))
         return
+    rid = record["run_id"]
     paths = write_report(store, rid, run_dir)
     store.close()
-    console.print(f"rebuilt {len(paths)} outputs of run {rid} in {run_dir}/")
+    console.print(f"rebuilt {len(paths)} outputs of run {rid} ({_status(record)}) in {run_dir}/")
     _print_summary(run_dir / "summary.json")
 
 
@@ -622,7 +665,7 @@ def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> No
 
     try:
         store = Store.open_existing(run_dir)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:
         _fail(str(err))
         return
     table = Table(title=f"request cache of {run_dir}")
@@ -632,25 +675,31 @@ def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> No
         table.add_row(*(str(row[k]) for k in ("provider", "model_id", "source", "entries", "failed", "tokens")))
     out.print(table)
     for r in store.runs():
-        out.print(f"run {r['run_id']} {r['kind']} {r['status']}")
+        out.print(f"run {r['run_id']} {r['kind']} {_status(r)}")
 
 
 @cache_app.command("clear")
 def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
                 model: str | None = typer.Option(None, help="Only this model id."),
                 failed_only: bool = typer.Option(False, help="Only failed completions."),
-                yes: bool = typer.Option(False, "--yes", help="Do not ask.")) -> None:
+                yes: bool = typer.Option(False, "--yes", help="Do not ask."),
+                wait_lock: float = _WAIT_LOCK) -> None:
     """Delete cached completions (they will be requested again on the next run)."""
     from .store import Store
 
     try:
         store = Store.open_existing(run_dir)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:
         _fail(str(err))
         return
     if not yes and sys.stdin.isatty():
         typer.confirm("Delete cached completions?", abort=True)
-    n = store.clear_cache(model_id=model, failed_only=failed_only)
+    try:
+        with RunDirLock(run_dir, wait=wait_lock):
+            n = store.clear_cache(model_id=model, failed_only=failed_only)
+    except RunDirLocked as err:
+        _locked(err)
+        return
     console.print(f"deleted {n} cached completions")
 
 

@@ -3,6 +3,9 @@
 A plan names the experiment, the models, the datasets and the families to score with. Everything is
 validated before any model is called: unknown keys, wrong types and impossible values raise
 :class:`PlanError`, whose message names the file, the line, the key path and what was expected.
+Plan files are read as YAML 1.2 with duplicate keys, recursive aliases and alias bombs refused
+(:mod:`reasonscope.yaml_io`); the run name and output folder are checked as
+:mod:`reasonscope.rundir` says (one path component; no file where a folder must go).
 
 ``reasonscope schema`` prints :func:`plan_json_schema`.
 """
@@ -13,10 +16,11 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .rundir import RUN_NAME_PATTERN, check_output_dir, check_run_dir, check_run_name
 from .types import AnswerType
+from .yaml_io import YAMLReadError, read_yaml
 
 # The six behaviour metrics, by short name, with the long names the source document's YAML uses.
 BEHAVIOR_METRICS: tuple[str, ...] = ("CQ", "CS", "RS", "LS", "ES", "SS")
@@ -39,10 +43,27 @@ class Strict(BaseModel):
 
 
 class ExperimentConfig(Strict):
-    name: str = Field("experiment", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$",
-                      description="Run name; the run directory is output_dir/name.")
+    name: str = Field("experiment", description="Run name; the run directory is output_dir/name. One folder "
+                      "name: letters, digits, '_', '.', '-' (not '.' or '..').",
+                      json_schema_extra={"pattern": RUN_NAME_PATTERN.pattern})
     seed: int = Field(0, description="Seed for sampling, mock models, bootstrap and synthetic data.")
-    output_dir: str = Field("runs", description="Parent directory of run directories.")
+    output_dir: str = Field("runs", min_length=1, description="Parent directory of run directories.")
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        return check_run_name(value)
+
+    @field_validator("output_dir")
+    @classmethod
+    def _output_dir_is_a_folder(cls, value: str) -> str:
+        check_output_dir(value)
+        return value
+
+    @model_validator(mode="after")
+    def _run_dir_is_a_folder(self) -> ExperimentConfig:
+        check_run_dir(self.output_dir, self.name)
+        return self
 
 
 class ModelConfig(Strict):
@@ -459,20 +480,6 @@ def plan_json_schema() -> dict[str, Any]:
 # Loading with file / line / key-path error messages
 
 
-def _key_lines(node: yaml.Node, path: tuple = ()) -> dict[tuple, int]:
-    """Map each key path of a composed YAML document to its 1-based line number."""
-    lines: dict[tuple, int] = {path: node.start_mark.line + 1}
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            sub = path + (key.value,)
-            lines[sub] = key.start_mark.line + 1
-            lines.update({k: v for k, v in _key_lines(value, sub).items() if k != sub})
-    elif isinstance(node, yaml.SequenceNode):
-        for i, value in enumerate(node.value):
-            lines.update(_key_lines(value, path + (i,)))
-    return lines
-
-
 def format_validation_error(err: ValidationError, source: str, lines: dict[tuple, int] | None = None) -> str:
     out = [f"{source}: invalid plan ({err.error_count()} error{'s' if err.error_count() > 1 else ''})"]
     for e in err.errors():
@@ -511,13 +518,12 @@ def load_plan(path: str | Path, model: type = Plan):
         raise PlanError(f"{path}: no such plan file") from None
     except UnicodeDecodeError as err:
         raise PlanError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise PlanError(f"{path}: cannot read the plan ({err.strerror or err})") from None
     try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise PlanError(f"{where}: YAML syntax error: {getattr(err, 'problem', err)}") from None
+        data, lines = read_yaml(text, str(path))
+    except YAMLReadError as err:
+        raise PlanError(str(err)) from None
     if data is None:
         raise PlanError(f"{path}: the plan is empty")
-    return parse_plan(data, str(path), _key_lines(node) if node is not None else None, model)
+    return parse_plan(data, str(path), lines, model)

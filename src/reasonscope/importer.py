@@ -16,14 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from rich.console import Console
 from rich.markup import escape
 
 from .config import ScorePlan
 from .data.loaders import BadRow, load_dataset
 from .data.predictions import read_predictions
-from .report.build import write_report
+from .rundir import RunDirLock
+from .runner import finish_run_with_outputs, write_config
 from .scoring import score_run
 from .store import Store
 
@@ -40,11 +40,16 @@ class ScoreSummary:
 def token_counter(tokenizer: str):
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(tokenizer)
+    from .models.loading import model_loading
+
+    with model_loading():
+        tok = AutoTokenizer.from_pretrained(tokenizer)
     return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
 
 
-def score_file(plan: ScorePlan, *, console: Console | None = None) -> ScoreSummary:
+def score_file(plan: ScorePlan, *, console: Console | None = None, wait_lock: float = 0.0) -> ScoreSummary:
+    """Import, score and report ``plan.input`` in ``plan.run_dir`` (holding the run directory's lock,
+    waiting up to ``wait_lock`` seconds for another process to release it)."""
     console = console or Console(stderr=True)
     cfg = plan.input
     counter = token_counter(cfg.tokenizer) if cfg.tokenizer else None
@@ -64,26 +69,28 @@ def score_file(plan: ScorePlan, *, console: Console | None = None) -> ScoreSumma
         # the imported items are the test split
         families = families.model_copy(update={"evidence": ev.model_copy(
             update={"test": ev.test.model_copy(update={"name": next(iter(result.items))})})})
-    store = Store(run_dir)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
-    for dataset, items in result.items.items():
-        store.put_items(dataset, items)
-    if train_items is not None:
-        store.put_items(ev.train.name, train_items)
-    notes = {"bad_rows": {Path(cfg.path).name: [str(b) for b in result.bad_rows]} if result.bad_rows else {},
-             "imported_from": str(cfg.path), "records": len(result.generations)}
-    run_id = store.start_run(kind="score", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
-                             notes=notes)
-    store.import_completions(run_id, cfg.path, [(g.line, g.model, g.dataset, g.item_id, g.variant, g.sample,
-                                                 g.completion, g.max_tokens) for g in result.generations])
-    try:
-        score_run(store, run_id, families, plan.stats, seed=plan.experiment.seed, console=console)
-        store.finish_run(run_id, "finished", notes=notes)
-        write_report(store, run_id, run_dir)
-    except BaseException:
-        store.finish_run(run_id, "interrupted")
-        raise
-    finally:
-        store.close()
+    with RunDirLock(run_dir, wait=wait_lock):
+        store = Store(run_dir)
+        try:
+            write_config(run_dir, plan)
+            for dataset, items in result.items.items():
+                store.put_items(dataset, items)
+            if train_items is not None:
+                store.put_items(ev.train.name, train_items)
+            notes = {"bad_rows": {Path(cfg.path).name: [str(b) for b in result.bad_rows]} if result.bad_rows else {},
+                     "imported_from": str(cfg.path), "records": len(result.generations)}
+            run_id = store.start_run(kind="score", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
+                                     notes=notes)
+            store.import_completions(run_id, cfg.path, [(g.line, g.model, g.dataset, g.item_id, g.variant,
+                                                         g.sample, g.completion, g.max_tokens)
+                                                        for g in result.generations])
+            try:
+                score_run(store, run_id, families, plan.stats, seed=plan.experiment.seed, console=console)
+                finish_run_with_outputs(store, run_id, run_dir, notes)
+            except BaseException:
+                store.finish_run(run_id, "interrupted")
+                raise
+        finally:
+            store.close()
     return ScoreSummary(run_id, run_dir, len(result.generations), sum(len(v) for v in result.items.values()),
                         result.bad_rows)

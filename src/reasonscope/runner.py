@@ -18,6 +18,16 @@ The run ends with an :class:`~reasonscope.outcome.Outcome` (exit code and reason
 
 Models that cannot run here (missing API key or SDK) are skipped before anything starts, with one
 message each. Keys are read from the environment by the providers and never stored.
+
+Run lifecycle
+-------------
+The runner holds the run directory's lock (:class:`reasonscope.rundir.RunDirLock`) from the first
+write to the last, so a second process on the same directory stops with a message naming this one
+(or waits, ``wait_lock`` seconds) instead of paying for the same calls again. The run is recorded as
+``running``; when scoring ends, every output is written (each file atomically) with the status
+``finished`` shown in it, and only then is ``finished`` recorded in the store
+(:func:`finish_run_with_outputs`). An exception records ``interrupted``; a process killed outright
+leaves ``running``, which the next open of the store turns into ``interrupted``.
 """
 
 from __future__ import annotations
@@ -27,11 +37,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import yaml
 from rich.console import Console
 from rich.markup import escape
 
+from .atomic_files import write_text
 from .calls import PlannedRequest, generate_pending, make_progress, pending_requests, planned_request
 from .config import Plan
 from .data.loaders import BadRow, load_dataset
@@ -40,10 +51,12 @@ from .models.registry import usable_models
 from .outcome import FailedLimit, Outcome, decide, tally
 from .prompts import TEMPLATE_VERSION, build_messages
 from .report.build import write_report
-from .results import load_run_data
+from .results import RunData, load_run_data
+from .rundir import RunDirLock
 from .scoring import prepare_scorers, score_run
 from .store import Store
 from .types import Item
+from .yaml_io import dump_yaml
 
 
 @dataclass
@@ -92,10 +105,45 @@ def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: P
     return out
 
 
+@dataclass
+class _Prepared:
+    """What :meth:`Runner.run` reads and checks before it takes the run directory."""
+
+    datasets: dict[str, list[Item]]
+    bad: dict[str, list[BadRow]]
+    ev_sets: dict[str, list[Item]]
+    ev_labels: list[str]
+    ev_imported: tuple[Path, list[tuple]] | None
+    info_sets: dict[str, list[Item]]
+    models: list[LanguageModel]
+    skipped: dict[str, str]
+
+
+def write_config(run_dir: Path, plan: Any) -> Path:
+    """``RUN_DIR/config.yaml``: the resolved plan, YAML 1.2, read back by ``load_plan`` as the same values."""
+    return write_text(Path(run_dir) / "config.yaml", dump_yaml(plan.model_dump(mode="json")))
+
+
+def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dict[str, Any],
+                            data: RunData | None = None) -> dict[str, Path]:
+    """Write every output of a run that ended well, showing status ``finished``, then record that
+    status in the store. A crash before the last write leaves the run ``running`` (then
+    ``interrupted``), never ``finished`` without its outputs."""
+    finished = time.time()
+    data = data or load_run_data(store, run_id)
+    data.run = {**store.run(run_id), "status": "finished", "finished": finished, "notes": notes}
+    paths = write_report(store, run_id, run_dir, data)
+    store.finish_run(run_id, "finished", notes=notes, finished=finished)
+    return paths
+
+
 class Runner:
+    """Runs a plan. ``wait_lock``: seconds to wait when another process holds the run directory
+    (0: stop at once with :class:`reasonscope.rundir.RunDirLocked`; ``float('inf')``: wait until it ends)."""
+
     def __init__(self, plan: Plan, *, console: Console | None = None, retry_failed: bool = False,
                  base_dir: Path | None = None, executor: str = "local", show_progress: bool = True,
-                 max_failed: FailedLimit | None = None):
+                 max_failed: FailedLimit | None = None, wait_lock: float = 0.0):
         self.plan = plan
         self.max_failed = max_failed
         self.console = console or Console(stderr=True)
@@ -103,6 +151,7 @@ class Runner:
         self.base_dir = base_dir
         self.executor = executor
         self.show_progress = show_progress
+        self.wait_lock = wait_lock
 
     def load_datasets(self) -> tuple[dict[str, list[Item]], dict[str, list[BadRow]]]:
         datasets, bad = {}, {}
@@ -157,11 +206,25 @@ class Runner:
             or (plan.families.attributes is not None and bool(datasets))
         if plan.models and needs_models and not models:
             raise ValueError("no model of the plan can run here:\n  " + "\n  ".join(skipped.values()))
-        bad_notes = {k: [str(b) for b in v] for k, v in bad.items()}
+        try:
+            with RunDirLock(plan.run_dir, wait=self.wait_lock):
+                summary = self._run_locked(_Prepared(datasets, bad, ev_sets, ev_labels, ev_imported, info_sets,
+                                                     models, skipped))
+        finally:
+            for m in models:
+                m.close()
+        summary.wall_s = time.perf_counter() - start
+        return summary
+
+    def _run_locked(self, p: _Prepared) -> RunSummary:
+        plan = self.plan
         run_dir = plan.run_dir
+        datasets, ev_sets, ev_labels, ev_imported, models, skipped = (p.datasets, p.ev_sets, p.ev_labels,
+                                                                      p.ev_imported, p.models, p.skipped)
+        bad, bad_notes = p.bad, {k: [str(b) for b in v] for k, v in p.bad.items()}
         store = Store(run_dir)
-        (run_dir / "config.yaml").write_text(yaml.safe_dump(plan.model_dump(mode="json"), sort_keys=False))
-        for name, items in {**datasets, **ev_sets, **info_sets}.items():
+        write_config(run_dir, plan)
+        for name, items in {**datasets, **ev_sets, **p.info_sets}.items():
             store.put_items(name, items)
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                                  notes={"skipped_models": skipped, "bad_rows": bad_notes})
@@ -181,21 +244,16 @@ class Runner:
                 scoring_models = scorers.result()
             self._score(store, run_id, data, scoring_models)
             summary.outcome = decide(tally(data, summary.pending_errors), self.max_failed, summary.skipped_models)
-            store.finish_run(run_id, "finished", notes={"skipped_models": skipped, "bad_rows": bad_notes,
-                                                        "calls_made": summary.calls_made, "cached": summary.cached,
-                                                        "failed": summary.failed, "pending": summary.pending,
-                                                        "outcome": summary.outcome.as_dict()})
-            data.run = store.run(run_id)
-            write_report(store, run_id, plan.run_dir, data)
+            finish_run_with_outputs(store, run_id, run_dir, {
+                "skipped_models": skipped, "bad_rows": bad_notes, "calls_made": summary.calls_made,
+                "cached": summary.cached, "failed": summary.failed, "pending": summary.pending,
+                "outcome": summary.outcome.as_dict()}, data)
         except BaseException:
             store.finish_run(run_id, "interrupted")
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            for m in models:
-                m.close()
             store.close()
-        summary.wall_s = time.perf_counter() - start
         return summary
 
     def _import_evidence(self, store: Store, run_id: str, path: Path, rows: list[tuple]) -> None:

@@ -6,7 +6,8 @@ truth: every report is rebuilt from it.
 
 Tables
 ------
-``runs``            one row per invocation: resolved config, package versions, git hash, seed, status.
+``runs``            one row per invocation: resolved config, package versions, git hash, seed, status,
+                    and the process that runs it (pid, host, process start time).
 ``items``           the items of each dataset, as JSON (so reports need nothing but the store).
 ``generations``     the request cache: ``key`` -> the provider's completion (raw text always kept).
 ``run_generations`` which cached completion answers which (model, dataset, item, variant, sample).
@@ -20,6 +21,29 @@ config (temperature, top_p, max tokens, seed), the messages, the sample index, t
 version and the provider options that change outputs (:func:`cache_key`; operational options such as
 ``base_urls`` or ``device`` are left out). A cached completion is never requested again. Only parameters bound
 with ``?`` are used in SQL.
+
+Run status
+----------
+``running`` from :meth:`Store.start_run` until :meth:`Store.finish_run` sets ``finished`` (called once
+the run's outputs are written) or ``interrupted`` (an exception, Ctrl-C). A process killed outright
+cannot write anything, so every open of a store marks the runs still ``running`` whose process has
+ended (same host, pid gone or reused; :func:`reasonscope.rundir.process_gone`) as ``interrupted``.
+A run of another host stays ``running``: its process cannot be checked from here.
+
+Schema versions and migrations
+------------------------------
+The schema version is SQLite's ``PRAGMA user_version``: the number of migrations applied. Opening a
+store applies the missing ones in order, each in one transaction with its version bump, so a store
+written by any earlier reasonscope is brought forward and never half-migrated; a store from a newer
+reasonscope (a version above ``len(MIGRATIONS)``) is refused rather than misread. Version 0 is a
+store without a version: an empty file or one written by reasonscope 0.1.0, whose tables the first
+migration creates ``IF NOT EXISTS``.
+
+To change the schema, add one function after the last migration of this module (``_v2_run_process``
+today), decorated with ``@migration``, that takes the connection and runs its statements with ``conn.execute`` (no
+``executescript``: it would commit half-way). Its position is its version. Never edit, reorder or
+remove a released migration; write a new one (``ALTER TABLE ... ADD COLUMN``, ``CREATE TABLE``, a data
+fix). Then extend the test that opens a store of the previous version.
 """
 
 from __future__ import annotations
@@ -29,35 +53,63 @@ import sqlite3
 import subprocess
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .rundir import make_run_dir, process_gone, this_process
 from .types import Completion, Item, Score, canonical_json, stable_hash
 
 STORE_FILENAME = "store.sqlite"
+RUN_STATUSES = ("running", "finished", "interrupted")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs(
-  run_id TEXT PRIMARY KEY, kind TEXT, created REAL, finished REAL, status TEXT,
-  config TEXT, versions TEXT, git_hash TEXT, seed INTEGER, notes TEXT);
-CREATE TABLE IF NOT EXISTS items(
-  dataset TEXT, item_id TEXT, position INTEGER, data TEXT, PRIMARY KEY(dataset, item_id));
-CREATE TABLE IF NOT EXISTS generations(
-  key TEXT PRIMARY KEY, provider TEXT, model_id TEXT, request TEXT, text TEXT, finish_reason TEXT,
-  prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, cost_usd REAL, error TEXT,
-  attempts INTEGER, source TEXT, created REAL);
-CREATE TABLE IF NOT EXISTS run_generations(
-  run_id TEXT, model TEXT, dataset TEXT, item_id TEXT, variant TEXT, sample INTEGER, key TEXT,
-  max_tokens INTEGER, PRIMARY KEY(run_id, model, dataset, item_id, variant, sample));
-CREATE TABLE IF NOT EXISTS scores(
-  run_id TEXT, family TEXT, metric TEXT, model TEXT, item_id TEXT, value REAL, reason TEXT,
-  details TEXT, PRIMARY KEY(run_id, family, metric, model, item_id));
-CREATE TABLE IF NOT EXISTS artefacts(
-  run_id TEXT, name TEXT, kind TEXT, data BLOB, PRIMARY KEY(run_id, name));
-"""
+# ------------------------------------------------------------------------------------------ migrations
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
+
+
+def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    """Register ``fn`` as the next schema version (see "Schema versions and migrations" above)."""
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def _v1_tables(conn: sqlite3.Connection) -> None:
+    """The tables of reasonscope 0.1.0 (kept ``IF NOT EXISTS``: its stores have them, unversioned)."""
+    for statement in (
+        "CREATE TABLE IF NOT EXISTS runs(run_id TEXT PRIMARY KEY, kind TEXT, created REAL, finished REAL, "
+        "status TEXT, config TEXT, versions TEXT, git_hash TEXT, seed INTEGER, notes TEXT)",
+        "CREATE TABLE IF NOT EXISTS items(dataset TEXT, item_id TEXT, position INTEGER, data TEXT, "
+        "PRIMARY KEY(dataset, item_id))",
+        "CREATE TABLE IF NOT EXISTS generations(key TEXT PRIMARY KEY, provider TEXT, model_id TEXT, request TEXT, "
+        "text TEXT, finish_reason TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, "
+        "cost_usd REAL, error TEXT, attempts INTEGER, source TEXT, created REAL)",
+        "CREATE TABLE IF NOT EXISTS run_generations(run_id TEXT, model TEXT, dataset TEXT, item_id TEXT, "
+        "variant TEXT, sample INTEGER, key TEXT, max_tokens INTEGER, "
+        "PRIMARY KEY(run_id, model, dataset, item_id, variant, sample))",
+        "CREATE TABLE IF NOT EXISTS scores(run_id TEXT, family TEXT, metric TEXT, model TEXT, item_id TEXT, "
+        "value REAL, reason TEXT, details TEXT, PRIMARY KEY(run_id, family, metric, model, item_id))",
+        "CREATE TABLE IF NOT EXISTS artefacts(run_id TEXT, name TEXT, kind TEXT, data BLOB, "
+        "PRIMARY KEY(run_id, name))",
+    ):
+        conn.execute(statement)
+
+
+@migration
+def _v2_run_process(conn: sqlite3.Connection) -> None:
+    """The process that runs each run, to tell a run in progress from one whose process was killed.
+    Runs of 0.1.0 stores left ``running`` have no process to check: they are marked ``interrupted``."""
+    conn.execute("ALTER TABLE runs ADD COLUMN pid INTEGER")
+    conn.execute("ALTER TABLE runs ADD COLUMN host TEXT")
+    conn.execute("ALTER TABLE runs ADD COLUMN process_started REAL")
+    conn.execute("UPDATE runs SET status='interrupted' WHERE status='running'")
+
+
+class StoreVersionError(ValueError):
+    """The store was written by a newer reasonscope."""
 
 # Provider options that change how a request is sent, not what it returns: left out of the key.
 OPERATIONAL_OPTIONS = frozenset({"base_urls", "call_log", "latency_s", "device", "fail_rate", "retry_base_s",
@@ -96,16 +148,52 @@ def git_hash(cwd: Path | None = None) -> str | None:
 
 
 class Store:
-    """The run store of one run directory. Safe to open from several processes (WAL)."""
+    """The run store of one run directory. Safe to open from several processes (WAL); opening brings
+    the schema to the latest version and marks runs whose process has ended as interrupted."""
 
     def __init__(self, run_dir: str | Path):
-        self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir = make_run_dir(run_dir)
         self.path = self.run_dir / STORE_FILENAME
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(_SCHEMA)
+        try:
+            self._migrate()
+            self.mark_interrupted_runs()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def _migrate(self) -> None:
+        latest = len(MIGRATIONS)
+        if self.schema_version == latest:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")  # one migrator at a time; others wait, then find nothing to do
+        try:
+            version = self.schema_version
+            if version > latest:
+                raise StoreVersionError(f"{self.path}: written by a newer reasonscope (store schema {version}, this "
+                                        f"version reads up to {latest}); upgrade reasonscope to open it")
+            for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
+                step(self.conn)
+                # PRAGMA takes no bound parameter; the value is our own migration count
+                self.conn.execute("PRAGMA user_version = " + str(int(number)))
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def mark_interrupted_runs(self) -> list[str]:
+        """Set ``interrupted`` on the runs still ``running`` whose process has ended; return their ids."""
+        rows = self.conn.execute("SELECT run_id, pid, host, process_started FROM runs WHERE status='running'")
+        gone = [run_id for run_id, pid, host, started in rows.fetchall() if process_gone(pid, host, started)]
+        for run_id in gone:
+            self.conn.execute("UPDATE runs SET status='interrupted' WHERE run_id=? AND status='running'", (run_id,))
+        return gone
 
     @classmethod
     def open_existing(cls, run_dir: str | Path) -> Store:
@@ -129,24 +217,31 @@ class Store:
 
     # -- runs --------------------------------------------------------------------------------
     def start_run(self, *, kind: str, config: dict[str, Any], seed: int, notes: dict | None = None) -> str:
+        """Record a new run of this process, status ``running``; return its id."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        me = this_process()
         self.conn.execute(
-            "INSERT INTO runs(run_id, kind, created, status, config, versions, git_hash, seed, notes) "
-            "VALUES (?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO runs(run_id, kind, created, status, config, versions, git_hash, seed, notes, pid, host, "
+            "process_started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (run_id, kind, time.time(), "running", canonical_json(config), canonical_json(package_versions()),
-             git_hash(), seed, canonical_json(notes or {})))
+             git_hash(), seed, canonical_json(notes or {}), me.pid, me.host, me.started))
         return run_id
 
-    def finish_run(self, run_id: str, status: str = "finished", notes: dict | None = None) -> None:
+    def finish_run(self, run_id: str, status: str = "finished", notes: dict | None = None,
+                   finished: float | None = None) -> None:
+        """Set the run's final status (``finished`` only once its outputs exist) and end time."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}; expected one of {RUN_STATUSES}")
+        finished = time.time() if finished is None else finished
         if notes is not None:
             self.conn.execute("UPDATE runs SET finished=?, status=?, notes=? WHERE run_id=?",
-                              (time.time(), status, canonical_json(notes), run_id))
+                              (finished, status, canonical_json(notes), run_id))
         else:
-            self.conn.execute("UPDATE runs SET finished=?, status=? WHERE run_id=?", (time.time(), status, run_id))
+            self.conn.execute("UPDATE runs SET finished=?, status=? WHERE run_id=?", (finished, status, run_id))
 
     def runs(self) -> list[dict[str, Any]]:
         cur = self.conn.execute("SELECT run_id, kind, created, finished, status, config, versions, git_hash, "
-                                "seed, notes FROM runs ORDER BY created")
+                                "seed, notes, pid, host FROM runs ORDER BY created")
         cols = [c[0] for c in cur.description]
         out = []
         for row in cur.fetchall():

@@ -27,8 +27,9 @@ CORPUS = [
 ] * 4
 
 
-def build_tiny_causal_lm(folder: str | Path, hidden: int = 32, layers: int = 2) -> Path:
-    """A small Llama with a byte-level BPE tokenizer trained on :data:`CORPUS`."""
+def build_tiny_causal_lm(folder: str | Path, hidden: int = 32, layers: int = 2, tied: bool = False) -> Path:
+    """A small Llama with a byte-level BPE tokenizer trained on :data:`CORPUS` (``tied``: the output
+    layer shares the input embeddings, as in SmolLM2)."""
     import torch
     from tokenizers import ByteLevelBPETokenizer
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -43,7 +44,8 @@ def build_tiny_causal_lm(folder: str | Path, hidden: int = 32, layers: int = 2) 
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
                       num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=512,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                      tie_word_embeddings=tied)
     LlamaForCausalLM(cfg).save_pretrained(folder)
     return folder
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..models.loading import model_loading
+
 MINILM_ED = "embedded-minilm-ed"
 # EncoderDecoderModel warns on every call with labels that old (< 4.12) checkpoints computed the loss
 # elsewhere; reasonscope computes its own losses from the logits, so the warning says nothing here.
@@ -161,11 +163,12 @@ def _minilm_encoder_decoder():
     from ..scorers.similarity import resolve_model
 
     path = resolve_model("embedded-minilm")
-    tok = AutoTokenizer.from_pretrained(path)
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the decoder's cross-attention and LM head are new by design
     try:
-        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+        with model_loading():
+            tok = AutoTokenizer.from_pretrained(path)
+            model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
     finally:
         hf_logging.set_verbosity(level)
     model.config.decoder_start_token_id = tok.cls_token_id
@@ -191,13 +194,15 @@ def load_evaluator(source: str, *, seed: int = 0) -> Evaluator:
     if meta.is_file():
         info = json.loads(meta.read_text())
         cls = AutoModelForSeq2SeqLM if info["kind"] == "seq2seq" else AutoModelForCausalLM
-        return Evaluator(cls.from_pretrained(source), AutoTokenizer.from_pretrained(source), info["kind"],
-                         info["source"])
-    config = AutoConfig.from_pretrained(source)
-    tok = AutoTokenizer.from_pretrained(source)
-    if config.is_encoder_decoder:
-        return Evaluator(AutoModelForSeq2SeqLM.from_pretrained(source), tok, "seq2seq", source)
-    model = AutoModelForCausalLM.from_pretrained(source)
+        with model_loading():
+            return Evaluator(cls.from_pretrained(source), AutoTokenizer.from_pretrained(source), info["kind"],
+                             info["source"])
+    with model_loading():
+        config = AutoConfig.from_pretrained(source)
+        tok = AutoTokenizer.from_pretrained(source)
+        if config.is_encoder_decoder:
+            return Evaluator(AutoModelForSeq2SeqLM.from_pretrained(source), tok, "seq2seq", source)
+        model = AutoModelForCausalLM.from_pretrained(source)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return Evaluator(model, tok, "causal", source)

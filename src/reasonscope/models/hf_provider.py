@@ -6,7 +6,8 @@ chat template when it has one (else the messages joined as plain text). A batch 
 with the same generation settings (max tokens, temperature, top_p) and is sampled after
 ``torch.manual_seed(h)``, h a hash of its requests' (item, variant, seed + sample), so the same
 batch gives the same outputs (and every output is cached per request anyway). ``model`` and
-``tokenizer`` are exposed for gradient-based families.
+``tokenizer`` are exposed for gradient-based families. Loading holds the process-wide lock of
+:mod:`reasonscope.models.loading`.
 Work runs in a worker thread so the event loop (progress, store writes) stays responsive.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, ProviderUnavailable, unit_hash
+from .loading import model_loading
 
 
 class HFModel(LanguageModel):
@@ -53,8 +55,9 @@ class HFModel(LanguageModel):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         kwargs = {"revision": self.config.revision} if self.config.revision else {}
-        tok = AutoTokenizer.from_pretrained(self.model_id, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(self.model_id, **kwargs)
+        with model_loading():
+            tok = AutoTokenizer.from_pretrained(self.model_id, **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(self.model_id, **kwargs)
         return model, tok
 
     def load(self) -> None:
@@ -65,9 +68,10 @@ class HFModel(LanguageModel):
                 import torch
             except ImportError as err:
                 raise ProviderUnavailable("torch is not installed") from err
-            model, tok = self._load_pretrained()
             device = self.config.options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
-            model.to(device).eval()
+            with model_loading():  # from_pretrained swaps process-wide state: one load at a time
+                model, tok = self._load_pretrained()
+                model.to(device).eval()
             if tok.pad_token is None:
                 tok.pad_token = tok.eos_token
             tok.padding_side = "left"

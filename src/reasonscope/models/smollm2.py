@@ -17,6 +17,7 @@ from typing import Any
 
 from .base import ProviderUnavailable
 from .hf_provider import HFModel
+from .loading import model_loading
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -46,14 +47,15 @@ def converted_path() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder = gguf_folder()
-    tok = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF_FILE)
-    quantized = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF_FILE)
-    # transformers refuses to save a model loaded from GGUF; copy the dequantised weights into a plain one.
-    config = quantized.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    model = AutoModelForCausalLM.from_config(config)
-    model.load_state_dict(quantized.state_dict())
+    with model_loading():
+        tok = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF_FILE)
+        quantized = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF_FILE)
+        # transformers refuses to save a model loaded from GGUF; copy the dequantised weights into a plain one.
+        config = quantized.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        model = AutoModelForCausalLM.from_config(config)
+        model.load_state_dict(quantized.state_dict())
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
@@ -79,4 +81,5 @@ class SmolLM2Model(HFModel):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = converted_path()
-        return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+        with model_loading():
+            return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)

@@ -6,23 +6,30 @@
                             reason, trace, steps, tokens, finish reason, error, source, and the
                             item-level scores (on the item's primary generation, variant original
                             sample 0).
-``RUN_DIR/results.xlsx``    one sheet per table, plus Metadata.
-``RUN_DIR/tables/*.csv``    the same tables as CSV.
+``RUN_DIR/results.xlsx``    one sheet per table, plus Metadata (no text cell is ever a formula:
+                            :mod:`reasonscope.report.spreadsheets`).
+``RUN_DIR/tables/*.csv``    the same tables as CSV (text cells that start like a formula get a ``'``).
 ``RUN_DIR/*.png``           radar and grouped bars (CIs as error bars).
 ``RUN_DIR/report.html``     self-contained (plots inlined), every model text escaped by Jinja2
                             autoescaping, per-item drill-down with ``<details>`` (no script).
+
+Every file is written beside its target, and the files are renamed into place together once all are
+written (:mod:`reasonscope.atomic_files`), so a process killed while writing leaves the previous
+report whole, never a truncated file or a mix of two runs. The report shows
+the run's status: a runner writes the outputs of a run that ends well with status ``finished`` and
+only then records that status in the store (:func:`reasonscope.runner.finish_run_with_outputs`).
 """
 
 from __future__ import annotations
 
 import base64
-import csv
 import json
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from ..atomic_files import atomic_open, read_staged, remove_stale_temporaries, replace_together, write_text
 from ..config import BEHAVIOR_METRICS
 from ..results import RunData, load_run_data
 from ..store import Store
@@ -31,6 +38,7 @@ from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
 from .evidence_view import evidence_plots, evidence_sheets, instance_views
 from .information_view import information_plot, information_sheets
+from .spreadsheets import write_csvs, write_xlsx
 from .tables import behavior_tables
 
 
@@ -57,48 +65,26 @@ def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, A
     return rows
 
 
-def write_xlsx(path: Path, sheets: dict[str, list[dict[str, Any]]], metadata: dict[str, Any]) -> None:
-    from openpyxl import Workbook
-
-    wb = Workbook()
-    wb.remove(wb.active)
-    for name, rows in sheets.items():
-        ws = wb.create_sheet(name[:31])
-        if not rows:
-            ws.append(["(no rows)"])
-            continue
-        cols = list(dict.fromkeys(k for r in rows for k in r))
-        ws.append(cols)
-        for r in rows:
-            ws.append([_cell(r.get(c)) for c in cols])
-    ws = wb.create_sheet("metadata")
-    for k, v in metadata.items():
-        ws.append([k, _cell(v)])
-    wb.save(path)
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, dict | list):
-        return json.dumps(v, default=str)[:32000]
-    if isinstance(v, str):
-        return v[:32000]
-    return v
-
-
-def write_csvs(folder: Path, sheets: dict[str, list[dict[str, Any]]]) -> None:
-    folder.mkdir(exist_ok=True)
-    for name, rows in sheets.items():
-        cols = list(dict.fromkeys(k for r in rows for k in r))
-        with (folder / f"{name}.csv").open("w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=cols)
-            w.writeheader()
-            for r in rows:
-                w.writerow({c: _cell(r.get(c)) for c in cols})
+def write_jsonl(path: Path, rows: Any) -> Path:
+    """One JSON object per line, written atomically."""
+    with atomic_open(path, "w") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    return path
 
 
 def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None) -> dict[str, Path]:
+    """Write every output of ``run_id`` into ``run_dir`` (replaced together, see the module docstring);
+    return them by name. ``data`` (read from the store when None) carries the run record shown."""
     run_dir = Path(run_dir)
     data = data or load_run_data(store, run_id)
+    remove_stale_temporaries(run_dir)
+    remove_stale_temporaries(run_dir / "tables")
+    with replace_together():
+        return _write_outputs(store, run_id, run_dir, data)
+
+
+def _write_outputs(store: Store, run_id: str, run_dir: Path, data: RunData) -> dict[str, Path]:
     run = data.run
     scores = store.scores(run_id)
     raw_b = store.artefact(run_id, "behavior.json")
@@ -134,41 +120,27 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         "information": information,
     }
     out: dict[str, Path] = {}
-    out["summary"] = run_dir / "summary.json"
-    out["summary"].write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
-    out["samples"] = run_dir / "samples.jsonl"
-    with out["samples"].open("w", encoding="utf-8") as fh:
-        for row in sample_rows(data, scores_by_item):
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out["summary"] = write_text(run_dir / "summary.json", json.dumps(summary, indent=2, default=str))
+    out["samples"] = write_jsonl(run_dir / "samples.jsonl", sample_rows(data, scores_by_item))
     sheets: dict[str, list[dict[str, Any]]] = behavior_tables(behavior) if behavior else {}
     if evidence:
         sheets.update(evidence_sheets(evidence))
-        out["evidence_instances"] = run_dir / "evidence_instances.jsonl"
-        with out["evidence_instances"].open("w", encoding="utf-8") as fh:
-            for model, t in evidence.items():
-                for inst in t["instances"]:
-                    fh.write(json.dumps({"model": model, **inst}, ensure_ascii=False, default=str) + "\n")
+        out["evidence_instances"] = write_jsonl(run_dir / "evidence_instances.jsonl", (
+            {"model": model, **inst} for model, t in evidence.items() for inst in t["instances"]))
     if attributes:
         sheets.update(attributes_sheets(attributes))
-        out["attributes_judgements"] = run_dir / "attributes_judgements.jsonl"
-        with out["attributes_judgements"].open("w", encoding="utf-8") as fh:
-            for row in attributes["judgements"]:
-                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        out["attributes_judgements"] = write_jsonl(run_dir / "attributes_judgements.jsonl", attributes["judgements"])
     if information:
         sheets.update(information_sheets(information))
     if attack:
         sheets.update(attack_sheets(attack))
-        out["attack_items"] = run_dir / "attack_items.jsonl"
-        with out["attack_items"].open("w", encoding="utf-8") as fh:
-            for t in attack["models"].values():
-                for row in t["rows"]:
-                    fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        out["attack_items"] = write_jsonl(run_dir / "attack_items.jsonl",
+                                          (row for t in attack["models"].values() for row in t["rows"]))
     sheets["items"] = [{"model": m, "item": i, **{k: v["value"] for k, v in d.items()}}
                        for (m, i), d in scores_by_item.items()]
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
             "git_hash": run["git_hash"], "versions": run["versions"], "config": run["config"], "notes": notes}
-    out["xlsx"] = run_dir / "results.xlsx"
-    write_xlsx(out["xlsx"], sheets, meta)
+    out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
     write_csvs(run_dir / "tables", sheets)
     images: dict[str, str] = {}
     if behavior and behavior.get("metrics"):
@@ -177,12 +149,12 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
         for name, fn in (("radar", radar), ("bars", grouped_bars)):
             p = fn(behavior["metrics"], run_dir / f"behavior_{name}.png")
             out[name] = p
-            images[name] = base64.b64encode(p.read_bytes()).decode()
+            images[name] = base64.b64encode(read_staged(p)).decode()
     ev_images: dict[str, str] = {}
     if evidence:
         for name, p in evidence_plots(evidence, run_dir).items():
             out[name] = p
-            ev_images[name] = base64.b64encode(p.read_bytes()).decode()
+            ev_images[name] = base64.b64encode(read_staged(p)).decode()
     family_images: dict[str, str] = {}
     plots = {**(attributes_plots(attributes, run_dir) if attributes else {}),
              **(attack_plot(attack, run_dir) if attack else {}),
@@ -190,11 +162,22 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     if plots:
         for name, p in plots.items():
             out[name] = p
-            family_images[name] = base64.b64encode(p.read_bytes()).decode()
-    out["html"] = run_dir / "report.html"
-    out["html"].write_text(render_html(data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images,
-                                       attributes, family_images, attack, information), encoding="utf-8")
+            family_images[name] = base64.b64encode(read_staged(p)).decode()
+    out["html"] = write_text(run_dir / "report.html", render_html(
+        data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images, attributes, family_images, attack,
+        information))
     return out
+
+
+def _status_warnings(run: dict[str, Any]) -> list[str]:
+    """A banner for a run that did not finish (see reasonscope.store, "Run status")."""
+    if run.get("status") == "interrupted":
+        return ["this run was interrupted before it finished: the numbers cover only the generations and scores it "
+                "stored; run the same command again to complete it (stored generations are not requested again)"]
+    if run.get("status") == "running":
+        where = f" (pid {run['pid']} on {run.get('host')})" if run.get("pid") else ""
+        return [f"this run is still running{where}: this report shows what it has stored so far"]
+    return []
 
 
 def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, evidence=None,
@@ -224,7 +207,7 @@ def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, 
         items.append({"key": key, "type": item.metadata.get("type") or item.answer_type, "input": item.input,
                       "choices": item.choices, "target": item.target, "generations": rendered,
                       "verdicts": verdicts})
-    warnings = list((behavior or {}).get("warnings", []))
+    warnings = _status_warnings(data.run) + list((behavior or {}).get("warnings", []))
     for t in (evidence or {}).values():
         warnings += t.get("warnings", [])
     warnings += [f"attributes: {w}" for w in (attributes or {}).get("warnings", [])]

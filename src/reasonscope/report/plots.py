@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..atomic_files import atomic_path
 from ..config import BEHAVIOR_METRICS
 
 
@@ -21,9 +22,12 @@ def pyplot():
 
 
 def save(fig, path: Path, dpi: int = 110) -> Path:
-    """Write the figure as PNG and free it."""
-    fig.savefig(path, dpi=dpi)
-    pyplot().close(fig)
+    """Write the figure as PNG (atomically: beside ``path``, then renamed) and free it."""
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=dpi, format="png")
+    finally:
+        pyplot().close(fig)
     return path
 
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..config import NLIConfig
+from ..models.loading import model_loading
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 
@@ -38,8 +39,9 @@ class HFCrossEncoderNLI(NLIScorer):
     def __init__(self, model: str, batch_size: int = 16):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
-        self.model = AutoModelForSequenceClassification.from_pretrained(model).eval()
+        with model_loading():
+            self.tokenizer = AutoTokenizer.from_pretrained(model)
+            self.model = AutoModelForSequenceClassification.from_pretrained(model).eval()
         labels = {int(i): str(n).lower() for i, n in self.model.config.id2label.items()}
         idx = [i for i, n in labels.items() if "contradict" in n]
         if len(idx) != 1:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config import SimilarityConfig
+from ..models.loading import model_loading
 
 
 def resolve_model(name: str) -> str:
@@ -50,8 +51,9 @@ class BERTScoreF1(Similarity):
         from bert_score import BERTScorer
 
         path = resolve_model(model)
-        self.scorer = BERTScorer(model_type=path, num_layers=num_layers, batch_size=batch_size, lang="en",
-                                 rescale_with_baseline=False, idf=False)
+        with model_loading():
+            self.scorer = BERTScorer(model_type=path, num_layers=num_layers, batch_size=batch_size, lang="en",
+                                     rescale_with_baseline=False, idf=False)
         self.description = f"bertscore-f1:{model}:layer{num_layers}"
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
@@ -84,12 +86,14 @@ def load_sentence_encoder(model: str, pooling: str = "model"):
                 f"embedding model {model!r} has no sentence-transformers configuration (modules.json), so how it "
                 "pools token vectors into a sentence vector is unknown; use a sentence-transformers model or "
                 "state the pooling (similarity.pooling: cls, mean, max or lasttoken)")
-        return SentenceTransformer(path, device="cpu")
+        with model_loading():
+            return SentenceTransformer(path, device="cpu")
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
-    encoder = Transformer(path)
-    return SentenceTransformer(modules=[encoder, Pooling(encoder.get_embedding_dimension(), pooling_mode=pooling)],
-                               device="cpu")
+    with model_loading():
+        encoder = Transformer(path)
+        return SentenceTransformer(modules=[encoder, Pooling(encoder.get_embedding_dimension(),
+                                                             pooling_mode=pooling)], device="cpu")
 
 
 def pooling_of(encoder) -> str:

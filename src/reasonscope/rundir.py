@@ -1,0 +1,223 @@
+"""The run directory: its name, its place, and the lock that gives it one writer at a time.
+
+Run names
+---------
+A run directory is ``OUTPUT_DIR/NAME``. ``NAME`` must be one ordinary path component, so that
+nothing a run writes can land outside ``OUTPUT_DIR``: letters, digits, ``_``, ``.`` and ``-``,
+at most 128 characters, and not ``.`` or ``..`` (which name the output folder itself or its
+parent). :func:`check_run_name` is the only check; the plan's ``experiment.name`` validator calls it,
+and every command builds a plan, so it holds for ``run``, ``score``, ``demo``, ``evidence``,
+``attack``, ``attributes`` and ``information`` alike.
+
+The lock
+--------
+Two processes working in one run directory would both send the requests the store does not hold
+yet, paying for them twice. Every command that writes a run (``run``, ``score``, the family commands,
+``attributes elo``, ``cache clear``) therefore holds :class:`RunDirLock`, an exclusive
+:class:`filelock.FileLock` on ``RUN_DIR/.reasonscope.lock`` (``flock(2)`` on POSIX), for as long as it
+works. A second writer stops at once with :class:`RunDirLocked`, whose message names the holder
+(pid, host, command, start time, read from ``RUN_DIR/.reasonscope.lock.json``) and says how to wait
+(``--wait-lock SECONDS``) or where else to go (another ``--name`` / ``output_dir``).
+
+The operating system releases an ``flock`` when its process ends, however it ends (``kill -9``
+included), so a crashed run never leaves a stale lock on a local file system: the next writer takes
+the lock at once and overwrites the holder record. ``report`` and ``cache ls`` only read the store
+(SQLite's WAL gives them a consistent snapshot while a writer works) and replace output files
+atomically, so they take no lock.
+
+Processes
+---------
+:func:`this_process` identifies the current process (pid, host, start time, command) for the lock
+record and for the store's ``runs`` table; :func:`process_gone` tells whether a recorded process has
+ended (on this host: its pid is not running, or runs a younger process; on another host it cannot
+tell and answers False).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+RUN_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+LOCK_FILENAME = ".reasonscope.lock"
+OWNER_FILENAME = ".reasonscope.lock.json"
+
+
+def check_run_name(name: str) -> str:
+    """Return ``name`` if it is a safe run name (one path component, see module docstring), else
+    raise ValueError saying why."""
+    if not isinstance(name, str) or not RUN_NAME_PATTERN.match(name):
+        raise ValueError(f"run name {name!r} must be 1-128 characters from letters, digits, '_', '.' and '-' "
+                         "(one folder name: no '/', '\\', spaces or absolute paths)")
+    if name in (".", ".."):
+        raise ValueError(f"run name {name!r} would name the output folder itself or its parent; "
+                         "choose a folder name such as 'my-eval'")
+    return name
+
+
+def check_output_dir(path: str | Path, what: str = "output_dir") -> None:
+    """Raise ValueError when ``path`` or one of its parents exists and is not a directory (no folder
+    can be created there)."""
+    p = Path(path)
+    for q in (p, *p.parents):
+        if q.exists() and not q.is_dir():
+            where = what if q == p else f"{what}'s parent {q}"
+            raise ValueError(f"{where} exists and is not a directory: {q} (remove it or choose another {what})")
+
+
+def check_run_dir(output_dir: str | Path, name: str) -> None:
+    """The checks of ``output_dir/name`` before anything is written (raises ValueError)."""
+    check_run_name(name)
+    check_output_dir(output_dir)
+    check_output_dir(Path(output_dir) / name, "the run directory")
+
+
+def make_run_dir(path: str | Path) -> Path:
+    """Create a run directory (and its parents); an obstacle gives the same ValueError as the plan
+    check, never an OSError traceback."""
+    path = Path(path)
+    check_output_dir(path, "the run directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"cannot create the run directory {path}: {err.strerror or err}") from None
+    return path
+
+
+# ------------------------------------------------------------------------------------------ processes
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    host: str
+    started: float  # process start time (epoch seconds)
+    command: str
+
+    def describe(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started))
+        return f"pid {self.pid} on {self.host}, started {when}: {self.command}"
+
+
+def _start_time(pid: int) -> float | None:
+    try:
+        import psutil
+
+        return psutil.Process(pid).create_time()
+    except Exception:  # no such process, access denied, psutil missing
+        return None
+
+
+def this_process() -> ProcessInfo:
+    return ProcessInfo(pid=os.getpid(), host=socket.gethostname(), started=_start_time(os.getpid()) or time.time(),
+                       command=" ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:500] if sys.argv else "python")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def process_gone(pid: int | None, host: str | None, started: float | None) -> bool:
+    """True when the recorded process has certainly ended: it ran on this host and its pid is free,
+    or the pid now belongs to a process started later (pid reuse). False when it may still run
+    (unknown pid, another host)."""
+    if pid is None or host != socket.gethostname():
+        return False
+    if not pid_alive(pid):
+        return True
+    now_started = _start_time(pid)
+    return started is not None and now_started is not None and now_started > started + 1.0
+
+
+# ------------------------------------------------------------------------------------------ the lock
+
+
+class RunDirLocked(RuntimeError):
+    """Another process holds the run directory. The message is meant for the user as is."""
+
+
+class RunDirLock:
+    """Exclusive lock on a run directory, held by the process that writes it (see module docstring).
+
+    ``wait``: seconds to wait for a holder to finish (0: fail at once; ``float('inf')``: forever).
+    Use as a context manager; it creates the directory.
+    """
+
+    def __init__(self, run_dir: str | Path, *, wait: float = 0.0):
+        self.run_dir = Path(run_dir)
+        self.wait = wait
+        self._lock: Any = None
+
+    @property
+    def owner_path(self) -> Path:
+        return self.run_dir / OWNER_FILENAME
+
+    def holder(self) -> ProcessInfo | None:
+        """The process recorded as holding the lock (None when no record can be read)."""
+        try:
+            return ProcessInfo(**json.loads(self.owner_path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def acquire(self) -> RunDirLock:
+        from filelock import FileLock, Timeout
+
+        from .atomic_files import write_text
+
+        make_run_dir(self.run_dir)
+        lock = FileLock(str(self.run_dir / LOCK_FILENAME))
+        try:
+            lock.acquire(timeout=-1 if self.wait == float("inf") else max(0.0, self.wait), poll_interval=0.2)
+        except Timeout:
+            raise RunDirLocked(self._busy_message()) from None
+        self._lock = lock
+        try:
+            write_text(self.owner_path, json.dumps(asdict(this_process())))
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    def release(self) -> None:
+        if self._lock is None:
+            return
+        try:
+            self.owner_path.unlink(missing_ok=True)
+        finally:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> RunDirLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def _busy_message(self) -> str:
+        holder = self.holder()
+        who = holder.describe() if holder else "a process that left no record"
+        if holder and process_gone(holder.pid, holder.host, holder.started):
+            who += " (that process has ended; a process it started still holds the lock)"
+        waited = f" after waiting {self.wait:g} s" if self.wait else ""
+        return (f"the run directory {self.run_dir} is in use{waited} by {who}. Two processes on one run directory "
+                "would send the same model calls twice. Wait for it with --wait-lock SECONDS (e.g. --wait-lock inf), "
+                "or write to another run directory (--name / --output-dir, or experiment.name / output_dir in the "
+                "plan).")

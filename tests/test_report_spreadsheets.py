@@ -1,0 +1,91 @@
+"""results.xlsx and tables/*.csv: third-party text is never a formula, and any character is stored."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+import pytest
+from openpyxl import load_workbook
+from typer.testing import CliRunner
+
+from reasonscope.cli import app
+from reasonscope.report.spreadsheets import CSV_TRIGGERS, write_csvs, write_xlsx
+
+runner = CliRunner()
+
+HOSTILE = ["=cmd|' /C calc'!A0", "=HYPERLINK(\"http://evil.example\",\"click\")", "+1+1", "-5", "-2+3", "@SUM(A1)",
+           "\t=1", "\r=1", "http://evil.example/x"]
+C0 = [chr(i) for i in range(32)]
+
+
+def ooxml_text(value: str) -> str:
+    """The text an ``_xHHHH_``-escaped cell string stands for (the file format's escape)."""
+    return re.sub(r"_x([0-9A-Fa-f]{4})_", lambda m: chr(int(m.group(1), 16)), value)
+
+
+def cells(path):
+    wb = load_workbook(path)
+    return [(ws.title, c) for ws in wb.worksheets for row in ws.iter_rows() for c in row if c.value is not None]
+
+
+def test_no_text_becomes_a_formula_and_every_control_character_is_kept(tmp_path):
+    texts = HOSTILE + [f"a{ch}b" for ch in C0] + ["".join(C0), "_x0041_ literal"]
+    rows = [{"model": t, "text": t, "n": i, "x": -0.5, "ok": i % 2 == 0, "missing": None, "nan": float("nan"),
+             "obj": {"k": t}} for i, t in enumerate(texts)]
+    path = write_xlsx(tmp_path / "r.xlsx", {"hostile": rows, "empty": []}, {"note": "=1+1", "cfg": {"a": [1, 2]}})
+    found = cells(path)
+    assert not [c.coordinate for _, c in found if c.data_type == "f"], "a cell became a formula"
+    sheet = load_workbook(path)["hostile"]
+    header = [c.value for c in sheet[1]]
+    got = [dict(zip(header, (c.value for c in row), strict=True)) for row in sheet.iter_rows(min_row=2)]
+    assert [ooxml_text(r["text"]) for r in got] == texts  # every text kept, as text
+    assert all(sheet.cell(row=i + 2, column=1).data_type == "s" for i in range(len(texts)))
+    assert [r["n"] for r in got] == list(range(len(texts)))  # numbers stay numbers
+    assert {r["x"] for r in got} == {-0.5} and got[0]["ok"] is True and got[1]["ok"] is False
+    assert got[0]["missing"] is None and got[0]["nan"] == "nan"
+    assert json.loads(ooxml_text(got[0]["obj"])) == {"k": texts[0]}
+    meta = {r[0].value: r[1].value for r in load_workbook(path)["metadata"].iter_rows()}
+    assert meta == {"note": "=1+1", "cfg": '{"a": [1, 2]}'}
+
+
+def test_csv_cells_starting_like_a_formula_get_a_quote(tmp_path):
+    rows = [{"text": t, "n": -5, "x": -0.25} for t in HOSTILE + ["plain", "'quoted", "a=b"]]
+    paths = write_csvs(tmp_path / "tables", {"t": rows})
+    with paths["t"].open(newline="", encoding="utf-8") as fh:
+        back = list(csv.DictReader(fh))
+    for row, original in zip(back, rows, strict=True):
+        expected = "'" + original["text"] if original["text"].startswith(CSV_TRIGGERS) else original["text"]
+        assert row["text"] == expected
+        assert (row["n"], row["x"]) == ("-5", "-0.25")  # numbers are not prefixed
+    assert back[3]["text"] == "'-5"  # a numeric-looking *string* is text, so it is neutralised too
+
+
+@pytest.fixture()
+def hostile_predictions(tmp_path):
+    path = tmp_path / "preds.jsonl"
+    names = ["=cmd|' /C calc'!A0", "m\x1b[31mred\x1b[0m", "=HYPERLINK(\"http://x\")", "ctl" + "".join(C0[1:])]
+    with path.open("w", encoding="utf-8") as fh:
+        for m in names:
+            for i in range(3):
+                fh.write(json.dumps({"id": f"q{i}", "input": f"What is {i}+1?", "target": i + 1, "model": m,
+                                     "prediction": f"=1+{i}\x1b[0m Answer: {i + 1}"}) + "\n")
+    return path, names
+
+
+def test_score_writes_inert_workbook_and_tables(tmp_path, hostile_predictions):
+    path, names = hostile_predictions
+    res = runner.invoke(app, ["score", "--input", str(path), "--output-dir", str(tmp_path), "--name", "hostile"])
+    assert res.exit_code == 0, res.output
+    run_dir = tmp_path / "hostile"
+    found = cells(run_dir / "results.xlsx")
+    assert found and not [(s, c.coordinate) for s, c in found if c.data_type == "f"]
+    models = {ooxml_text(c.value) for s, c in found if s == "raw_metrics" and c.column == 1 and c.row > 1}
+    assert models == set(names)
+    with (run_dir / "tables" / "raw_metrics.csv").open(newline="", encoding="utf-8") as fh:
+        csv_models = {r["model"] for r in csv.DictReader(fh)}
+    assert csv_models == {("'" + n if n.startswith(CSV_TRIGGERS) else n) for n in names}
+    samples = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text(encoding="utf-8").split("\n")
+               if line]
+    assert {r["model"] for r in samples} == set(names)  # the JSONL keeps every text exactly

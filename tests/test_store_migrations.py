@@ -1,0 +1,134 @@
+"""Store schema versions: a store written by reasonscope 0.1.0 (no version) opens, migrates and reads
+back; a newer store is refused; adding a migration is one function; runs whose process is gone read
+as interrupted."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+import reasonscope.store as store_module
+from reasonscope.cli import app
+from reasonscope.store import MIGRATIONS, Store, StoreVersionError
+from reasonscope.types import Completion, Item
+
+runner = CliRunner()
+
+# The schema reasonscope 0.1.0 created (CREATE TABLE IF NOT EXISTS, no user_version), written out here
+# by hand so that the test does not depend on the code it checks.
+SCHEMA_0_1_0 = """
+CREATE TABLE runs(run_id TEXT PRIMARY KEY, kind TEXT, created REAL, finished REAL, status TEXT,
+  config TEXT, versions TEXT, git_hash TEXT, seed INTEGER, notes TEXT);
+CREATE TABLE items(dataset TEXT, item_id TEXT, position INTEGER, data TEXT, PRIMARY KEY(dataset, item_id));
+CREATE TABLE generations(key TEXT PRIMARY KEY, provider TEXT, model_id TEXT, request TEXT, text TEXT,
+  finish_reason TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, cost_usd REAL,
+  error TEXT, attempts INTEGER, source TEXT, created REAL);
+CREATE TABLE run_generations(run_id TEXT, model TEXT, dataset TEXT, item_id TEXT, variant TEXT, sample INTEGER,
+  key TEXT, max_tokens INTEGER, PRIMARY KEY(run_id, model, dataset, item_id, variant, sample));
+CREATE TABLE scores(run_id TEXT, family TEXT, metric TEXT, model TEXT, item_id TEXT, value REAL, reason TEXT,
+  details TEXT, PRIMARY KEY(run_id, family, metric, model, item_id));
+CREATE TABLE artefacts(run_id TEXT, name TEXT, kind TEXT, data BLOB, PRIMARY KEY(run_id, name));
+"""
+
+
+def old_store(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(folder / "store.sqlite")
+    con.executescript(SCHEMA_0_1_0)
+    item = Item(id="q1", input="What is 2+2?", target=4, answer_type="number", group="syn")
+    con.executemany("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)", [
+        ("r1", "run", 1.0, 2.0, "finished", json.dumps({"experiment": {"name": "old"}}), "{}", "abc", 7,
+         json.dumps({"calls_made": 1})),
+        ("r2", "run", 3.0, None, "running", "{}", "{}", None, 7, "{}")])
+    con.execute("INSERT INTO items VALUES (?,?,?,?)", ("syn", "q1", 0, item.model_dump_json()))
+    con.execute("INSERT INTO generations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                ("k1", "mock", "reasoner", "{}", "2 + 2 = 4\nAnswer: 4", "stop", 5, 6, 0.1, None, None, 1,
+                 "generated", 1.5))
+    con.execute("INSERT INTO run_generations VALUES (?,?,?,?,?,?,?,?)", ("r1", "m", "syn", "q1", "original", 0,
+                                                                         "k1", 64))
+    con.execute("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?)", ("r1", "behavior", "CQ", "m", "syn/q1", 1.0, None,
+                                                                json.dumps({"answer": 4})))
+    con.execute("INSERT INTO artefacts VALUES (?,?,?,?)", ("r1", "note.txt", "text", b"kept"))
+    con.commit()
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 0
+    con.close()
+    return folder
+
+
+def test_a_store_of_the_previous_version_opens_and_reads_back(tmp_path):
+    run_dir = old_store(tmp_path / "old")
+    store = Store(run_dir)
+    assert store.schema_version == len(MIGRATIONS) == 2
+    runs = {r["run_id"]: r for r in store.runs()}
+    assert runs["r1"]["status"] == "finished" and runs["r1"]["config"] == {"experiment": {"name": "old"}}
+    assert runs["r1"]["notes"] == {"calls_made": 1} and runs["r1"]["seed"] == 7 and runs["r1"]["pid"] is None
+    assert runs["r2"]["status"] == "interrupted"  # 0.1.0 recorded no process: a leftover 'running' cannot be live
+    assert store.items()["syn"][0].target == 4
+    assert store.get_completion("k1") == Completion(text="2 + 2 = 4\nAnswer: 4", finish_reason="stop",
+                                                    prompt_tokens=5, completion_tokens=6, latency_s=0.1)
+    assert store.run_generations("r1")[0]["text"].endswith("Answer: 4")
+    assert [(s.metric, s.value, s.details) for s in store.scores("r1")] == [("CQ", 1.0, {"answer": 4})]
+    assert store.artefact("r1", "note.txt") == b"kept"
+    store.close()
+    again = Store(run_dir)  # idempotent
+    assert again.schema_version == 2 and len(again.runs()) == 2
+    again.close()
+    res = runner.invoke(app, ["report", str(run_dir), "--run-id", "r1"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((run_dir / "samples.jsonl").read_text().split("\n")[0])["answer"] == 4
+
+
+def test_a_store_of_a_newer_version_is_refused(tmp_path):
+    run_dir = tmp_path / "new"
+    Store(run_dir).close()
+    con = sqlite3.connect(run_dir / "store.sqlite")
+    con.execute("PRAGMA user_version = 99")
+    con.close()
+    with pytest.raises(StoreVersionError, match="written by a newer reasonscope .store schema 99"):
+        Store(run_dir)
+    res = runner.invoke(app, ["cache", "ls", str(run_dir)])
+    assert res.exit_code == 2 and "upgrade reasonscope" in res.output and "Traceback" not in res.output
+
+
+def test_adding_a_migration_is_one_function(tmp_path, monkeypatch):
+    run_dir = tmp_path / "s"
+    store = Store(run_dir)
+    rid = store.start_run(kind="run", config={}, seed=0)
+    store.close()
+    monkeypatch.setattr(store_module, "MIGRATIONS", list(MIGRATIONS))
+
+    @store_module.migration
+    def _v3_labels(conn):
+        conn.execute("CREATE TABLE labels(run_id TEXT, label TEXT)")
+        conn.execute("INSERT INTO labels SELECT run_id, 'migrated' FROM runs")
+
+    store = Store(run_dir)
+    assert store.schema_version == 3
+    assert store.conn.execute("SELECT run_id, label FROM labels").fetchall() == [(rid, "migrated")]
+    store.close()
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_runs_whose_process_is_gone_read_interrupted(tmp_path):
+    store = Store(tmp_path / "s")
+    mine = store.start_run(kind="run", config={}, seed=0)
+    gone = store.start_run(kind="run", config={}, seed=0)
+    elsewhere = store.start_run(kind="run", config={}, seed=0)
+    store.conn.execute("UPDATE runs SET pid=? WHERE run_id=?", (dead_pid(), gone))
+    store.conn.execute("UPDATE runs SET host=? WHERE run_id=?", (socket.gethostname() + "-other", elsewhere))
+    store.close()
+    reopened = Store(tmp_path / "s")
+    status = {r["run_id"]: r["status"] for r in reopened.runs()}
+    assert status == {mine: "running", gone: "interrupted", elsewhere: "running"}
+    reopened.close()
