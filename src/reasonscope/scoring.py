@@ -115,7 +115,7 @@ def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunD
                                 delta=ev.delta, min_df=ev.min_df, max_features=ev.max_features, C=ev.C,
                                 sweep_k=tuple(ev.sweep_k), sweep_delta=tuple(ev.sweep_delta),
                                 confidence=stats.confidence, n_resamples=stats.n_resamples,
-                                n_permutations=ev.n_permutations, seed=seed, model=model)
+                                n_permutations=ev.n_permutations, p_adjust=stats.p_adjust, seed=seed, model=model)
         scores += s
         tables[model] = t
     store.delete_scores(run_id, "evidence")

@@ -13,6 +13,7 @@ from ..results import RunData, is_correct
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
+from ..stats.multiple import adjust_rows
 from ..types import Item, Score
 from . import metrics as M
 from .strategies import all_strategies, composite
@@ -191,7 +192,10 @@ def _aggregate(per_item, data: RunData, cfg: BehaviorConfig, stats: StatsConfig,
         for metric in BEHAVIOR_METRICS:
             xa = [per_item[a][i].get(metric) for i in common]
             xb = [per_item[b][i].get(metric) for i in common]
-            d = paired_difference(xa, xb, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed)
+            d = paired_difference(xa, xb, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed,
+                                  n_permutations=stats.n_permutations, method=stats.method)
             tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, "difference": d.value,
-                                     "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value})
+                                     "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value,
+                                     "test": d.test_label, "null": (d.test or {}).get("null")})
+    tables["p_adjust"] = adjust_rows(tables["paired"], stats.p_adjust)
     return tables
