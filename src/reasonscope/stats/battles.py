@@ -73,9 +73,12 @@ def count_battles(battles: Sequence[Battle]) -> Counter:
         naming the first invalid record (index and value) and what was expected.
     """
     try:
-        counts = Counter(tuple(b) if isinstance(b, list) else b for b in battles)
-    except TypeError:  # an unhashable field or a record that is not iterable
-        _raise_first_problem(battles)
+        counts = Counter(battles)
+    except TypeError:  # records given as lists, or an unhashable field
+        try:
+            counts = Counter(tuple(b) if isinstance(b, list) else b for b in battles)
+        except TypeError:
+            _raise_first_problem(battles)
     out: Counter = Counter()
     for cell, n in counts.items():
         if _problem(cell) is not None:
