@@ -20,7 +20,8 @@ Tests (the ones the report prints):
   :func:`reasonscope.stats.permutation.asymmetry_permutation_test`.
 * judge agreement (Krippendorff's alpha > 0): three judges scoring n units independently (N(0, 1), or
   0/1); after only (no p-value was printed before): :func:`reasonscope.stats.agreement.alpha_permutation_test`
-  with 999 permutations (the level holds for any number; the report uses 9,999).
+  with 199 permutations (p = (1 + hits) / 200: its level is exactly 10 / 200 = 0.05 for continuous
+  data whatever the number of permutations; the report uses 9,999).
 
     python benchmarks/p_value_calibration.py [--sims 2000] [--alpha 0.05]
 """
@@ -96,7 +97,7 @@ def row(label: str, n: int, kind: str, ps, alpha: float, size: float | None, sec
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sims", type=int, default=2000, help="null data sets per cell (paired test)")
-    ap.add_argument("--other-sims", type=int, default=1000, help="null data sets per cell (asymmetry, agreement)")
+    ap.add_argument("--other-sims", type=int, default=2000, help="null data sets per cell (asymmetry, agreement)")
     ap.add_argument("--alpha", type=float, default=0.05)
     args = ap.parse_args()
 
@@ -146,7 +147,7 @@ def main() -> None:
             for i in range(args.other_sims):
                 x = rng.normal(size=(3, n)) if kind == "normal" else (rng.random((3, n)) < 0.5).astype(float)
                 scores = {f"j{j}": {f"u{u}": float(x[j, u]) for u in range(n)} for j in range(3)}
-                ps.append(alpha_permutation_test(scores, n_resamples=999, seed=i).p_value)
+                ps.append(alpha_permutation_test(scores, n_resamples=199, seed=i).p_value)
             row("judge agreement alpha > 0", n, kind, ps, alpha, None, time.perf_counter() - t)
 
 
