@@ -66,10 +66,11 @@ ALPHA_TEST = "permutation test of Krippendorff's alpha (interval)"
 ALPHA_NULL = "judges score independently (each judge's scores exchangeable across the units it scored)"
 
 
-def alpha_permutation_test(scores: dict[str, dict[str, float | None]], *, n_resamples: int = 9999, seed: int = 0,
-                           batch: int = 500) -> Significance:
+def alpha_permutation_test(scores: dict[str, dict[str, float | None]], *, n_resamples: int = 9999,
+                           seed: int = 0) -> Significance:
     """One-sided test that the judges agree more than chance (module docstring)."""
     data = _matrix(scores)
+    batch = max(1, min(500, 2_000_000 // max(data.size, 1)))  # about 16 MB of permuted tables at a time
     observed = float(interval_alpha(data)) if data.shape[0] >= 2 and data.shape[1] else float("nan")
     if math.isnan(observed):
         return Significance(None, None, ALPHA_TEST, ALPHA_NULL, "greater", "undefined (no pairable variation)")
