@@ -67,7 +67,7 @@ def _print_summary(summary_path: Path) -> None:
         failed = f", {llm['failed']} failed" if llm.get("failed") else ""
         table = Table(title=f"evidence: {model} (classifier acc {t['classifier']['test_accuracy']:.2f}, "
                             f"LLM acc {acc}, n={llm['n']}{failed})")
-        for col in ("matcher", "group", "support", "contradict", "asymmetry", "A(c)-A(i) p"):
+        for col in ("matcher", "group", "support", "contradict", "asymmetry", "A(c)-A(i) p (perm., 2-sided)"):
             table.add_column(col)
         for matcher, tab in t["coverage"].items():
             for group in ("correct", "incorrect"):
@@ -76,7 +76,7 @@ def _print_summary(summary_path: Path) -> None:
                 p = tab["asymmetry_difference"]["p_value"]
                 table.add_row(matcher, f"{group} ({g['n']})", fmt(g["support"]), fmt(g["contradict"]),
                               "n/a" if g["asymmetry"] is None else f"{g['asymmetry']:.3f}",
-                              (f"{p:.3f}" if p is not None else "n/a") if group == "correct" else "")
+                              (f"{p:.3g}" if p is not None else "n/a") if group == "correct" else "")
         out.print(table)
         for w in t.get("warnings", []):
             console.print("[yellow]note:[/yellow] " + escape(w))
@@ -135,16 +135,15 @@ def _print_attributes(t: dict | None) -> None:
             table.add_row(a, *(_fmt_estimate(t["scores"][m][a]) for m in models))
         out.print(table)
     if t.get("ratings"):
-        table = Table(title=f"attribute ratings (Bradley-Terry [95% CI], rank; margin {t['margin']})")
+        table = Table(title=f"attribute ratings (Bradley-Terry MLE [95% bootstrap CI], rank [95% bounds]; "
+                            f"ties: |difference| <= {t['margin']} + 1e-9)")
         for col in ("attribute", "model", "rating", "rank", "elo", "battles"):
             table.add_column(col)
         for a, r in t["ratings"].items():
-            for m, bt in sorted(r["bradley_terry"].items(), key=lambda kv: kv[1]["rank"]):
-                ci = f" [{bt['low']:.0f}, {bt['high']:.0f}]" if bt["low"] is not None else ""
-                table.add_row(a, m, f"{bt['rating']:.0f}{ci}", f"{bt['rank']} ({bt['rank_low']}-{bt['rank_high']})",
-                              f"{r['elo'][m]:.1f}", str(r["battles"]))
+            _rating_rows(table, a, r)
         out.print(table)
     pref = t.get("preferences") or {}
+    _print_preference_ratings(pref.get("ratings"))
     exp = pref.get("explain")
     if exp:
         acc = "n/a" if exp["cv_accuracy"] is None else f"{exp['cv_accuracy']:.3f}"
@@ -162,6 +161,31 @@ def _print_attributes(t: dict | None) -> None:
                   f"orders, {p['unparsed']} unparsed; agreement with humans {agree} (n={p['compared']})")
     for w in t.get("warnings", []):
         console.print("[yellow]attributes:[/yellow] " + escape(w))
+
+
+def _rating_rows(table: Table, label: str, r: dict) -> None:
+    for m, bt in sorted(r["bradley_terry"].items(), key=lambda kv: kv[1]["rank"]):
+        ci = f" [{bt['low']:.0f}, {bt['high']:.0f}]" if bt["low"] is not None else ""
+        bounds = f" ({bt['rank_low']}-{bt['rank_high']})" if bt["rank_low"] is not None else ""
+        table.add_row(label, m, f"{bt['rating']:.0f}{ci}", f"{bt['rank']}{bounds}", f"{r['elo'][m]:.1f}",
+                      str(r["battles"]))
+
+
+def _print_preference_ratings(p: dict | None) -> None:
+    if not p or not p.get("human"):
+        return
+    table = Table(title="preference battles decided by each attribute vs by the human label (Bradley-Terry MLE; "
+                        "rank correlation of the ratings over models)")
+    for col in ("decided by", "battles", "ties", "Spearman vs human", "Kendall vs human", "top model"):
+        table.add_column(col)
+    human = p["human"]
+    top = lambda r: min(r["bradley_terry"], key=lambda m: r["bradley_terry"][m]["rank"])  # noqa: E731
+    table.add_row("human label", str(human["battles"]), str(human["ties"]), "", "", top(human))
+    for a, r in p["attributes"].items():
+        ag = r["agreement_with_human"]
+        fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+        table.add_row(a, str(r["battles"]), str(r["ties"]), fmt(ag["spearman"]), fmt(ag["kendall"]), top(r))
+    out.print(table)
 
 
 def _print_attack(t: dict | None) -> None:
@@ -382,12 +406,13 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
 
 
 def _attributes_settings(judge: list[str], scale: str, attribute: list[str], embedding: str | None,
-                         nli: str, perplexity: str | None, margin: float, resamples: int) -> dict:
+                         nli: str, perplexity: str | None, margin: float, resamples: int,
+                         show_reference: bool = False) -> dict:
     backend, _, nli_model = nli.partition(":")
     return {"judges": [{"spec": j} for j in judge], "scale": scale, "attributes": attribute or None,
             "automatic": {"embedding": embedding or None, "nli": {"backend": backend} | (
                 {"model": nli_model} if nli_model else {}), "perplexity": perplexity},
-            "margin": margin, "rating_resamples": resamples}
+            "margin": margin, "rating_resamples": resamples, "show_reference": show_reference}
 
 
 _JUDGE = typer.Option([], "--judge", help="Judge model spec(s), e.g. openai/gpt-4o-mini, smollm2, mock/judge.")
@@ -396,7 +421,8 @@ _ATTRIBUTE = typer.Option([], "--attribute", help="Judge only these attributes (
 _EMBED = typer.Option("embedded-minilm", help="Embedding model of the ROSCOE metrics ('' = off).")
 _NLI = typer.Option("none", help="NLI backend of self/source consistency: none, hf:<id-or-path>, llm:<model spec>.")
 _PPL = typer.Option(None, help="Causal LM for perplexity (smollm2, hf/<path>); off by default.")
-_MARGIN = typer.Option(0.05, min=0, max=1, help="Scores within this margin tie in attribute battles.")
+_MARGIN = typer.Option(0.0, min=0, max=1, help="Attribute battles tie when the scores differ by at most this "
+                       "(+1e-9); 0 = only equal scores tie, as in the publication.")
 _RESAMPLES = typer.Option(100, min=10, help="Bootstrap rounds of Bradley-Terry.")
 
 
@@ -409,6 +435,8 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
                      judge: list[str] = _JUDGE, scale: str = _SCALE, attribute: list[str] = _ATTRIBUTE,
                      embedding: str = _EMBED, nli: str = _NLI, perplexity: str | None = _PPL,
                      margin: float = _MARGIN, resamples: int = _RESAMPLES,
+                     show_reference: bool = typer.Option(False, "--show-reference", help="Show the gold answer "
+                                                         "to the judges (off by default, as in the publication)."),
                      output_dir: str = typer.Option("runs", help="Parent folder of the run directory (--input)."),
                      name: str = typer.Option("attributes", help="Run name (--input)."),
                      seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
@@ -420,7 +448,8 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
     if (input_path is None) == (run_dir is None):
         _fail("give exactly one of --input FILE or --run RUN_DIR")
         return
-    settings = _attributes_settings(judge, scale, attribute, embedding, nli, perplexity, margin, resamples)
+    settings = _attributes_settings(judge, scale, attribute, embedding, nli, perplexity, margin, resamples,
+                                    show_reference)
     try:
         if run_dir is not None:
             from .attributes.family import score_attributes
@@ -461,12 +490,12 @@ def attributes_explain(preferences: Path = typer.Option(..., help="Human prefere
                        judge: list[str] = _JUDGE, scale: str = _SCALE, attribute: list[str] = _ATTRIBUTE,
                        pairwise: bool = typer.Option(True, help="Also judge each pair in both orders."),
                        folds: int = typer.Option(5, min=2, help="Cross-validation folds."),
-                       resamples: int = _RESAMPLES,
+                       margin: float = _MARGIN, resamples: int = _RESAMPLES,
                        output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
                        name: str = typer.Option("preferences", help="Run name."),
                        seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """Which attributes explain human preferences? Judge both responses, LightGBM + SHAP on the differences."""
-    settings = _attributes_settings(judge, scale, attribute, "", "none", None, 0.05, resamples)
+    settings = _attributes_settings(judge, scale, attribute, "", "none", None, margin, resamples)
     settings.update(automatic=None, preferences=str(preferences), pairwise=pairwise, folds=folds)
     try:
         plan = parse_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
@@ -481,7 +510,8 @@ def attributes_explain(preferences: Path = typer.Option(..., help="Human prefere
 def attributes_elo(run_dir: Path = typer.Argument(..., help="A run directory with attribute scores."),
                    margin: float = _MARGIN, resamples: int = _RESAMPLES,
                    seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
-    """Recompute per-attribute online Elo and Bradley-Terry (bootstrap CIs, ranks) from stored scores."""
+    """Recompute per-attribute online Elo and Bradley-Terry (bootstrap CIs, ranks) from stored scores, for the
+    run's models and for the recorded battles of its preference set."""
     from .attributes.family import rebuild_ratings
     from .report.build import write_report
     from .store import Store

@@ -250,19 +250,22 @@ class AutomaticAttributesConfig(Strict):
 
 
 class AttributesConfig(Strict):
-    """Seed 003: twelve attributes by LLM judges, ROSCOE-style metrics, SHAP on preferences, attribute Elo."""
+    """Rationale attributes (*Rethinking Human Preference Evaluation of LLM Rationales*): twelve attributes by
+    LLM judges, ROSCOE-style metrics, SHAP on human preferences, attribute-specific Elo."""
 
     judges: list[ModelConfig] = Field(default_factory=list, description="Judge models (any providers). Their "
                                       "temperature defaults to 0 and their seed is the experiment seed.")
     scale: Literal["0-1", "0-10"] = Field("0-1", description="Scale the judges answer on; normalised to 0-1.")
     attributes: list[str] | None = Field(None, description="Attributes to judge (default: all twelve).")
-    show_reference: bool = Field(True, description="Show the gold answer to the judge as context.")
+    show_reference: bool = Field(False, description="Show the gold answer to the judge as context (off by "
+                                 "default, as in the publication's prompts; recorded with every score).")
     automatic: AutomaticAttributesConfig | None = Field(default_factory=AutomaticAttributesConfig)
     preferences: str | None = Field(None, description="Human pairwise preferences (MT-Bench human judgments, "
                                     "Chatbot Arena battles, or JSONL question/response_a/response_b/model_a/"
                                     "model_b/winner): explained with LightGBM + SHAP and judged pairwise.")
     pairwise: bool = Field(True, description="Also judge each preference pair in both orders.")
-    margin: float = Field(0.05, ge=0, le=1, description="Scores within this margin tie in attribute battles.")
+    margin: float = Field(0.0, ge=0, le=1, description="Scores whose difference is at most this margin (+1e-9) "
+                          "tie in attribute battles; 0 = only equal scores tie, as in the publication.")
     rating_resamples: int = Field(100, ge=10, le=10_000, description="Bootstrap rounds of Bradley-Terry.")
     folds: int = Field(5, ge=2, le=20, description="Cross-validation folds of the preference classifier.")
 
@@ -386,14 +389,23 @@ class FamiliesConfig(Strict):
 
 
 class StatsConfig(Strict):
+    """Intervals and tests of every table (see docs/statistics.md)."""
+
     failed_generations: Literal["exclude", "wrong"] = Field(
         "exclude", description="How generations that failed for good (refusals, empty replies, rejected requests) "
         "enter the metrics: exclude = left out of every metric (counted and shown next to each number); wrong = "
         "counted as wrong answers (CQ = 0, ES = 0, evidence accuracy). Pairwise metrics (CS, RS, SS) never compare "
         "a failed generation.")
-    confidence: float = Field(0.95, gt=0.5, lt=1)
-    n_resamples: int = Field(2000, ge=100, le=100_000)
-    method: Literal["percentile", "basic", "BCa"] = "percentile"
+    confidence: float = Field(0.95, gt=0.5, lt=1, description="Confidence level of every interval.")
+    n_resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples of every interval.")
+    method: Literal["percentile", "basic", "BCa"] = Field("percentile", description="Bootstrap interval method.")
+    n_permutations: int = Field(9999, ge=99, le=1_000_000, description="Paired sign-flip tests: all 2^n sign "
+                                "patterns when 2^n is at most this (and always for lattice data such as 0/1 "
+                                "correctness), else this many random ones.")
+    p_adjust: Literal["holm", "none"] = Field("holm", description="Multiple-comparison adjustment over the "
+                                              "p-values of one table (model pairs x metrics; separations): Holm's "
+                                              "step-down (family-wise error rate) or none. Both p and the "
+                                              "adjusted p are reported, with the method and m.")
 
 
 class Plan(Strict):

@@ -127,7 +127,7 @@ def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunD
                                 sweep_k=tuple(ev.sweep_k), sweep_delta=tuple(ev.sweep_delta),
                                 sweep_delta_chars=tuple(ev.sweep_delta_chars),
                                 confidence=stats.confidence, n_resamples=stats.n_resamples,
-                                n_permutations=ev.n_permutations, seed=seed, model=model)
+                                n_permutations=ev.n_permutations, p_adjust=stats.p_adjust, seed=seed, model=model)
         n_failed = failed.get(model, 0)
         t["llm"]["failed"] = n_failed
         t["settings"]["failed_generations"] = stats.failed_generations

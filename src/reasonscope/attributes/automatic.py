@@ -1,4 +1,5 @@
-"""The ROSCOE-style automatic metrics of a rationale, with their backends (seed 003).
+"""The ROSCOE-style automatic metrics of a rationale, with their backends (*Rethinking Human Preference
+Evaluation of LLM Rationales*).
 
 Formulas: :mod:`reasonscope.attributes.roscoe`. Backends, each a setting and each recorded:
 

@@ -1,4 +1,5 @@
-"""Which attributes explain human preferences? LightGBM + SHAP (seed 003, Q2).
+"""Which attributes explain human preferences? LightGBM + SHAP (*Rethinking Human Preference Evaluation of
+LLM Rationales*, Q2).
 
 Features: for each preference record, attribute(A) - attribute(B) per attribute (missing scores
 stay NaN, which LightGBM handles). Label: 1 when the human preferred A, 0 when B; ties are left out.

@@ -1,11 +1,14 @@
-"""The attributes family (seed 003): twelve rationale attributes by LLM judges, ROSCOE-style automatic
-metrics, preference explanation and per-attribute ratings.
+"""The attributes family (*Rethinking Human Preference Evaluation of LLM Rationales*): twelve rationale
+attributes by LLM judges, ROSCOE-style automatic metrics, preference explanation and per-attribute ratings.
 
 What is judged
 --------------
 Each model's primary answer to each item (variant ``original``, sample 0): the raw completion (the
-reasoning and its final answer), with the question and, when ``show_reference``, the gold answer as
-context. Failed generations are not judged (their attributes are unscored: "generation failed").
+reasoning and its final answer) with the question. The gold answer is not shown, as in the
+publication's prompts; ``show_reference: true`` adds it as context (a departure: a judge that sees
+the answer grades correctness against it). The choice is recorded in the table (``show_reference``)
+and with every score (``details.reference_shown``). Failed generations are not judged (their
+attributes are unscored: "generation failed").
 
 Judges
 ------
@@ -22,17 +25,21 @@ Aggregation
 * The attribute score of a (model, item) is the mean over the judges that scored it.
 * Per model and attribute: the mean over items with a 95% bootstrap CI (items resampled).
 * Agreement between judges per attribute over the (model, item) units: Krippendorff's alpha
-  (interval) and the mean pairwise Spearman rho (needs 2+ judges).
+  (interval) with a one-sided permutation p-value (H0: the judges score independently;
+  :func:`reasonscope.stats.agreement.alpha_permutation_test`) and the mean pairwise Spearman rho
+  (needs 2+ judges).
 * Automatic metrics (:mod:`reasonscope.attributes.automatic`) are aggregated the same way, under
   ``auto.<metric>``.
 
 Ratings
 -------
 Per attribute (judge mean and automatic metrics alike), every two models scored on the same item
-meet once; the higher score wins, scores within ``margin`` tie (:mod:`reasonscope.attributes.elo`).
-Online Elo (K = 4, base 10, scale 400, initial 1000; battles in (item, model a, model b) order) and
-Bradley-Terry by maximum likelihood with ``rating_resamples`` multinomial bootstrap rounds (95%
-percentile CIs, seeded) and ranks (:mod:`reasonscope.stats.ratings`).
+meet once; the higher score wins, scores tie when they differ by at most ``margin`` + 1e-9 (default
+margin 0: equal scores only; :mod:`reasonscope.attributes.elo`). Online Elo (K = 4, base 10, scale
+400, initial 1000; battles in (item, model a, model b) order) and Bradley-Terry at the
+maximum-likelihood optimum with ``rating_resamples`` battle-level bootstrap rounds (95% percentile
+CIs, seeded) and rank bounds (:mod:`reasonscope.stats.ratings`). Warnings name models whose
+ratings are unbounded (never lost / never won) or not comparable (disconnected battles).
 
 Preferences
 -----------
@@ -41,8 +48,11 @@ of every record are judged pointwise; features attribute(A) - attribute(B) expla
 with LightGBM + SHAP (:mod:`reasonscope.attributes.explain`; ties left out); with ``pairwise``, each
 judge also compares the two responses in both orders, and a response wins only when both orders
 agree (a disagreement is a tie, counted as *inconsistent*); the judge's agreement with the human
-winner is reported over the records where both name a winner. Human labels give Bradley-Terry
-ratings of the preference models.
+winner is reported over the records where both name a winner. The recorded battles are rated by the
+human labels and, per attribute, by the judged scores of the two responses (the publication's
+attribute-specific Elo), each attribute's ratings compared with the human-label ratings by rank
+correlation (:mod:`reasonscope.attributes.ratings`). The per-record scores are kept
+(``preferences.scores``) so that ``reasonscope attributes elo`` can re-rate with another margin.
 """
 
 from __future__ import annotations
@@ -62,14 +72,20 @@ from ..config import AttributesConfig, StatsConfig
 from ..judge.parse import combine_orders, hostile_flags, parse_judgement, parse_pairwise
 from ..judge.prompts import PAIRWISE_VERSION, SCALES, TEMPLATE_VERSION, judge_messages, pairwise_messages
 from ..models.base import LanguageModel
-from ..stats.agreement import krippendorff_alpha, mean_spearman
+from ..stats.agreement import alpha_permutation_test, krippendorff_alpha, mean_spearman
 from ..stats.bootstrap import estimate, mean_or_none
-from ..stats.ratings import bootstrap_bradley_terry, online_elo
+from ..stats.multiple import adjust_rows
 from ..store import Store
 from ..text.steps import split_steps
 from ..types import Item, Score
 from .automatic import AUTOMATIC_METRICS, METRIC_BACKEND, automatic_metrics, load_backends
-from .elo import attribute_battles, human_battles
+from .ratings import (
+    RATING_WARNING_PREFIXES,
+    preference_ratings,
+    preference_warnings,
+    rating_warnings,
+    ratings_table,
+)
 
 FAMILY = "attributes"
 
@@ -164,24 +180,6 @@ def unit_scores(targets: list[Target], verdicts: dict[str, dict[tuple[str, str],
     return out
 
 
-def ratings_table(per_unit: dict[tuple[str, str], dict[str, float | None]], *, margin: float, n_resamples: int,
-                  seed: int, confidence: float) -> dict[str, dict]:
-    """Per attribute: battles, online Elo and bootstrapped Bradley-Terry of the models (2+ models)."""
-    by_question: dict[str, dict[str, dict[str, float | None]]] = {}
-    for (model, unit), row in per_unit.items():
-        by_question.setdefault(unit, {})[model] = row
-    out = {}
-    for attr, battles in attribute_battles(by_question, margin=margin).items():
-        models = {m for a, b, _ in battles for m in (a, b)}
-        if len(models) < 2:
-            continue
-        out[attr] = {"battles": len(battles), "ties": sum(1 for *_, s in battles if s == 0.5),
-                     "elo": online_elo(battles),
-                     "bradley_terry": bootstrap_bradley_terry(battles, n_resamples=n_resamples, seed=seed,
-                                                              confidence=confidence)}
-    return out
-
-
 def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: StatsConfig, data, *, seed: int = 0,
                      console: Console | None = None, base_dir: Path | None = None,
                      judges: list[LanguageModel] | None = None) -> dict:
@@ -224,7 +222,8 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
         for a in names:
             details = {"judges": {j: ({"score": r.scores[a], "key": r.key} if a in r.scores else
                                       {"score": None, "reason": r.unscored.get(a), "key": r.key})
-                                  for j, r in per_judge.items() if r is not None}}
+                                  for j, r in per_judge.items() if r is not None},
+                       "reference_shown": cfg.show_reference}
             if flags:
                 details["hostile"] = flags
             value = per_unit[(t.model, t.unit)][a]
@@ -261,15 +260,17 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     table["unscored"] = {j: {a: sum(1 for r in v.values() if a in r.unscored) for a in names}
                          for j, v in verdicts.items()}
     table["unscored_reasons"] = {j: _top_reasons(v.values()) for j, v in verdicts.items()}
-    table["agreement"] = {a: {"krippendorff_alpha": krippendorff_alpha(per_judge_scores(verdicts, a)),
-                              "spearman": mean_spearman(per_judge_scores(verdicts, a)),
-                              "units": sum(1 for u in per_unit
-                                           if sum(1 for v in verdicts.values() if a in v.get(u, _EMPTY).scores) >= 2)}
+    table["agreement"] = {a: agreement_row(per_judge_scores(verdicts, a), seed=seed,
+                                           units=sum(1 for u in per_unit if sum(1 for v in verdicts.values()
+                                                                              if a in v.get(u, _EMPTY).scores) >= 2))
                           for a in names} if len(verdicts) >= 2 else {}
+    table["agreement_p_adjust"] = adjust_rows(list(table["agreement"].values()), stats.p_adjust,
+                                              key="alpha_p_value", out="alpha_p_adjusted")
     table["hostile"] = hostile
     table["ratings"] = ratings_table(combined, margin=cfg.margin, n_resamples=cfg.rating_resamples, seed=seed,
                                      confidence=stats.confidence)
     table["margin"] = cfg.margin
+    warnings += rating_warnings(table["ratings"])
     if len(models) < 2 and targets:
         warnings.append("attribute ratings need 2+ models judged on the same items; this run has "
                         f"{len(models)}")
@@ -301,6 +302,14 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
 _EMPTY = Judged("", "", {}, {}, {}, "")
 
 
+def agreement_row(scores: dict[str, dict[str, float | None]], *, seed: int, units: int) -> dict[str, Any]:
+    """Krippendorff's alpha with its one-sided permutation p-value (agreement above chance) and the mean
+    pairwise Spearman rho of one attribute."""
+    test = alpha_permutation_test(scores, seed=seed)
+    return {"krippendorff_alpha": krippendorff_alpha(scores), "alpha_p_value": test.p_value, "alpha_test": test.label,
+            "alpha_null": test.null, "spearman": mean_spearman(scores), "units": units}
+
+
 def per_judge_scores(verdicts: dict[str, dict[tuple[str, str], Judged]], attribute: str
                      ) -> dict[str, dict[str, float | None]]:
     return {j: {f"{m}|{u}": r.scores.get(attribute) for (m, u), r in v.items()} for j, v in verdicts.items()}
@@ -317,7 +326,7 @@ def _top_reasons(results) -> list[str]:
 def score_preferences(path: Path, judges: list[LanguageModel], cfg: AttributesConfig, store: Store,
                       stats: StatsConfig, *, seed: int, console: Console) -> tuple[dict, list[str]]:
     """Pointwise attributes of both responses, SHAP explanation of the human winner, pairwise judging
-    in both orders, and human Bradley-Terry ratings."""
+    in both orders, and the recorded battles rated by the human labels and by each attribute."""
     from ..data.preferences import load_preferences
 
     records = load_preferences(path)
@@ -357,12 +366,15 @@ def score_preferences(path: Path, judges: list[LanguageModel], cfg: AttributesCo
     if cfg.pairwise:
         for j in judges:
             out["pairwise"][j.name] = judge_pairwise(j, records, store, seed=seed, console=console)
-    battles = human_battles(records)
-    models = {m for a, b, _ in battles for m in (a, b)}
-    enough = len(models) >= 2
-    out["human_ratings"] = bootstrap_bradley_terry(battles, n_resamples=cfg.rating_resamples, seed=seed,
-                                                   confidence=stats.confidence) if enough else None
-    out["human_elo"] = online_elo(battles) if enough else None
+    out["scores"] = [{"id": r.id, "model_a": r.model_a, "model_b": r.model_b, "human": r.winner,
+                      "a": per_unit[(r.model_a, f"{r.id}|a")], "b": per_unit[(r.model_b, f"{r.id}|b")]}
+                     for r in records]
+    out["ratings"] = preference_ratings(out["scores"], names, margin=cfg.margin, n_resamples=cfg.rating_resamples,
+                                        seed=seed, confidence=stats.confidence)
+    human = out["ratings"]["human"]
+    out["human_ratings"] = human["bradley_terry"] if human else None
+    out["human_elo"] = human["elo"] if human else None
+    warnings += preference_warnings(out["ratings"])
     return out, warnings
 
 
@@ -403,8 +415,8 @@ def judge_pairwise(judge: LanguageModel, records, store: Store, *, seed: int, co
 
 def rebuild_ratings(store: Store, run_id: str, *, margin: float, n_resamples: int, seed: int,
                     confidence: float = 0.95) -> dict:
-    """Recompute the per-attribute ratings of a run from its stored scores (another margin or number of
-    bootstrap rounds) and store them in ``attributes.json``."""
+    """Recompute the per-attribute ratings of a run (and of its preference records) from the stored scores,
+    with another margin or number of bootstrap rounds, and store them in ``attributes.json``."""
     raw = store.artefact(run_id, "attributes.json")
     if raw is None:
         raise LookupError(f"run {run_id} has no attributes scores; run the attributes family first")
@@ -416,5 +428,16 @@ def rebuild_ratings(store: Store, run_id: str, *, margin: float, n_resamples: in
     table["ratings"] = ratings_table(per_unit, margin=margin, n_resamples=n_resamples, seed=seed,
                                      confidence=confidence)
     table["margin"] = margin
+    warnings = [w for w in table.get("warnings", []) if not w.startswith(RATING_WARNING_PREFIXES)]
+    warnings += rating_warnings(table["ratings"])
+    pref = table.get("preferences")
+    if pref and pref.get("scores") is not None:
+        pref["ratings"] = preference_ratings(pref["scores"], table["attributes"], margin=margin,
+                                             n_resamples=n_resamples, seed=seed, confidence=confidence)
+        human = pref["ratings"]["human"]
+        pref["human_ratings"] = human["bradley_terry"] if human else None
+        pref["human_elo"] = human["elo"] if human else None
+        warnings += preference_warnings(pref["ratings"])
+    table["warnings"] = warnings
     store.put_artefact(run_id, "attributes.json", "json", json.dumps(table, default=str))
     return table

@@ -87,7 +87,7 @@ def corpus_efficiency(rows: Sequence[dict], *, confidence: float = 0.95, n_resam
 
 
 def paired_corpus_efficiency(rows_a: Sequence[dict], rows_b: Sequence[dict], *, confidence: float = 0.95,
-                             n_resamples: int = 2000, seed: int = 0) -> dict:
+                             n_resamples: int = 2000, seed: int = 0, n_permutations: int = 9999) -> dict:
     """ES_corpus(A) - ES_corpus(B) over the same items (row j of each is item j): the difference, a paired
     bootstrap CI and a two-sided paired permutation p-value (see the module docstring)."""
     cq_a, len_a = _arrays(rows_a)
@@ -96,7 +96,8 @@ def paired_corpus_efficiency(rows_a: Sequence[dict], rows_b: Sequence[dict], *, 
     cq_a, len_a, cq_b, len_b = cq_a[keep], len_a[keep], cq_b[keep], len_b[keep]
     n = int(keep.sum())
     out = {"difference": None, "low": None, "high": None, "n": n, "p_value": None,
-           "test": "paired permutation (models swapped within items), two-sided"}
+           "test": "paired permutation (models swapped within items), two-sided",
+           "null": "the two models' outputs are exchangeable within each item"}
     if n == 0 or np.all(np.isnan(len_a)) or np.all(np.isnan(len_b)):
         return out
 
@@ -116,7 +117,7 @@ def paired_corpus_efficiency(rows_a: Sequence[dict], rows_b: Sequence[dict], *, 
         return diff(cq[ia], length[ia], cq[ib], length[ib], axis)
 
     test = sps.permutation_test((np.arange(n), np.arange(n) + n), by_index, permutation_type="samples",
-                                vectorized=True, n_resamples=n_resamples, alternative="two-sided",
+                                vectorized=True, n_resamples=n_permutations, alternative="two-sided",
                                 random_state=np.random.default_rng(seed))
     out["p_value"] = float(test.pvalue)
     return out

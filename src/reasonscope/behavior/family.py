@@ -24,6 +24,7 @@ from ..results import RunData, is_correct
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
+from ..stats.multiple import adjust_rows
 from ..types import Item, Score
 from . import metrics as M
 from .efficiency import corpus_efficiency, paired_corpus_efficiency
@@ -260,12 +261,16 @@ def _aggregate(per_item, per_item_failed, data: RunData, cfg: BehaviorConfig, st
             source = f"ES_{cfg.efficiency}" if metric == "ES" else metric
             if source == "ES_corpus":
                 d = paired_corpus_efficiency([per_item[a][i] for i in common], [per_item[b][i] for i in common],
-                                             confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed)
+                                             confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed,
+                                             n_permutations=stats.n_permutations)
                 tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, **d})
                 continue
             xa = [per_item[a][i].get(source) for i in common]
             xb = [per_item[b][i].get(source) for i in common]
-            d = paired_difference(xa, xb, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed)
+            d = paired_difference(xa, xb, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed,
+                                  n_permutations=stats.n_permutations, method=stats.method)
             tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, "difference": d.value,
-                                     "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value})
+                                     "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value,
+                                     "test": d.test_label, "null": (d.test or {}).get("null")})
+    tables["p_adjust"] = adjust_rows(tables["paired"], stats.p_adjust)
     return tables

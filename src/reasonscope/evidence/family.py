@@ -17,7 +17,9 @@ For each test instance with a parsed prediction and rationale:
 Aggregation, per matcher and per group (correct = the prediction equals the gold label; for
 multi-label gold, is one of them): mean coverage with a 95% bootstrap CI over the instances where
 it is defined; the group's asymmetry A = mean coverage_S - mean coverage_C; and a permutation
-test of A(correct) - A(incorrect) (group labels shuffled, 2,000 permutations, two-sided).
+test of A(correct) - A(incorrect) (group labels permuted, two-sided; exact over all relabellings when
+there are at most ``n_permutations`` of them, else 2,000 random ones; Holm-adjusted across the
+matchers: :mod:`reasonscope.stats.permutation`).
 Predictions that could not be parsed are counted and left out of coverage (they have no class to
 evaluate); they count as incorrect in the LLM's accuracy.
 """
@@ -32,6 +34,7 @@ from typing import Any
 
 from ..judge.parse import NoObject, NotALiteral, load_object
 from ..stats.bootstrap import bootstrap_mean, mean_or_none
+from ..stats.multiple import adjust_rows
 from ..stats.permutation import asymmetry_permutation_test
 from ..types import Item, Score
 from .analysis import item_segments, make_analyzer
@@ -140,7 +143,8 @@ def asymmetry(rows: list[dict[str, float | None]]) -> float | None:
 
 
 def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confidence: float = 0.95,
-              n_resamples: int = 2000, n_permutations: int = 2000, seed: int = 0) -> dict[str, Any]:
+              n_resamples: int = 2000, n_permutations: int = 2000, seed: int = 0,
+              p_adjust: str = "holm") -> dict[str, Any]:
     scored = [r for r in results if r.evaluated is not None]
     out: dict[str, Any] = {}
     for m in matchers:
@@ -155,14 +159,18 @@ def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confi
                                              n_resamples=n_resamples, seed=seed).as_dict(),
                 "asymmetry": asymmetry(rows),
             }
-        diff, p = asymmetry_permutation_test([r.coverage[m]["support"] for r in scored],
-                                             [r.coverage[m]["contradict"] for r in scored],
-                                             [r.correct for r in scored], n_permutations=n_permutations, seed=seed)
-        table["asymmetry_difference"] = {"value": diff, "p_value": p, "n_permutations": n_permutations,
+        sig = asymmetry_permutation_test([r.coverage[m]["support"] for r in scored],
+                                         [r.coverage[m]["contradict"] for r in scored],
+                                         [r.correct for r in scored], n_permutations=n_permutations, seed=seed)
+        table["asymmetry_difference"] = {"value": sig.statistic, "p_value": sig.p_value,
+                                         "n_permutations": n_permutations, "test": sig.label, "null": sig.null,
                                          "definition": "A(correct) - A(incorrect), A = mean cov_S - mean cov_C"}
         table["all"] = {"support": mean_or_none(r.coverage[m]["support"] for r in scored),
                         "contradict": mean_or_none(r.coverage[m]["contradict"] for r in scored)}
         out[m] = table
+    applied = adjust_rows([out[m]["asymmetry_difference"] for m in matchers], p_adjust)
+    for m in matchers:
+        out[m]["asymmetry_difference"]["p_adjust"] = applied["description"]
     return out
 
 
@@ -187,7 +195,7 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
                  max_features: int | None = None, C: float = 1.0, sweep_k: tuple[int, ...] = (3, 5, 10, 20),
                  sweep_delta: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4),
                  sweep_delta_chars: tuple[int, ...] = (1, 2, 3, 4, 5), confidence: float = 0.95,
-                 n_resamples: int = 2000, n_permutations: int = 2000, seed: int = 0,
+                 n_resamples: int = 2000, n_permutations: int = 2000, seed: int = 0, p_adjust: str = "holm",
                  model: str = "llm") -> tuple[list[Score], dict[str, Any]]:
     """Fit the classifier on ``train``'s text fields, evaluate every test item that has a prediction.
 
@@ -210,7 +218,8 @@ def run_evidence(train: list[Item], test: list[Item], predictions: dict[str, Pre
                                   delta_chars=dc) for j, item in enumerate(test) if item.id in predictions]
 
     results = evaluate_all(k, matchers, delta, delta_chars)
-    stats_kw = {"confidence": confidence, "n_resamples": n_resamples, "n_permutations": n_permutations, "seed": seed}
+    stats_kw = {"confidence": confidence, "n_resamples": n_resamples, "n_permutations": n_permutations, "seed": seed,
+                "p_adjust": p_adjust}
     coverage = aggregate(results, matchers, **stats_kw)
     for m, table in coverage.items():
         table["threshold"] = threshold_label(m, delta, delta_chars)

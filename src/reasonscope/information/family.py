@@ -38,6 +38,7 @@ from rich.console import Console
 from ..calls import complete_cached, planned_request
 from ..config import InformationConfig, StatsConfig
 from ..stats.bootstrap import bootstrap_mean, estimate, paired_difference
+from ..stats.multiple import adjust_rows
 from ..store import Store
 from ..text.answers import normalize_text
 from ..types import Item, Score, stable_hash
@@ -168,8 +169,10 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
                     value=r.pop("score"), details=r) for r in rows]
     absolute = {m: {v: estimate(list(per_item[m][v].values()), stats, seed) for v in per_item[m]} for m in per_item}
     separation = {m: separations(per_item[m], stats, seed) for m in per_item}
+    p_adjust = adjust_rows([row for sep in separation.values() for row in sep.values()], stats.p_adjust)
     table = {"methods": list(scorers), "evaluator": cfg.evaluator, "reduction": cfg.reduction,
-             "baseline": cfg.baseline, "absolute": absolute, "separation": separation, "accuracy": accuracy,
+             "baseline": cfg.baseline, "absolute": absolute, "separation": separation, "p_adjust": p_adjust,
+             "accuracy": accuracy,
              "baseline_accuracy": base_acc, "labels": candidates, "n_train": len(tr), "n_val": len(va),
              "n_test": len(scored), "training": train_info, "environments": environments_info[:200],
              "settings": cfg.model_dump(mode="json", exclude={"train", "test"}), "warnings": warnings,
@@ -256,8 +259,10 @@ def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed:
         other = per_item.get(b, {})
         ids = [i for i in gold if i in other]
         d = paired_difference([gold[i] for i in ids], [other[i] for i in ids], confidence=stats.confidence,
-                              n_resamples=stats.n_resamples, seed=seed)
-        out[f"{a}-{b}"] = {"value": d.value, "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value}
+                              n_resamples=stats.n_resamples, seed=seed, n_permutations=stats.n_permutations,
+                              method=stats.method)
+        out[f"{a}-{b}"] = {"value": d.value, "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value,
+                           "test": d.test_label, "null": (d.test or {}).get("null")}
         for i in ids:
             sums[i] = sums.get(i, 0.0) + gold[i] - other[i]
     complete = [i for i in sums if all(i in per_item.get(b, {}) for _, b in SEPARATIONS)]

@@ -1,5 +1,6 @@
 """Attributes outputs: flat tables (xlsx, csv, HTML) and plots (mean scores with CIs, per-attribute
-Bradley-Terry ratings with CIs, a radar of per-attribute ranks, SHAP beeswarm and bar)."""
+Bradley-Terry ratings with CIs, a radar of per-attribute ranks, SHAP beeswarm and bar, and, for
+preference data, each attribute's ratings of the recorded battles against the human-label ratings)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .plots import ci_bars, pyplot, save
+from .tables import fmt_p
 
 
 def _r(v):
@@ -19,18 +21,15 @@ def _r(v):
 def attributes_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     scores = [{"model": m, "attribute": a, "value": _r(e["value"]), "low": _r(e["low"]), "high": _r(e["high"]),
                "n": e["n"]} for m, row in t["scores"].items() for a, e in row.items()]
-    ratings = []
-    for a, r in t["ratings"].items():
-        for m, bt in r["bradley_terry"].items():
-            ratings.append({"attribute": a, "model": m, "elo": _r(r["elo"].get(m)), "bt": _r(bt["rating"]),
-                            "bt_low": _r(bt["low"]), "bt_high": _r(bt["high"]), "rank": bt["rank"],
-                            "rank_low": bt["rank_low"], "rank_high": bt["rank_high"], "battles": r["battles"],
-                            "ties": r["ties"]})
+    ratings = [row for a, r in t["ratings"].items() for row in _rating_rows(a, r)]
     judges = [{"judge": j, "attribute": a, "unscored": n, **{f"mean_{m}": _r(v) for m, v in
                                                              ((m, t["per_judge"][j][m][a]) for m in t["per_judge"][j])}}
               for j, row in t["unscored"].items() for a, n in row.items()]
-    agreement = [{"attribute": a, "krippendorff_alpha": _r(v["krippendorff_alpha"]), "spearman": _r(v["spearman"]),
-                  "units": v["units"]} for a, v in t.get("agreement", {}).items()]
+    agreement = [{"attribute": a, "krippendorff_alpha": _r(v["krippendorff_alpha"]),
+                  "alpha_p_value": fmt_p(v.get("alpha_p_value")), "alpha_p_adjusted": fmt_p(v.get("alpha_p_adjusted")),
+                  "p_adjust": (t.get("agreement_p_adjust") or {}).get("description"), "alpha_test": v.get("alpha_test"),
+                  "alpha_null": v.get("alpha_null"), "spearman": _r(v["spearman"]), "units": v["units"]}
+                 for a, v in t.get("agreement", {}).items()]
     out = {"attributes_scores": scores, "attributes_ratings": ratings, "attributes_judges": judges,
            "attributes_agreement": agreement,
            "attributes_hostile": [{"model": h["model"], "item": h["item"], "flags": "; ".join(h["flags"])}
@@ -46,7 +45,72 @@ def attributes_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                                             "high": _r(v["high"]), "rank": v["rank"],
                                             "elo": _r((pref.get("human_elo") or {}).get(m))}
                                            for m, v in (pref.get("human_ratings") or {}).items()]
+        out.update(preference_rating_sheets(pref.get("ratings")))
     return out
+
+
+def _rating_rows(label: str, r: dict[str, Any], **extra: Any) -> list[dict[str, Any]]:
+    return [{"attribute": label, "model": m, **{k: _r(v) for k, v in extra.get(m, {}).items()},
+             "elo": _r(r["elo"].get(m)), "bt": _r(bt["rating"]), "bt_low": _r(bt["low"]), "bt_high": _r(bt["high"]),
+             "rank": bt["rank"], "rank_low": bt["rank_low"], "rank_high": bt["rank_high"], "battles": r["battles"],
+             "ties": r["ties"], "draws_unbounded": bt.get("draws_unbounded")}
+            for m, bt in sorted(r["bradley_terry"].items(), key=lambda kv: kv[1]["rank"])]
+
+
+def preference_rating_sheets(p: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
+    """The attribute-specific Elo of the preference battles: ratings per attribute next to the human-label
+    rating of each model, and the rank agreement of each attribute with the human labels."""
+    if not p or not p.get("human"):
+        return {}
+    human = p["human"]["bradley_terry"]
+    ref = {m: {"human_bt": v["rating"], "human_rank": v["rank"]} for m, v in human.items()}
+    rows = _rating_rows("human label", p["human"], **ref)
+    agreement = []
+    for a, r in p["attributes"].items():
+        rows += _rating_rows(a, r, **ref)
+        ag = r["agreement_with_human"]
+        agreement.append({"attribute": a, "spearman_vs_human": _r(ag["spearman"]),
+                          "kendall_vs_human": _r(ag["kendall"]), "models": ag["models"], "battles": r["battles"],
+                          "ties": r["ties"], "unscored_records": r.get("unscored_records"),
+                          "margin": p["margin"]})
+    return {"attributes_preference_ratings": rows, "attributes_preference_agreement": agreement}
+
+
+def _errors(bt: dict[str, dict], models: list[str]) -> np.ndarray:
+    """Error-bar lengths (2 x n) from each rating to its interval ends (0 where there is no interval)."""
+    return np.array([[v["rating"] - (v["low"] if v["low"] is not None else v["rating"]),
+                      (v["high"] if v["high"] is not None else v["rating"]) - v["rating"]]
+                     for v in (bt[m] for m in models)]).T.reshape(2, len(models))
+
+
+def preference_ratings_plot(p: dict[str, Any], path: Path) -> Path | None:
+    """One panel per attribute: each model's Bradley-Terry rating when the attribute decides the recorded
+    battles (y, 95% CI) against its rating from the human labels (x, 95% CI), with Spearman's rho."""
+    if not p or not p.get("human") or not p.get("attributes"):
+        return None
+    plt = pyplot()
+    human = p["human"]["bradley_terry"]
+    attrs = list(p["attributes"])
+    cols = min(4, len(attrs))
+    rows = math.ceil(len(attrs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False)
+    for ax, a in zip(axes.flat, attrs, strict=False):
+        bt = p["attributes"][a]["bradley_terry"]
+        models = [m for m in bt if m in human]
+        x = np.array([human[m]["rating"] for m in models])
+        y = np.array([bt[m]["rating"] for m in models])
+        ax.errorbar(x, y, xerr=_errors(human, models), yerr=_errors(bt, models), fmt="o", ms=3, lw=0.6, capsize=1.5)
+        for m, xi, yi in zip(models, x, y, strict=True):
+            ax.annotate(m, (xi, yi), fontsize=5, xytext=(2, 2), textcoords="offset points")
+        rho = p["attributes"][a]["agreement_with_human"]["spearman"]
+        ax.set_title(f"{a} (rho = {'n/a' if rho is None else f'{rho:.2f}'})", fontsize=8)
+        ax.tick_params(labelsize=6)
+    for ax in list(axes.flat)[len(attrs):]:
+        ax.axis("off")
+    fig.supxlabel("Bradley-Terry rating from the human labels", fontsize=8)
+    fig.supylabel("rating when the attribute decides the battles", fontsize=8)
+    fig.tight_layout()
+    return save(fig, path)
 
 
 def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
@@ -95,6 +159,10 @@ def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
             ax.legend(loc="lower right", bbox_to_anchor=(1.3, -0.1), fontsize=7)
             fig.tight_layout()
             out["attributes_ranks_radar"] = save(fig, folder / "attributes_ranks_radar.png")
+    pref_plot = preference_ratings_plot((t.get("preferences") or {}).get("ratings"),
+                                        folder / "attributes_preference_elo.png")
+    if pref_plot is not None:
+        out["attributes_preference_elo"] = pref_plot
     exp = (t.get("preferences") or {}).get("explain")
     if exp and exp.get("shap_values"):
         feats = np.array([[np.nan if x is None else x for x in row] for row in exp["features"]], dtype=float)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .plots import pyplot, save
+from .tables import fmt_p
 
 HIGHLIGHT_PREFERENCE = ("edit", "edit_chars", "token", "exact")
 
@@ -35,7 +36,9 @@ def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
             d = tab["asymmetry_difference"]
             tests.append({"model": model, "matcher": matcher, "threshold": tab.get("threshold", ""),
                           "asymmetry_difference": _r(d["value"]),
-                          "p_value": _r(d["p_value"]), "n_permutations": d["n_permutations"]})
+                          "p_value": fmt_p(d["p_value"]), "p_adjusted": fmt_p(d.get("p_adjusted")),
+                          "p_adjust": d.get("p_adjust"), "test": d.get("test"), "null": d.get("null"),
+                          "n_permutations": d["n_permutations"]})
         sweep_k += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_k"]]
         sweep_delta += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_delta"]]
         sweep_delta_chars += [{"model": model, **{k: _r(v) for k, v in row.items()}}

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .plots import ci_bars, pyplot, save
+from .tables import fmt_p
 
 
 def _r(v):
@@ -23,7 +24,8 @@ def information_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     for m, row in t["separation"].items():
         for pair, e in row.items():
             separation.append({"method": m.upper(), "separation": pair.replace("-", " - "), "value": _r(e["value"]),
-                               "low": _r(e["low"]), "high": _r(e["high"]), "n": e["n"], "p_value": _r(e["p_value"])})
+                               "low": _r(e["low"]), "high": _r(e["high"]), "n": e["n"], "p_value": fmt_p(e["p_value"]),
+                               "p_adjusted": fmt_p(e.get("p_adjusted")), "test": e.get("test"), "null": e.get("null")})
     for m, row in t["accuracy"].items():
         accuracy.append({"method": m.upper(), **{v: _r(a) for v, a in row.items()},
                          "phi_base_on_b": _r(t["baseline_accuracy"])})

@@ -14,6 +14,11 @@ def _fmt(v: Any) -> Any:
     return round(v, 4) if isinstance(v, float) else v
 
 
+def fmt_p(v: float | None) -> float | None:
+    """A p-value to 4 significant digits (never rounded to 0: 3e-7 stays 3e-7)."""
+    return None if v is None else float(f"{v:.4g}")
+
+
 def behavior_tables(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     raw, strat, per_ds, per_type = [], [], [], []
     for model, mets in t.get("metrics", {}).items():
@@ -53,6 +58,8 @@ def behavior_tables(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                 target.append(r)
     weights = [{"strategy": name, **{m: _fmt(w[m]) for m in BEHAVIOR_METRICS},
                 "user": name in t.get("user_strategies", [])} for name, w in t.get("strategy_weights", {}).items()]
-    paired = [{k: _fmt(v) for k, v in row.items()} for row in t.get("paired", [])]
+    adjust = (t.get("p_adjust") or {}).get("description")
+    paired = [{**{k: fmt_p(v) if k.startswith("p_") else _fmt(v) for k, v in row.items()}, "p_adjust": adjust}
+              for row in t.get("paired", [])]
     return {"raw_metrics": raw, "strategies": strat, "strategy_weights": weights, "per_dataset": per_ds,
             "per_type": per_type, "paired_differences": paired}

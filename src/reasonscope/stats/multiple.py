@@ -1,0 +1,51 @@
+"""Multiple-comparison adjustment of a table of p-values (Holm 1979).
+
+Holm's step-down adjustment controls the family-wise error rate (the probability of at least one false
+rejection among the m tests of a table) under any dependence between the tests. With the m p-values
+sorted ascending, p_(1) <= ... <= p_(m):
+
+    p_adj_(k) = min(1, max_{j <= k} (m - j + 1) p_(j))
+
+so the smallest p-value is multiplied by m, the next by m - 1, and so on, kept monotone. Rejecting
+where p_adj <= alpha is Holm's procedure. Missing p-values (None) are not tests: they are left as None
+and do not count in m. ``none`` returns the p-values unchanged (m is still recorded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+PAdjust = Literal["holm", "none"]
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values in the input order (see the module docstring)."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(present)
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(present):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def adjust(p_values: Sequence[float | None], method: PAdjust = "holm") -> list[float | None]:
+    if method == "holm":
+        return holm(p_values)
+    if method == "none":
+        return list(p_values)
+    raise ValueError(f"unknown p-value adjustment {method!r}; expected 'holm' or 'none'")
+
+
+def adjust_rows(rows: list[dict], method: PAdjust = "holm", *, key: str = "p_value",
+                out: str = "p_adjusted") -> dict:
+    """Adjust ``row[key]`` over all ``rows`` into ``row[out]`` (in place); returns what was applied,
+    ``{"method": ..., "m": number of tests, "family": "..."}`` for the output to record."""
+    adjusted = adjust([r.get(key) for r in rows], method)
+    for r, p in zip(rows, adjusted, strict=True):
+        r[out] = p
+    m = sum(1 for r in rows if r.get(key) is not None)
+    what = "Holm step-down (family-wise error rate)" if method == "holm" else "none (unadjusted)"
+    return {"method": method, "m": m, "description": f"{what} over the {m} p-values of this table"}
