@@ -7,9 +7,9 @@ the field; with ``skip_bad_rows`` the row is skipped and listed in ``LoadResult.
 
 Reading files: JSONL lines are split on ``\n`` only (a trailing ``\r`` is dropped): ``str.splitlines``
 would also split inside JSON strings at U+2028, U+2029, U+0085, form feeds and other separators that JSON
-allows there. A JSON value nested deeper than Python's recursion limit, or an integer of more than
-:data:`MAX_INT_DIGITS` digits (Python refuses to convert them), is a bad row with its reason; a CSV field
-may be as long as a line (:data:`MAX_LINE_BYTES`). Numeric fields (token counts, sample index, token
+allows there. A JSON value nested deeper than Python's recursion limit is a bad row with its reason; an
+integer of more than :data:`MAX_INT_DIGITS` digits (Python refuses to convert them) is kept as its digits,
+so the field that holds it reports it by name; a CSV field may be as long as a line (:data:`MAX_LINE_BYTES`). Numeric fields (token counts, sample index, token
 budget) are checked by :func:`integer_field` (no NaN, infinity, fraction, negative or number above
 :data:`MAX_COUNT`), and a target must be readable as its answer type
 (:func:`~reasonscope.text.answers.parse_target`): both are row errors naming the field.
@@ -136,29 +136,23 @@ def convert_rows(rows: Iterator[tuple[int, Any]], source: str, convert: Callable
     return out, bad
 
 
-class _HugeInteger(ValueError):
-    pass
-
-
-def _json_int(digits: str) -> int:
-    if len(digits) > MAX_INT_DIGITS:
-        raise _HugeInteger(f"an integer with {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS} are read)")
-    return int(digits)
+def _json_int(digits: str) -> int | str:
+    # Python refuses to convert integers of more than 4,300 digits (a ValueError inside the decoder): such a
+    # number is kept as its digits, so a numeric field reports it with its name and nothing is lost elsewhere.
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else digits
 
 
 _JSON = json.JSONDecoder(parse_int=_json_int)
 
 
 def parse_json(text: str) -> Any:
-    """One JSON document; anything it cannot read raises :class:`RowError` with the reason (never a
-    ``RecursionError`` or the integer-conversion ``ValueError``)."""
+    """One JSON document (integers longer than :data:`MAX_INT_DIGITS` digits kept as strings); anything it
+    cannot read raises :class:`RowError` with the reason, never a ``RecursionError``."""
     try:
         return _JSON.decode(text)
     except json.JSONDecodeError as err:
         where = f"line {err.lineno} column {err.colno}" if err.lineno > 1 else f"column {err.colno}"
         raise RowError(None, f"invalid JSON ({err.msg} at {where}); truncated line?") from None
-    except _HugeInteger as err:
-        raise RowError(None, f"invalid JSON value: {err}") from None
     except RecursionError:
         raise RowError(None, "invalid JSON value: nested deeper than Python's recursion limit") from None
 
@@ -184,8 +178,6 @@ def read_json(path: Path) -> Iterator[tuple[int, Any]]:
         data = _JSON.decode(text)
     except json.JSONDecodeError as err:
         raise DatasetError(f"{path}:{err.lineno}: invalid JSON ({err.msg} at column {err.colno})") from None
-    except _HugeInteger as err:
-        raise DatasetError(f"{path}: invalid JSON value: {err}") from None
     except RecursionError:
         raise DatasetError(f"{path}: invalid JSON value: nested deeper than Python's recursion limit") from None
     if isinstance(data, dict):

@@ -15,8 +15,9 @@ JSON fails, the balanced ``{...}`` from that position is tried as a Python liter
 
 Untrusted text never raises: an answer nested deeper than :data:`MAX_DEPTH` levels (or than Python's
 recursion limit), integers longer than :data:`MAX_INT_DIGITS` digits (read as a float, so out of range),
-NUL bytes, lone surrogates and megabyte-long answers give an object or a reason. At most
-:data:`MAX_CANDIDATES` opening braces are tried.
+NUL bytes, lone surrogates and megabyte-long answers give an object or a reason. Only braces that can
+open an object (followed by a string, a number, a constant or ``}``) are tried, at most
+:data:`MAX_CANDIDATES` of them.
 
 Validating it
 -------------
@@ -53,6 +54,8 @@ MAX_DEPTH = 64
 MAX_INT_DIGITS = 4000
 MAX_LITERAL_CHARS = 20_000
 _BRACE_RE = re.compile(r"[{}]")
+# where an object can start: "{" then a key (a string, a number, a constant) or "}"; "{{" cannot
+_OPENING_RE = re.compile(r"\{(?=\s*[\"'}\-+\d(.\[TFN])")
 MAX_CANDIDATES = 1000
 _LITERAL_TRIES = 20
 
@@ -136,14 +139,15 @@ def _literal(blob: str) -> Any:
 def load_object(text: str) -> Any:
     """The first complete object of a model's answer (see the module docstring). Raises :class:`NoObject`
     or :class:`NotALiteral` (with the reason), never anything else."""
-    start = text.find("{")
-    if start < 0 or text.rfind("}") < start:
+    first = text.find("{")
+    if first < 0 or text.rfind("}") < first:
         raise NoObject("no JSON object")
     why = "is neither JSON nor a Python literal"
     literal_tries = 0
-    for _ in range(MAX_CANDIDATES):
-        if start < 0:
+    for n, opening in enumerate(_OPENING_RE.finditer(text, first)):
+        if n >= MAX_CANDIDATES:
             break
+        start = opening.start()
         try:
             obj, _end = _DECODER.raw_decode(text, start)
         except RecursionError:
@@ -158,7 +162,6 @@ def load_object(text: str) -> Any:
             if _depth(obj) <= MAX_DEPTH:
                 return obj
             why = f"is nested deeper than {MAX_DEPTH} levels"
-        start = text.find("{", start + 1)
     raise NotALiteral(why)
 
 

@@ -74,6 +74,7 @@ def _serve() -> None:
             return {"ok": True, "equal": False}
         return {"ok": True, "equal": bool(verify(gold, pred, timeout_seconds=None))}
 
+    handle({"op": "equal", "gold": "\\frac{1}{2}", "pred": "0.5"})  # load the grammar before the first deadline
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()
     for line in sys.stdin:

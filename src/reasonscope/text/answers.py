@@ -34,7 +34,8 @@ The answer is read from the *final-answer statement*, never from a substring any
 ``text``    lower-cased, punctuation and articles removed, whitespace collapsed, compared exactly.
 
 Every extraction returns the answer or ``None`` with the reason (``no final answer``, ``ambiguous: ...``,
-``unparseable: ...``); no input raises. An unparseable answer is wrong and counted as unparseable
+``unparseable: ...``); no input raises, and reading is linear in the text's length (a statement longer
+than :data:`MAX_STATEMENT_CHARS`, 5,000 characters, is not an answer statement: unparseable). An unparseable answer is wrong and counted as unparseable
 (``behavior`` counts them per model; ``samples.jsonl`` has the reason in ``answer_reason``).
 """
 
@@ -47,13 +48,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from .commitment import Mention, clauses, committed_value
-from .mathexpr import MathAnswer, math_equal, math_number_answer, pick_part, read_math, read_math_number
+from .mathexpr import (
+    MathAnswer,
+    dollar_math,
+    math_equal,
+    math_number_answer,
+    pick_part,
+    read_math,
+    read_math_number,
+)
 from .numbers import find_numbers, needs_math, normalize_markup, parse_plain_number, read_numerals
 from .sanitize import strip_terminal_codes
 
 __all__ = ["Extraction", "answers_match", "extract_answer", "final_statement", "find_numbers", "normalize_text",
            "parse_boolean", "parse_choice", "parse_label", "parse_number", "parse_target", "split_think"]
 
+MAX_STATEMENT_CHARS = 5000
 THINK_RE = re.compile(r"<(think|thinking|reasoning|thought)>(.*?)(?:</\1>|$)", re.S | re.I)
 HASH_RE = re.compile(r"####[ \t]*([^\n]*)")
 ANSWER_LINE_RE = re.compile(r"(?:final\s+answer|\banswer)[ \t]*(?:\*\*)?[ \t]*[:：][ \t]*(?:\*\*)?[ \t]*([^\n]*)", re.I)
@@ -62,6 +72,9 @@ ANSWER_IS_RE = re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+)?answer\s+(?:is|
 SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s|$)|[;!?](?=\s|$)")
 # a variable next to an operator and a number ("x + 1", "2*n"): an expression, not a number
 _VARIABLE_EXPRESSION_RE = re.compile(r"(?<![\w.])[a-zA-Z][ ]?[-+*/^][ ]?[\d(]|[\d)][ ]?[-+*/^][ ]?[a-zA-Z](?!\w)")
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
+_ANY_WORD_RE = re.compile(r"\w")
+_ALNUM_RE = re.compile(r"[A-Za-z0-9]")
 _BOOL_RE = re.compile(r"\b(yes|no|true|false)\b", re.I)
 _BOOL_WORDS = {"yes": True, "true": True, "no": False, "false": False}
 _ARTICLES = {"a", "an", "the"}
@@ -154,10 +167,10 @@ def final_statement(body: str, *, truncated: bool = False,
         return _clean(_cut_sentence(found[-1].group(1))), "answer-is", ""
     if truncated:
         return None, None, "truncated before a final answer"
-    lines = [ln.strip() for ln in body.splitlines() if re.search(r"[A-Za-z0-9]", ln)]
-    if not lines:
+    last = next((ln.strip() for ln in reversed(body.splitlines()) if _ALNUM_RE.search(ln)), None)
+    if last is None:
         return None, None, "empty output"
-    return _clean(lines[-1]), "last-line", ""
+    return _clean(last), "last-line", ""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -168,18 +181,34 @@ def _after_equals(statement: str) -> str:
     return statement.rsplit("=", 1)[-1] if "=" in statement else statement
 
 
+def _number_span(statement: str, explicit: bool) -> tuple[str | None, bool, str | None]:
+    """``(span, explicit, None)``: the part of a statement that holds its number (a ``$...$`` math span is
+    chosen before the ``=`` rule applies inside it), or ``(None, explicit, reason)``."""
+    span = normalize_markup(statement)
+    if dollar_math(span):
+        part, why = pick_part(span, explicit=explicit)
+        if part is None:
+            return None, explicit, why
+        return _after_equals(part), True, None
+    return _after_equals(span), explicit, None
+
+
 def parse_number(statement: str, *, explicit: bool) -> tuple[float | None, str | None]:
-    """A real number from an answer statement (plain grammar, or math-verify for LaTeX and expressions)."""
-    span = normalize_markup(_after_equals(statement))
+    """A real number from an answer statement (plain grammar, or math-verify for LaTeX and expressions).
+    A statement without words that holds several numbers ("3, 4", "(1, 2]") states no single number,
+    even after ``Answer:``."""
+    span, explicit, why = _number_span(statement, explicit)
+    if span is None:
+        return None, why
     if needs_math(span) or _VARIABLE_EXPRESSION_RE.search(span):
         part, why = pick_part(span, explicit=explicit)
         return read_math_number(part) if part is not None else (None, why)
-    return parse_plain_number(span, explicit=explicit)
+    return parse_plain_number(span, explicit=explicit and bool(_WORD_RE.search(span)))
 
 
 def _single_numeral(span: str):
     numerals = read_numerals(span)
-    if len(numerals) != 1:
+    if len(numerals) != 1 or numerals[0].value is None:
         return None
     n = numerals[0]
     rest = span[:n.start] + span[n.end:]
@@ -188,23 +217,26 @@ def _single_numeral(span: str):
 
 def parse_math(statement: str, *, explicit: bool) -> tuple[MathAnswer | None, str | None]:
     """A :class:`MathAnswer`: one plain numeral by the number grammar, anything else by math-verify."""
-    span = normalize_markup(_after_equals(statement))
+    span, explicit, why = _number_span(statement, explicit)
+    if span is None:
+        return None, why
     numeral = _single_numeral(span)
     if numeral is not None:
-        if numeral.value is None:
-            return None, numeral.reason
         return math_number_answer(numeral.value, numeral.text), None
     part, why = pick_part(span, explicit=explicit)
     return read_math(part) if part is not None else (None, why)
 
 
 def _bool_mentions(statement: str) -> list[Mention]:
+    """yes/no/true/false used as a value: first or last word of its clause, after *say/answer/reply*, or
+    (true/false) after *is/be/was...* ("there is no doubt" holds no value)."""
     out = []
     for start, end, _ in clauses(statement):
+        first_word = _ANY_WORD_RE.search(statement, start, end)
         for m in _BOOL_RE.finditer(statement, start, end):
             word = m.group(1).lower()
-            first = not re.search(r"\w", statement[start:m.start()])
-            last = not re.search(r"\w", statement[m.end():end])
+            first = first_word is not None and first_word.start() == m.start()
+            last = not _ANY_WORD_RE.search(statement, m.end(), end)
             before = statement[max(start, m.start() - 16):m.start()]
             said = re.search(r"\b(?:say|says|said|answer|answered|reply|replied)\s+$", before, re.I)
             predicate = word in ("true", "false") and re.search(r"(?:\b(?:is|be|was|are|were|seems?)|'s)\s+$",
@@ -231,16 +263,17 @@ def _letters(choices: list[str] | None) -> str:
 
 def _letter_mentions(statement: str, letters: str) -> list[Mention]:
     out: list[Mention] = []
-    taken: list[tuple[int, int]] = []
+    covered: set[int] = set()
     for m in _STRONG_LETTER_RE.finditer(statement):
-        letter = next(g for g in m.groups() if g).upper()
-        out.append(Mention(m.start(), m.end(), letter))
-        taken.append((m.start(), m.end()))
+        group = next(g for g in ("p", "r", "k") if m.group(g))
+        out.append(Mention(m.start(), m.end(), m.group(group).upper()))
+        covered.add(m.start(group))
+    first_word = _ANY_WORD_RE.search(statement)
     for m in _BARE_LETTER_RE.finditer(statement):
         letter = m.group(1)
-        if any(a <= m.start() < b for a, b in taken):
+        if m.start() in covered:
             continue
-        at_start = not re.search(r"\w", statement[:m.start()])
+        at_start = first_word is not None and first_word.start() == m.start()
         if letter not in letters and not at_start:
             continue
         nxt = _FOLLOWING_WORD_RE.match(statement, m.end())
@@ -262,8 +295,14 @@ def _text_mentions(statement: str, choices: list[str], letters: str) -> list[Men
         pattern = r"(?<![\w.])" + r"\W+(?:(?:a|an|the)\W+)?".join(map(re.escape, words)) + r"(?!\w|[.,]\d)"
         found += [Mention(m.start(), m.end(), letter) for m in re.finditer(pattern, statement, re.I)]
     # an option text inside a longer one found too ("York" inside "New York") is not a mention
-    return [m for m in found if not any(o is not m and o.start <= m.start and m.end <= o.end
-                                        and (o.end - o.start) > (m.end - m.start) for o in found)]
+    out, reach = [], (-1, -1)
+    for m in sorted(found, key=lambda m: (m.start, -m.end)):
+        if m.end <= reach[1] and (m.start, m.end) != reach:
+            continue
+        out.append(m)
+        if m.end > reach[1]:
+            reach = (m.start, m.end)
+    return out
 
 
 def parse_choice(statement: str, choices: list[str] | None) -> tuple[str | None, str | None]:
@@ -314,6 +353,9 @@ def extract_answer(text: str, answer_type: str, *, choices: list[str] | None = N
         return Extraction(None, why, None, None, trace, think)
     if not statement:
         return Extraction(None, "unparseable: empty final answer", statement, source, trace, think)
+    if len(statement) > MAX_STATEMENT_CHARS:
+        return Extraction(None, f"unparseable: final answer statement longer than {MAX_STATEMENT_CHARS} characters",
+                          statement, source, trace, think)
     value, reason = read_statement(statement, answer_type, choices, explicit=source != "last-line")
     return Extraction(value, reason, statement, source, trace, think)
 

@@ -5,16 +5,18 @@ An answer statement may mention several options before it settles: "Not A; the a
 text *finally commits to*, not the first one it mentions:
 
 1. The statement is cut into clauses at sentence ends (``. ; ! ?`` before a space), line breaks, commas,
-   dashes between spaces, and the words *but, however, so, therefore, thus, hence, instead, actually,
-   wait*. A clause that opens with *although, though, while, whereas, because, since, as, if, unless,
-   even, given, unlike* is subordinate: what it mentions is not a commitment.
+   dashes between spaces, the words *but, however, so, therefore, thus, hence, instead, actually, wait*,
+   and before *because, since, although, though, whereas, while, unless, given*. A clause that opens
+   with *although, though, while, whereas, because, since, as, if, unless, even, given, unlike* is
+   subordinate: what it mentions is not a commitment ("(B) because option A ignores friction" is B).
 2. Each mention of a value (an option letter or text, a yes/no word) in a clause is
 
    * **rejected** when the few words before it negate it (*not A, isn't A, rather than A, instead of A,
      other than A, except A, eliminate A, rule out A, over A*) or when the words after it, up to the next
      mention, reject it (*A is wrong / incorrect / false / invalid / impossible / unlikely / tempting /
      a distractor / a trap / eliminated / excluded / ruled out / not / cannot...*); mentions joined by
-     *and, or, a comma* share the rejection that follows the last of them ("A and B are wrong");
+     *and, or, &, /* share a negation before the first ("eliminating A and B") and a rejection after the
+     last ("A and B are wrong");
    * **hedged** when *maybe, perhaps, possibly, might be, could be* comes just before it;
    * **committed** otherwise.
 3. The answer is the value committed in the last clause that commits to any; two different values
@@ -34,7 +36,8 @@ from typing import Any
 
 _BOUNDARY_RE = re.compile(
     r"[.;!?]+(?=\s|$)|\n|,|\s[-–—]+\s|—"
-    r"|\b(?:but|however|so|therefore|thus|hence|instead|actually|wait)\b",
+    r"|\b(?:but|however|so|therefore|thus|hence|instead|actually|wait)\b"
+    r"|(?=\b(?:because|since|although|though|whereas|while|unless|given)\b)",
     re.I,
 )
 _SUBORDINATE_RE = re.compile(r"\W*(?:although|though|while|whereas|because|since|as|if|unless|even|given|"
@@ -47,7 +50,7 @@ _HEDGED_BEFORE_RE = re.compile(r"\b(?:maybe|perhaps|possibly|might\s+be|could\s+
 _REJECTED_AFTER_RE = re.compile(
     r"\b(?:wrong|incorrect|false|invalid|impossible|unlikely|tempting|distractor|trap|eliminated|excluded|"
     r"ruled\s+out|not|cannot|can't|isn't|aren't|wasn't|doesn't|don't|fails?)\b|n't\b", re.I)
-_JOINED_RE = re.compile(r"^\s*(?:,|and|&|or|/|as\s+well\s+as)?\s*$", re.I)
+_JOINED_RE = re.compile(r"\s*(?:and|&|or|/|as\s+well\s+as)?\s*$", re.I)
 _LOOK = 40  # characters looked at before a mention
 _TAIL = 80  # characters looked at after a mention
 
@@ -72,14 +75,38 @@ def clauses(text: str) -> list[tuple[int, int, bool]]:
 
 
 def _status(text: str, clause_start: int, mention: Mention, tail_end: int) -> str:
+    """``negated`` / ``hedged`` / ``rejected`` / ``committed``; ``tail_end`` is where the next mention (or the
+    clause) starts."""
     before = text[max(clause_start, mention.start - _LOOK):mention.start]
     if _NEGATED_BEFORE_RE.search(before):
-        return "rejected"
+        return "negated"
     if _HEDGED_BEFORE_RE.search(before):
         return "hedged"
-    if _REJECTED_AFTER_RE.search(text, mention.end, min(tail_end, mention.end + _TAIL)):
+    if tail_end - mention.end > _TAIL:
+        tail = text[mention.end:mention.end + _TAIL]
+    else:
+        tail = text[mention.end:tail_end]
+        negating_next = _NEGATED_BEFORE_RE.search(tail)  # "C (not B)": the "not" is B's
+        if negating_next:
+            tail = tail[:negating_next.start()]
+    if _REJECTED_AFTER_RE.search(tail):
         return "rejected"
     return "committed"
+
+
+def _statuses(text: str, start: int, end: int, inside: list[Mention]) -> list[str]:
+    """The status of each mention of one clause; joined mentions ("A and B") share a negation before the
+    first and a rejection after the last."""
+    status = [_status(text, start, m, inside[i + 1].start if i + 1 < len(inside) else end)
+              for i, m in enumerate(inside)]
+    joined = [bool(_JOINED_RE.match(text[a.end:b.start])) for a, b in zip(inside, inside[1:], strict=False)]
+    for i in range(1, len(inside)):  # "not A or B", "eliminating A and B"
+        if joined[i - 1] and status[i - 1] == "negated" and status[i] == "committed":
+            status[i] = "negated"
+    for i in range(len(inside) - 2, -1, -1):  # "A and B are wrong"
+        if joined[i] and status[i + 1] == "rejected" and status[i] == "committed":
+            status[i] = "rejected"
+    return ["rejected" if s == "negated" else s for s in status]
 
 
 def committed_value(text: str, mentions: list[Mention], what: str,
@@ -91,17 +118,16 @@ def committed_value(text: str, mentions: list[Mention], what: str,
     mentions = sorted(mentions, key=lambda m: m.start)
     committed_by_clause: list[list[Any]] = []
     rejected: list[Any] = []
+    i = 0
     for start, end, subordinate in clauses(text):
-        inside = [m for m in mentions if start <= m.start < end]
+        inside = []
+        while i < len(mentions) and mentions[i].start < end:
+            if mentions[i].start >= start:
+                inside.append(mentions[i])
+            i += 1
         if not inside or subordinate:
             continue
-        status = [""] * len(inside)
-        for i in range(len(inside) - 1, -1, -1):
-            nxt = inside[i + 1].start if i + 1 < len(inside) else end
-            status[i] = _status(text, start, inside[i], nxt)
-            if status[i] == "committed" and i + 1 < len(inside) and status[i + 1] == "rejected" \
-                    and _JOINED_RE.match(text[inside[i].end:inside[i + 1].start]):
-                status[i] = "rejected"
+        status = _statuses(text, start, end, inside)
         rejected += [m.value for m, s in zip(inside, status, strict=True) if s == "rejected"]
         values = list(dict.fromkeys(m.value for m, s in zip(inside, status, strict=True) if s == "committed"))
         if values:

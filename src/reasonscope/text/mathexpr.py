@@ -16,14 +16,15 @@ The library
 a SymPy comparison can run without end (``2^{10^{10}}`` against 3). So math-verify runs in a child
 process (``_math_worker.py``, started with ``python -P`` so that this package's ``numbers`` module cannot
 shadow the standard library's) with its own timeouts off; every request has a deadline
-(:data:`MATH_TIMEOUT_S`, 5 s) after which the child is killed and restarted, and the answer is
+(:data:`MATH_TIMEOUT_S`, 10 s, counted from when the worker has loaded its grammar) after which the child is killed and restarted, and the answer is
 unparseable with the reason. This works from any thread and any process (a worker thread, a Ray
 actor). Requests are serialised by a lock; results are cached per input in this process, so a statement
 that timed out once is not retried in the same process.
 
 Which part of the statement is read
 -----------------------------------
-``$...$`` / ``$$...$$`` spans when there are any, else the statement split at prose words (two or more
+``$...$`` / ``$$...$$`` spans holding math when there are any (then an ``=`` inside the chosen span keeps
+what follows the last ``=``), else the statement split at prose words (two or more
 letters outside braces and not a ``\\command``): ``\\frac{3}{4} of the cake`` is read as ``\\frac{3}{4}``. An
 explicit answer statement takes its first math part, a last-line fallback must hold exactly one. A
 trailing ``%`` is dropped (25% is 25, as for plain numbers); ``×``, ``÷``, ``·``, ``**`` are written as
@@ -59,12 +60,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-MATH_TIMEOUT_S = 5.0
+MATH_TIMEOUT_S = 10.0
 STARTUP_TIMEOUT_S = 120.0
 MAX_MATH_CHARS = 1000
 _WORKER = Path(__file__).with_name("_math_worker.py")
 
 _DOLLAR_SPAN_RE = re.compile(r"\$\$([^$]+)\$\$|\$([^$]+)\$")
+_MATH_CONTENT_RE = re.compile(r"\\[A-Za-z]|[{}^_=]|^\S+$")
 _TOKEN_RE = re.compile(r"\\[A-Za-z]+|\\.|[{}]|[^\W\d_]{2,}|[^\\{}]", re.S)
 _PROSE_WORD_RE = re.compile(r"[^\W\d_]{2,}")
 _OPERATORS = {"×": "\\times ", "÷": "\\div ", "·": "\\cdot ", "−": "-", "–": "-", "**": "^"}
@@ -95,9 +97,16 @@ class MathAnswer(str):
 # Choosing the math part of a statement
 
 
+def dollar_math(span: str) -> list[str]:
+    """The contents of the ``$...$`` / ``$$...$$`` spans that hold math (markup, ``=``, or one token without
+    spaces: ``$\\frac{1}{2}$``, ``$x = 5$``, ``$5$``); ``$5 and $6`` are two amounts of money, not math."""
+    found = [(a or b).strip() for a, b in _DOLLAR_SPAN_RE.findall(span)]
+    return [f for f in found if _MATH_CONTENT_RE.search(f)]
+
+
 def math_parts(span: str) -> list[str]:
     """The math parts of a statement (see the module docstring), each stripped of punctuation at its ends."""
-    delimited = [a or b for a, b in _DOLLAR_SPAN_RE.findall(span)]
+    delimited = dollar_math(span)
     if delimited:
         parts = delimited
     else:
@@ -132,6 +141,8 @@ def prepare(part: str) -> str:
 def pick_part(span: str, *, explicit: bool) -> tuple[str | None, str | None]:
     """``(math part, None)`` or ``(None, reason)``: the first part of an explicit statement, the only part of
     a last-line fallback."""
+    if len(span) > 10 * MAX_MATH_CHARS:
+        return None, f"unparseable: final answer longer than {10 * MAX_MATH_CHARS} characters to read as math"
     parts = math_parts(span)
     if not parts:
         return None, f"unparseable: no math expression in final answer {span.strip()!r:.80}"
@@ -233,15 +244,15 @@ def _cached(request_json: str, timeout: float) -> dict[str, Any]:
     return _worker.call(json.loads(request_json), timeout)
 
 
-def _request(request: dict[str, Any], timeout: float) -> dict[str, Any]:
-    return _cached(json.dumps(request, sort_keys=True), timeout)
+def _request(request: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    return _cached(json.dumps(request, sort_keys=True), MATH_TIMEOUT_S if timeout is None else timeout)
 
 
 # ----------------------------------------------------------------------------------------------
 # Public API
 
 
-def read_math_number(part: str, *, timeout: float = MATH_TIMEOUT_S) -> tuple[float | None, str | None]:
+def read_math_number(part: str, *, timeout: float | None = None) -> tuple[float | None, str | None]:
     """The real number a math part denotes, or ``(None, "unparseable: ...")``."""
     reply = _request({"op": "read", "latex": part, "want": "number"}, timeout)
     if not reply.get("ok"):
@@ -249,7 +260,7 @@ def read_math_number(part: str, *, timeout: float = MATH_TIMEOUT_S) -> tuple[flo
     return float(reply["value"]), None
 
 
-def read_math(part: str, *, timeout: float = MATH_TIMEOUT_S) -> tuple[MathAnswer | None, str | None]:
+def read_math(part: str, *, timeout: float | None = None) -> tuple[MathAnswer | None, str | None]:
     """A :class:`MathAnswer` for a math part, or ``(None, "unparseable: ...")``."""
     reply = _request({"op": "read", "latex": part, "want": "math"}, timeout)
     if not reply.get("ok"):
@@ -266,7 +277,7 @@ def math_number_answer(value: float, text: str) -> MathAnswer:
 
 
 def math_equal(gold: MathAnswer, pred: MathAnswer, rel_tol: float = 1e-6, *,
-               timeout: float = MATH_TIMEOUT_S) -> bool:
+               timeout: float | None = None) -> bool:
     """Two math answers are equal: as numbers (relative tolerance) when both are real numbers, else by
     math-verify's ``verify(gold, prediction)``. A comparison that times out is not equal."""
     if gold.value is not None and pred.value is not None:

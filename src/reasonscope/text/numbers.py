@@ -175,7 +175,7 @@ def parse_plain_number(span: str, *, explicit: bool) -> tuple[float | None, str 
             return float(_NUMBER_WORDS[words[0]]), None
         return None, f"unparseable: no number in final answer {span.strip()!r:.80}"
     if not explicit and len(numerals) > 1:
-        return None, f"ambiguous: {len(numerals)} numbers in the last line {span.strip()!r:.80}"
+        return None, f"ambiguous: {len(numerals)} numbers in final answer {span.strip()!r:.80}"
     first = numerals[0]
     return first.value, first.reason
 
