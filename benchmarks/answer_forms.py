@@ -162,8 +162,26 @@ def main() -> None:
     agree_b = f"{sum(base_agree)}/{len(AGREEMENT)}" if base else "-"
     print(f"{'agreement (CS)':20} baseline {agree_b:>6}   this tree {sum(agree)}/{len(AGREEMENT)}")
     t = here["seconds"]
-    print(f"seconds per answer here: median {t[len(t) // 2] * 1e3:.2f} ms, max {t[-1] * 1e3:.0f} ms "
+    print(f"time per case here: median {t[len(t) // 2] * 1e3:.2f} ms, max {t[-1] * 1e3:.0f} ms "
           "(the max includes starting the math-verify worker)")
+    plain, latex = _cost()
+    print(f"warm cost per answer: plain text {plain * 1e3:.3f} ms, LaTeX {latex * 1e3:.2f} ms "
+          f"({latex / plain:.0f}x plain)")
+
+
+def _cost(n: int = 200) -> tuple[float, float]:
+    """Seconds per answer, plain vs LaTeX (distinct answers, so no cache hit; worker already started)."""
+    from reasonscope.text.answers import extract_answer
+
+    extract_answer("\\boxed{\\frac{1}{2}}", "number")
+    start = time.perf_counter()
+    for i in range(n):
+        extract_answer(f"Step one.\nThe answer is {i * 13 + 0.5}.", "number")
+    plain = (time.perf_counter() - start) / n
+    start = time.perf_counter()
+    for i in range(n):
+        extract_answer(f"Step one.\nSo \\boxed{{\\frac{{{i + 1}}}{{{i + 997}}}}}", "number")
+    return plain, (time.perf_counter() - start) / n
 
 
 if __name__ == "__main__":

@@ -18,9 +18,10 @@ The answer is read from the *final-answer statement*, never from a substring any
             units; a value outside the double range is unparseable). LaTeX (``\\frac{3}{4}``,
             ``2\\sqrt{2}``) and arithmetic expressions (``5 + 3``, ``2^10``) are read by math-verify in a
             bounded child process (:mod:`reasonscope.text.mathexpr`) and must denote one real number.
-            An explicit statement takes its first number (or math part); a last-line fallback must hold
-            exactly one (otherwise: ambiguous). Small number words (``eight``) when there is no digit.
-            Compared with ``math.isclose(rel_tol, abs_tol=1e-9)``.
+            An explicit statement with words takes its first number (or math part); a last-line
+            fallback, or a statement made only of numbers ("3, 4"), must hold exactly one (otherwise:
+            ambiguous). Small number words (``eight``) when there is no digit. Compared with
+            ``math.isclose(rel_tol, abs_tol=1e-9)``.
 ``math``    a symbolic answer (:class:`~reasonscope.text.mathexpr.MathAnswer`): a plain numeral as a
             number, anything else through math-verify (expressions, intervals, sets, matrices); compared
             as numbers when both are real numbers, else with math-verify's ``verify``.
@@ -33,10 +34,11 @@ The answer is read from the *final-answer statement*, never from a substring any
 ``label``   exactly one of the known labels as a whole phrase; else the normalised statement.
 ``text``    lower-cased, punctuation and articles removed, whitespace collapsed, compared exactly.
 
-Every extraction returns the answer or ``None`` with the reason (``no final answer``, ``ambiguous: ...``,
-``unparseable: ...``); no input raises, and reading is linear in the text's length (a statement longer
-than :data:`MAX_STATEMENT_CHARS`, 5,000 characters, is not an answer statement: unparseable). An unparseable answer is wrong and counted as unparseable
-(``behavior`` counts them per model; ``samples.jsonl`` has the reason in ``answer_reason``).
+Every extraction returns the answer or ``None`` with the reason (``empty output``, ``truncated before a
+final answer``, ``ambiguous: ...``, ``unparseable: ...``); no input raises, and reading is linear in the
+text's length (a statement longer than :data:`MAX_STATEMENT_CHARS`, 5,000 characters, is not an answer
+statement: unparseable). An unparseable answer is wrong and counted as unparseable (the behaviour
+table's ``unparseable`` column per model; ``samples.jsonl`` has the reason in ``answer_reason``).
 """
 
 from __future__ import annotations
