@@ -129,12 +129,13 @@ def test_real_format_fields_are_checked(tmp_path, fmt, name, content, field):
 def test_hostile_json_values_are_bad_rows(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text('{"input": ' + "[" * 50_000 + "]" * 50_000 + "}\n"
+                    + '{"input": "q", "extra": ' + "[" * 150 + "]" * 150 + "}\n"
                     + json.dumps({"input": "ok", "target": "1"}) + "\n"
                     + '{"input": "c", "choices": "' + "[" * 5000 + '", "target": "a"}\n')
     res = load_dataset(DatasetConfig(name="d", format="jsonl", path=str(path), skip_bad_rows=True))
     assert len(res.items) == 1
-    assert [(b.line, b.field) for b in res.bad_rows] == [(1, None), (3, "choices")]
-    assert "recursion limit" in res.bad_rows[0].message
+    assert [(b.line, b.field) for b in res.bad_rows] == [(1, None), (2, None), (4, "choices")]
+    assert res.bad_rows[0].message == "invalid JSON value: nested deeper than 100 levels"
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 50_000 + "]" * 50_000)
     with pytest.raises(DatasetError, match="deep.json: invalid JSON value: nested deeper"):

@@ -7,12 +7,13 @@ the field; with ``skip_bad_rows`` the row is skipped and listed in ``LoadResult.
 
 Reading files: JSONL lines are split on ``\n`` only (a trailing ``\r`` is dropped): ``str.splitlines``
 would also split inside JSON strings at U+2028, U+2029, U+0085, form feeds and other separators that JSON
-allows there. A JSON value nested deeper than Python's recursion limit is a bad row with its reason; an
-integer of more than :data:`MAX_INT_DIGITS` digits (Python refuses to convert them) is kept as its digits,
-so the field that holds it reports it by name; a CSV field may be as long as a line (:data:`MAX_LINE_BYTES`). Numeric fields (token counts, sample index, token
-budget) are checked by :func:`integer_field` (no NaN, infinity, fraction, negative or number above
-:data:`MAX_COUNT`), and a target must be readable as its answer type
-(:func:`~reasonscope.text.answers.parse_target`): both are row errors naming the field.
+allows there. A JSON value nested deeper than :data:`MAX_JSON_DEPTH` levels is a bad row with its reason;
+an integer of more than :data:`MAX_INT_DIGITS` digits (Python refuses to convert them) is kept as its
+digits, so the field that holds it reports it by name; a CSV field may be as long as a line
+(:data:`MAX_LINE_BYTES`). Numeric fields (token counts, sample index, token budget) are checked by
+:func:`integer_field` (no NaN, infinity, fraction, negative or number above :data:`MAX_COUNT`), and a
+target must be readable as its answer type (:func:`~reasonscope.text.answers.parse_target`): both are
+row errors naming the field.
 
 Formats and their fields
 ------------------------
@@ -47,6 +48,7 @@ from pydantic import ValidationError
 
 from ..config import DatasetConfig
 from ..text.answers import parse_target
+from ..text.nesting import nesting_exceeds
 from ..types import Item
 from .synthetic import synthetic_items
 from .synthetic_topics import topic_items
@@ -60,6 +62,7 @@ AGNEWS_LABELS = ["World", "Sports", "Business", "Sci/Tech"]
 NLI_LABELS = ["entailment", "neutral", "contradiction"]
 MAX_LINE_BYTES = 20 * 1024 * 1024
 MAX_INT_DIGITS = 4000
+MAX_JSON_DEPTH = 100
 MAX_COUNT = 2**31 - 1
 
 
@@ -147,14 +150,19 @@ _JSON = json.JSONDecoder(parse_int=_json_int)
 
 def parse_json(text: str) -> Any:
     """One JSON document (integers longer than :data:`MAX_INT_DIGITS` digits kept as strings); anything it
-    cannot read raises :class:`RowError` with the reason, never a ``RecursionError``."""
+    cannot read, or a value nested deeper than :data:`MAX_JSON_DEPTH`, raises :class:`RowError` with the
+    reason, never a ``RecursionError``."""
+    too_deep = f"invalid JSON value: nested deeper than {MAX_JSON_DEPTH} levels"
     try:
-        return _JSON.decode(text)
+        value = _JSON.decode(text)
     except json.JSONDecodeError as err:
         where = f"line {err.lineno} column {err.colno}" if err.lineno > 1 else f"column {err.colno}"
         raise RowError(None, f"invalid JSON ({err.msg} at {where}); truncated line?") from None
     except RecursionError:
-        raise RowError(None, "invalid JSON value: nested deeper than Python's recursion limit") from None
+        raise RowError(None, too_deep) from None
+    if nesting_exceeds(value, MAX_JSON_DEPTH):
+        raise RowError(None, too_deep)
+    return value
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
@@ -174,12 +182,15 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 
 def read_json(path: Path) -> Iterator[tuple[int, Any]]:
     text = _open_text(path)
+    too_deep = f"{path}: invalid JSON value: nested deeper than {MAX_JSON_DEPTH} levels"
     try:
         data = _JSON.decode(text)
     except json.JSONDecodeError as err:
         raise DatasetError(f"{path}:{err.lineno}: invalid JSON ({err.msg} at column {err.colno})") from None
     except RecursionError:
-        raise DatasetError(f"{path}: invalid JSON value: nested deeper than Python's recursion limit") from None
+        raise DatasetError(too_deep) from None
+    if nesting_exceeds(data, MAX_JSON_DEPTH + 1):  # + 1: the array that holds the records
+        raise DatasetError(too_deep)
     if isinstance(data, dict):
         for key in ("data", "items", "examples", "rows"):
             if isinstance(data.get(key), list):

@@ -48,6 +48,7 @@ from pydantic import (
     ValidationError,
 )
 
+from ..text.nesting import nesting_exceeds
 from .attributes import ATTRIBUTES, attribute_key
 
 MAX_DEPTH = 64
@@ -101,20 +102,6 @@ def _bounded_int(digits: str) -> int | float:
 _DECODER = json.JSONDecoder(parse_int=_bounded_int, strict=False)
 
 
-def _depth(obj: Any) -> int:
-    """Nesting depth of a decoded value (iterative: no recursion on hostile input)."""
-    deepest, stack = 0, [(obj, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list | tuple | set):
-            deepest = max(deepest, depth)
-            if depth > MAX_DEPTH:
-                return depth
-            items = value.values() if isinstance(value, dict) else value
-            stack.extend((v, depth + 1) for v in items)
-    return deepest
-
-
 def _balanced(text: str, start: int) -> str | None:
     """The ``{...}`` that opens at ``start``, by counting braces (quoting is ignored: this span is only tried
     as a Python literal), or ``None`` when it does not close within :data:`MAX_LITERAL_CHARS` characters or
@@ -159,7 +146,7 @@ def load_object(text: str) -> Any:
             blob = _balanced(text, start)
             obj = _literal(blob) if blob is not None else None
         if isinstance(obj, dict):
-            if _depth(obj) <= MAX_DEPTH:
+            if not nesting_exceeds(obj, MAX_DEPTH):
                 return obj
             why = f"is nested deeper than {MAX_DEPTH} levels"
     raise NotALiteral(why)

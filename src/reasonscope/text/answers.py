@@ -384,6 +384,8 @@ def parse_target(target: Any, answer_type: str, choices: list[str] | None = None
     (with what was expected) when the target cannot be read as its type."""
     if target is None:
         return None
+    if isinstance(target, str):
+        target = strip_terminal_codes(target)  # read as the predictions are
     if answer_type in ("number", "math"):
         if isinstance(target, bool):
             raise ValueError(f"numeric target expected, got {target!r}")
