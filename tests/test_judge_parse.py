@@ -52,6 +52,8 @@ def test_huge_numbers_are_out_of_range_not_a_crash():
     assert r.scores == {"grammar": 0.5} and r.unscored == {"correctness": "score inf outside [0, 1]"}
     assert parse_pairwise('{"winner": ' + digits + "}") == (None, "winner is not 1, 2 or tie: inf")
     assert parse_judgement("{'correctness': " + digits + "}", ["correctness"]).unscored["correctness"]
+    r = parse_judgement('{"correctness": ' + "9" * 400 + "}", ["correctness"])  # an int no float can hold
+    assert r.unscored == {"correctness": "score <400 digits> outside [0, 1]"}
 
 
 @pytest.mark.parametrize("value,reason", [

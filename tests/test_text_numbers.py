@@ -71,6 +71,11 @@ def test_glued_numbers_say_why():
     assert ext.reason == "unparseable: '10-12' is not one number (a range, date, ratio, version or decimal comma?)"
 
 
+def test_a_long_run_of_spaces_after_answer_is_read_in_linear_time():
+    # the answer-line pattern had two adjacent \s* before the colon: quadratic in the run (minutes for 1 MB)
+    assert extract_answer("answer" + " " * 1_000_000 + "x\nThe answer is 7.", "number").answer == 7.0
+
+
 def test_plain_strictness_is_kept():
     assert extract_answer("The answer is 18.", "number").answer == 18.0
     assert extract_answer("-5", "number").answer == -5.0

@@ -40,12 +40,13 @@ FRAGMENTS = [
 hostile_text = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=5), max_size=40).map("".join)
 any_text = st.text(alphabet=st.characters(exclude_categories=()), max_size=200)  # lone surrogates included
 # (fragment, repeat) -> up to a megabyte: deep nesting, huge numbers, long strings
-long_text = st.tuples(st.sampled_from(["{", "[", '{"a":', "9", "\\frac{", "(", "A ", "yes ", "\x00", "\ud800",
-                                       "1,", "-", "$", "\\", '"', "{}", "x"]),
-                      st.integers(1, 1_000_000)).map(lambda t: (t[0] * (t[1] // len(t[0]) + 1))[: t[1]])
+long_text = st.tuples(st.sampled_from(["", "answer", "Answer:", "the answer is", "####", "\\boxed{", "{", "A"]),
+                      st.sampled_from(["{", "[", '{"a":', "9", "\\frac{", "(", "A ", "yes ", "\x00", "\ud800",
+                                       "1,", "-", "$", "\\", '"', "{}", "x", " ", "\t", "*"]),
+                      st.integers(1, 1_000_000)).map(lambda t: t[0] + (t[1] * (t[2] // len(t[1]) + 1))[: t[2]])
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-LONG = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+LONG = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @pytest.fixture
@@ -120,6 +121,18 @@ def _check_judge(text: str) -> None:
 def test_judge_replies_never_raise(text):
     _check_judge(text)
     _check_judge('{"correctness": ' + text + "}")
+
+
+json_numbers = st.integers(-10**4000, 10**4000).map(str) | st.floats(allow_nan=True).map(repr) \
+    | st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-0", "1E-400", "9" * 5000, "true", "null"])
+
+
+@FAST
+@given(json_numbers, json_numbers)
+def test_judge_numbers_of_any_size(a, b):
+    _check_judge('{"correctness": ' + a + ', "grammar": {"score": ' + b + '}, "winner": ' + a
+                 + ', "correct": ' + b + "}")
+    _check_judge("{'correctness': " + a + "}")
 
 
 @LONG

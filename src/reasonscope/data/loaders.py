@@ -291,7 +291,7 @@ def integer_field(value: Any, field_name: str, *, minimum: int = 0, maximum: int
             raise RowError(field_name, f"{expected}, got {str(value)[:40]!r}")
         number = int(number)
     if not minimum <= number <= maximum:
-        shown = str(number) if abs(number) < 10**20 else f"a number with {len(str(abs(number)))} digits"
+        shown = str(number) if abs(number) < 10**20 else f"a number of about {int(number.bit_length() * 0.30103)} digits"
         raise RowError(field_name, f"{expected}, got {shown}")
     return number
 

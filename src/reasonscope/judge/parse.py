@@ -173,13 +173,15 @@ def _score(value: Any, scale_max: float) -> tuple[float | None, str | None, str 
     if isinstance(entry, ScoreEntry):
         explanation = entry.explanation if isinstance(entry.explanation, str) else None
         entry = entry.score
-    if not math.isfinite(entry) or not 0 <= entry <= scale_max:
+    if isinstance(entry, float) and not math.isfinite(entry) or not 0 <= entry <= scale_max:  # ints: no float()
         return None, explanation, f"score {_short(entry)} outside [0, {scale_max:g}]"
     return float(entry) / scale_max, explanation, None
 
 
 def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 40 else f"<{len(str(abs(value)))} digits>"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return f"<{len(str(abs(value)))} digits>"  # at most MAX_INT_DIGITS digits: str() can write it
+    text = repr(value)
     return text if len(text) <= 40 else text[:40] + "..."
 
 

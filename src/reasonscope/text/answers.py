@@ -67,10 +67,10 @@ __all__ = ["Extraction", "answers_match", "extract_answer", "final_statement", "
 
 MAX_STATEMENT_CHARS = 5000
 THINK_RE = re.compile(r"<(think|thinking|reasoning|thought)>(.*?)(?:</\1>|$)", re.S | re.I)
-HASH_RE = re.compile(r"####[ \t]*([^\n]*)")
-ANSWER_LINE_RE = re.compile(r"(?:final\s+answer|\banswer)[ \t]*(?:\*\*)?[ \t]*[:：][ \t]*(?:\*\*)?[ \t]*([^\n]*)", re.I)
-ANSWER_IS_RE = re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+)?answer\s+(?:is|would\s+be|=)[ \t]*:?[ \t]*([^\n]*)",
-                          re.I)
+HASH_RE = re.compile(r"####\s*([^\n]*)")
+# (no two adjacent \s* before the colon: "answer" followed by a long run of spaces stays linear)
+ANSWER_LINE_RE = re.compile(r"(?:final\s+answer|\banswer)\s*(?:\*\*\s*)?[:：]\s*(?:\*\*)?\s*([^\n]*)", re.I)
+ANSWER_IS_RE = re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+)?answer\s+(?:is|would\s+be|=)\s*:?\s*([^\n]*)", re.I)
 SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s|$)|[;!?](?=\s|$)")
 # a variable next to an operator and a number ("x + 1", "2*n"): an expression, not a number
 _VARIABLE_EXPRESSION_RE = re.compile(r"(?<![\w.])[a-zA-Z][ ]?[-+*/^][ ]?[\d(]|[\d)][ ]?[-+*/^][ ]?[a-zA-Z](?!\w)")

@@ -147,7 +147,7 @@ def pick_part(span: str, *, explicit: bool) -> tuple[str | None, str | None]:
     if not parts:
         return None, f"unparseable: no math expression in final answer {span.strip()!r:.80}"
     if not explicit and len(parts) > 1:
-        return None, f"ambiguous: {len(parts)} math expressions in the last line {span.strip()!r:.80}"
+        return None, f"ambiguous: {len(parts)} math expressions in final answer {span.strip()!r:.80}"
     part = prepare(parts[0])
     if len(part) > MAX_MATH_CHARS:
         return None, f"unparseable: math expression longer than {MAX_MATH_CHARS} characters"
