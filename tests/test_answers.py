@@ -56,7 +56,7 @@ CASES = [
     ("The answer is 8, not 18.", "number", None, 8, True),
     ("<think>maybe 9? no, 8</think>\nAnswer: 8", "number", None, 8, True),
     ("<think>The answer is 8</think>\nAnswer: 9", "number", None, 8, False),
-    ("Answer: 2.0e3", "number", None, 2000, False),  # scientific notation is not read as 2000
+    ("Answer: 2.0e3", "number", None, 2000, True),  # scientific notation is read (issue #21: it was not)
     ("Answer: 1,000.5", "number", None, 1000.5, True),
     ("answer: 64", "number", None, 64, True),
     ("The correct answer is 64", "number", None, 64, True),
@@ -115,7 +115,7 @@ CASES = [
     ("Answer: Not yes", "boolean", None, "yes", False),  # negated: ambiguous
     ("Answer: yesterday", "boolean", None, "yes", False),
     ("Answer: nobody knows", "boolean", None, "no", False),
-    ("Answer: yes and no", "boolean", None, "yes", True),  # the first word decides
+    ("Answer: yes and no", "boolean", None, "yes", False),  # commits to both: ambiguous (was: first word)
     ("Answer: maybe yes, maybe no", "boolean", None, "yes", False),
     ("Answer: maybe", "boolean", None, "yes", False),
     ("Answer: maybe", "boolean", None, "no", False),

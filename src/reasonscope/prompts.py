@@ -14,6 +14,7 @@ TEMPLATE_VERSION = "qa-v1"
 
 _FORMATS = {
     "number": "the final number only (digits, no units)",
+    "math": "the final answer only (a number, or a LaTeX expression such as \\frac{3}{4})",
     "boolean": "yes or no",
     "choice": "the letter of the correct option",
     "text": "a short answer",

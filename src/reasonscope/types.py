@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-AnswerType = Literal["number", "boolean", "choice", "label", "text"]
+AnswerType = Literal["number", "math", "boolean", "choice", "label", "text"]
 VARIANT_ORIGINAL = "original"
 
 

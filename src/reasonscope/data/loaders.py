@@ -5,6 +5,16 @@ Every loader reads a local path, or a Hugging Face dataset id through ``datasets
 :class:`DatasetError` naming the file, the line (1-based; for JSON arrays the element index) and
 the field; with ``skip_bad_rows`` the row is skipped and listed in ``LoadResult.bad_rows``.
 
+Reading files: JSONL lines are split on ``\n`` only (a trailing ``\r`` is dropped): ``str.splitlines``
+would also split inside JSON strings at U+2028, U+2029, U+0085, form feeds and other separators that JSON
+allows there. A JSON value nested deeper than :data:`MAX_JSON_DEPTH` levels is a bad row with its reason;
+an integer of more than :data:`MAX_INT_DIGITS` digits (Python refuses to convert them) is kept as its
+digits, so the field that holds it reports it by name; a CSV field may be as long as a line
+(:data:`MAX_LINE_BYTES`). Numeric fields (token counts, sample index, token budget) are checked by
+:func:`integer_field` (no NaN, infinity, fraction, negative or number above :data:`MAX_COUNT`), and a
+target must be readable as its answer type (:func:`~reasonscope.text.answers.parse_target`): both are
+row errors naming the field.
+
 Formats and their fields
 ------------------------
 ``synthetic``   the built-in reasoning set; ``topics`` the built-in topic-classification set
@@ -34,6 +44,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +53,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ..config import DatasetConfig
+from ..text.answers import parse_target
+from ..text.nesting import nesting_exceeds
 from ..types import Item
 from .synthetic import synthetic_items
 from .synthetic_topics import topic_items
@@ -54,6 +67,9 @@ GOEMOTIONS_LABELS = (
 AGNEWS_LABELS = ["World", "Sports", "Business", "Sci/Tech"]
 NLI_LABELS = ["entailment", "neutral", "contradiction"]
 MAX_LINE_BYTES = 20 * 1024 * 1024
+MAX_INT_DIGITS = 4000
+MAX_JSON_DEPTH = 100
+MAX_COUNT = 2**31 - 1
 
 
 class DatasetError(ValueError):
@@ -129,26 +145,58 @@ def convert_rows(rows: Iterator[tuple[int, Any]], source: str, convert: Callable
     return out, bad
 
 
+def _json_int(digits: str) -> int | str:
+    # Python refuses to convert integers of more than 4,300 digits (a ValueError inside the decoder): such a
+    # number is kept as its digits, so a numeric field reports it with its name and nothing is lost elsewhere.
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else digits
+
+
+_JSON = json.JSONDecoder(parse_int=_json_int)
+
+
+def parse_json(text: str) -> Any:
+    """One JSON document (integers longer than :data:`MAX_INT_DIGITS` digits kept as strings); anything it
+    cannot read, or a value nested deeper than :data:`MAX_JSON_DEPTH`, raises :class:`RowError` with the
+    reason, never a ``RecursionError``."""
+    too_deep = f"invalid JSON value: nested deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        value = _JSON.decode(text)
+    except json.JSONDecodeError as err:
+        where = f"line {err.lineno} column {err.colno}" if err.lineno > 1 else f"column {err.colno}"
+        raise RowError(None, f"invalid JSON ({err.msg} at {where}); truncated line?") from None
+    except RecursionError:
+        raise RowError(None, too_deep) from None
+    if nesting_exceeds(value, MAX_JSON_DEPTH):
+        raise RowError(None, too_deep)
+    return value
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     text = _open_text(path)
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         if len(line) > MAX_LINE_BYTES:
             yield n, RowError(None, f"line longer than {MAX_LINE_BYTES // 2**20} MiB")
             continue
         try:
-            yield n, json.loads(line)
-        except json.JSONDecodeError as err:
-            yield n, RowError(None, f"invalid JSON ({err.msg} at column {err.colno}); truncated line?")
+            yield n, parse_json(line)
+        except RowError as err:
+            yield n, err
 
 
 def read_json(path: Path) -> Iterator[tuple[int, Any]]:
     text = _open_text(path)
+    too_deep = f"{path}: invalid JSON value: nested deeper than {MAX_JSON_DEPTH} levels"
     try:
-        data = json.loads(text)
+        data = _JSON.decode(text)
     except json.JSONDecodeError as err:
         raise DatasetError(f"{path}:{err.lineno}: invalid JSON ({err.msg} at column {err.colno})") from None
+    except RecursionError:
+        raise DatasetError(too_deep) from None
+    if nesting_exceeds(data, MAX_JSON_DEPTH + 1):  # + 1: the array that holds the records
+        raise DatasetError(too_deep)
     if isinstance(data, dict):
         for key in ("data", "items", "examples", "rows"):
             if isinstance(data.get(key), list):
@@ -162,8 +210,12 @@ def read_json(path: Path) -> Iterator[tuple[int, Any]]:
 def read_csv(path: Path, *, delimiter: str = ",", header: bool | None = None,
              columns: list[str] | None = None) -> Iterator[tuple[int, Any]]:
     text = _open_text(path)
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    rows = list(reader)
+    try:
+        rows = list(reader)
+    except csv.Error as err:
+        raise DatasetError(f"{path}:{reader.line_num}: not valid CSV ({err})") from None
     if not rows:
         raise DatasetError(f"{path}: the file is empty")
     if header is None:
@@ -213,14 +265,49 @@ def _as_list(value: Any, field_name: str) -> list[str]:
         s = value.strip()
         if s.startswith("["):
             try:
-                parsed = json.loads(s)
-            except json.JSONDecodeError:
-                raise RowError(field_name, f"expected a JSON list, got {s[:60]!r}") from None
+                parsed = parse_json(s)
+            except RowError as err:
+                raise RowError(field_name, f"expected a JSON list, got {s[:60]!r}: {err}") from None
+            if not isinstance(parsed, list):
+                raise RowError(field_name, f"expected a JSON list, got {s[:60]!r}")
             return [str(v) for v in parsed]
         if "||" in s:
             return [p.strip() for p in s.split("||")]
         return [s] if s else []
     raise RowError(field_name, f"expected a list or a string, got {type(value).__name__}")
+
+
+def integer_field(value: Any, field_name: str, *, minimum: int = 0, maximum: int = MAX_COUNT) -> int | None:
+    """A whole number in ``[minimum, maximum]`` from a row (an int, a float with no fraction, or such a
+    number written as text); ``None`` when empty. NaN, infinity, booleans, fractions and numbers outside
+    the range raise :class:`RowError` naming the field."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    expected = f"expected a whole number from {minimum} to {maximum}"
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise RowError(field_name, f"{expected}, got {type(value).__name__} {str(value)[:40]!r}")
+    number: int | float = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip()) if len(value) <= 100 else math.inf
+        except ValueError:
+            raise RowError(field_name, f"{expected}, got {value[:40]!r}") from None
+    if isinstance(number, float):
+        if not math.isfinite(number) or not number.is_integer():
+            raise RowError(field_name, f"{expected}, got {str(value)[:40]!r}")
+        number = int(number)
+    if not minimum <= number <= maximum:
+        shown = str(number) if abs(number) < 10**20 else f"a number of about {int(number.bit_length() * 0.30103)} digits"
+        raise RowError(field_name, f"{expected}, got {shown}")
+    return number
+
+
+def check_target(target: Any, answer_type: str, choices: list[str] | None, field_name: str) -> None:
+    """Raise :class:`RowError` (naming ``field_name``) when ``target`` cannot be read as ``answer_type``."""
+    try:
+        parse_target(target, answer_type, choices)
+    except ValueError as err:
+        raise RowError(field_name, str(err)) from None
 
 
 GENERIC_FIELDS = ("id", "input", "target", "choices", "answer_type", "rationale", "perturbations", "group")
@@ -263,10 +350,12 @@ def generic_row(row: dict, mapping: dict[str, str], answer_type: str | None) -> 
     used = {col(n) for n in GENERIC_FIELDS}
     data["metadata"] = {k: v for k, v in row.items() if k not in used}
     try:
-        return Item.model_validate(data)
+        item = Item.model_validate(data)
     except ValidationError as err:
         e = err.errors()[0]
         raise RowError(str(e["loc"][0]) if e["loc"] else None, e["msg"]) from None
+    check_target(item.target, item.answer_type, item.choices, col("target") or "target")
+    return item
 
 
 def _guess_type(target: Any, choices: Any) -> str:
@@ -274,9 +363,9 @@ def _guess_type(target: Any, choices: Any) -> str:
         return "boolean"
     if choices:
         return "choice"
+    text = str(target).replace(",", "")
     try:
-        float(str(target).replace(",", ""))
-        return "number"
+        return "number" if len(text) <= 400 and math.isfinite(float(text)) else "text"
     except ValueError:
         return "text"
 
@@ -287,10 +376,10 @@ def gsm8k_row(row: dict) -> Item:
         raise RowError("answer", "expected the gold answer after '####'")
     rationale, _, gold = answer.rpartition("####")
     try:
-        target = float(gold.strip().replace(",", ""))
-    except ValueError:
-        raise RowError("answer", f"expected a number after '####', got {gold.strip()!r}") from None
-    target = int(target) if target == int(target) else target
+        target = parse_target(gold.strip(), "number")
+    except ValueError as err:
+        raise RowError("answer", f"expected a number after '####', got {gold.strip()[:60]!r} ({err})") from None
+    target = int(target) if target.is_integer() else target
     return Item(id=str(row.get("id", "")), input=str(_get(row, "question")), target=target, answer_type="number",
                 rationale=rationale.strip() or None)
 
@@ -311,7 +400,7 @@ def strategyqa_row(row: dict) -> Item:
 def mmlu_row(row: dict) -> Item:
     choices = [str(_get(row, k)) for k in "ABCD"]
     answer = _get(row, "answer")
-    if isinstance(answer, int) or str(answer).strip().isdigit():
+    if isinstance(answer, int) and not isinstance(answer, bool) or str(answer).strip() in ("0", "1", "2", "3"):
         answer = "ABCD"[int(answer)] if 0 <= int(answer) < 4 else str(answer)
     answer = str(answer).strip().upper()
     if answer not in ("A", "B", "C", "D"):
@@ -350,10 +439,10 @@ def ecqa_row(row: dict) -> Item:
 def goemotions_row(row: dict) -> Item:
     raw = str(_get(row, "labels"))
     try:
-        ids = [int(x) for x in raw.split(",") if x.strip()]
-        labels = [GOEMOTIONS_LABELS[i] for i in ids]
-    except (ValueError, IndexError):
-        raise RowError("labels", f"expected comma-separated label ids 0-27, got {raw!r}") from None
+        ids = [integer_field(x, "labels", maximum=len(GOEMOTIONS_LABELS) - 1) for x in raw.split(",") if x.strip()]
+    except RowError:
+        raise RowError("labels", f"expected comma-separated label ids 0-27, got {raw[:60]!r}") from None
+    labels = [GOEMOTIONS_LABELS[i] for i in ids]
     if not labels:
         raise RowError("labels", "no label")
     return Item(id=str(row.get("id", "")), input=str(_get(row, "text")), choices=list(GOEMOTIONS_LABELS),
@@ -368,10 +457,12 @@ def agnews_row(row: dict) -> Item:
         metadata = {"title": title, "description": description, "text_fields": ["title", "description"]}
     else:
         idx, text, offset = _get(row, "label"), str(_get(row, "text")), 0
+    name = "Class Index" if offset else "label"
     try:
-        label = AGNEWS_LABELS[int(idx) - offset]
-    except (ValueError, IndexError):
-        raise RowError("Class Index" if offset else "label", f"expected a class index, got {idx!r}") from None
+        label = AGNEWS_LABELS[integer_field(idx, name, minimum=offset, maximum=len(AGNEWS_LABELS) - 1 + offset) - offset]
+    except (RowError, TypeError):
+        raise RowError(name, f"expected a class index {offset}-{len(AGNEWS_LABELS) - 1 + offset}, "
+                             f"got {str(idx)[:40]!r}") from None
     return Item(input=text, choices=list(AGNEWS_LABELS), target=label, answer_type="label", metadata=metadata)
 
 

@@ -10,7 +10,7 @@ One record = one generation. Fields (renamed with a mapping, ``--map field=colum
 ``model``           model name (default ``imported``)
 ``sample``          sample index (K samples per item -> CS, SS)                          default 0
 ``variant``         ``original`` (default) or any paraphrase id; non-original rows are RS rows
-``answer_type``     number / boolean / choice / label / text (else ``--answer-type`` or guessed)
+``answer_type``     number / math / boolean / choice / label / text (else ``--answer-type`` or guessed)
 ``choices``         options (list, JSON list or ``||``-joined)
 ``rationale``       a separate rationale; appended to the prediction's trace when given
 ``completion_tokens`` / ``max_tokens``  for ES (or ``--tokenizer`` / ``--budget``)
@@ -21,7 +21,9 @@ One record = one generation. Fields (renamed with a mapping, ``--map field=colum
 The defaults read reasonscope's own ``samples.jsonl`` as is (``item_id`` -> id,
 ``original_input`` -> the item's question), so a run can be exported and scored again.
 Bad rows raise :class:`~reasonscope.data.loaders.DatasetError` naming file, line and field, or
-are skipped and listed with ``skip_bad_rows``.
+are skipped and listed with ``skip_bad_rows``. ``sample`` and ``completion_tokens`` must be whole numbers
+from 0, ``max_tokens`` from 1 (all at most 2**31 - 1; NaN, infinity, fractions and booleans are row errors),
+and ``target`` must be readable as the row's answer type.
 """
 
 from __future__ import annotations
@@ -32,13 +34,23 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Completion, Item, stable_hash
-from .loaders import BadRow, DatasetError, RowError, _as_list, _guess_type, convert_rows, read_file
+from .loaders import (
+    BadRow,
+    DatasetError,
+    RowError,
+    _as_list,
+    _guess_type,
+    check_target,
+    convert_rows,
+    integer_field,
+    read_file,
+)
 
 FIELDS = ("input", "target", "prediction", "id", "model", "sample", "variant", "answer_type", "choices", "rationale",
           "completion_tokens", "max_tokens", "dataset", "error", "original_input", "finish_reason")
 DEFAULT_COLUMNS = {"id": ("id", "item_id"), "prediction": ("prediction", "output", "response", "text"),
                    "target": ("target", "answer", "gold", "label")}
-VALID_TYPES = ("number", "boolean", "choice", "label", "text")
+VALID_TYPES = ("number", "math", "boolean", "choice", "label", "text")
 
 
 @dataclass
@@ -76,18 +88,6 @@ def parse_mapping(text: str | None) -> dict[str, str]:
     return out
 
 
-def _int(value: Any, name: str) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise RowError(name, f"expected an integer, got {value!r}") from None
-    if f != int(f) or f < 0:
-        raise RowError(name, f"expected a non-negative integer, got {value!r}")
-    return int(f)
-
-
 def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *, skip_bad_rows: bool = False,
                      answer_type: str | None = None, budget: int | None = None, token_counter=None) -> ImportResult:
     path = Path(path)
@@ -122,10 +122,12 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
         if kind and kind not in VALID_TYPES:
             raise RowError(col(row, "answer_type")[0], f"expected one of {VALID_TYPES}, got {kind!r}")
         rec["answer_type"] = kind
-        rec["sample"] = _int(rec.get("sample"), col(row, "sample")[0]) or 0
-        rec["completion_tokens"] = _int(rec.get("completion_tokens"), col(row, "completion_tokens")[0])
-        rec["max_tokens"] = _int(rec.get("max_tokens"), col(row, "max_tokens")[0]) or budget
+        rec["sample"] = integer_field(rec.get("sample"), col(row, "sample")[0]) or 0
+        rec["completion_tokens"] = integer_field(rec.get("completion_tokens"), col(row, "completion_tokens")[0])
+        rec["max_tokens"] = integer_field(rec.get("max_tokens"), col(row, "max_tokens")[0], minimum=1) or budget
         rec["choices"] = _as_list(rec.get("choices"), col(row, "choices")[0]) or None
+        if kind:
+            check_target(rec["target"], kind, rec["choices"], col(row, "target")[0])
         rec["variant"] = str(rec.get("variant") or "original")
         if rec["variant"] != "original" and rec.get("id") in (None, ""):
             raise RowError(col(row, "id")[0], "paraphrase rows need an item id to link them to their item")
@@ -178,6 +180,10 @@ def _assemble(records, path: Path, bad: list[BadRow], token_counter) -> ImportRe
         for i, v in enumerate(paras):
             variant_index[(dataset, item_id, v)] = f"p{i}"
         kind = e.get("answer_type") or _guess_type(e.get("target"), e.get("choices"))
+        try:
+            check_target(e.get("target"), kind, e.get("choices"), "target")
+        except RowError as err:
+            raise DatasetError(f"{source}:{e['lines'][0]}: field 'target': {err}") from None
         try:
             item = Item(id=item_id, input=e["input"], target=e.get("target"), choices=e.get("choices"),
                         answer_type=kind, perturbations=[e["paraphrases"][v] for v in paras], group=dataset,

@@ -1,11 +1,31 @@
 """Strict parsing of LLM-judge answers.
 
 The judge is asked for a JSON object mapping each attribute to ``{"score": number, "explanation":
-text}`` (a bare number is accepted too). Parsing: the outermost ``{...}`` as JSON, else as a Python
-literal with ``ast.literal_eval`` (never ``eval``). Keys are matched to attribute names ignoring case,
-spaces, hyphens and underscores. A score that is missing, not a number (booleans are not numbers),
-not finite or outside ``[0, scale_max]`` is **unscored** with the reason, never 0. Valid scores are
-divided by ``scale_max`` (1 or 10), so every judge reports on 0-1.
+text}`` (a bare number is accepted too).
+
+Reading the object (:func:`load_object`, shared by every family that asks a model for an object)
+-------------------------------------------------------------------------------------------------
+The *first complete object* of the answer: from each ``{`` in turn, the standard library's JSON decoder
+decodes one value from that position (``JSONDecoder.raw_decode``, raw control characters allowed inside
+strings); the first position where a whole object decodes wins, so braces in prose before the object
+("I will score {faithfulness, grammar}.") or after it (a note after a fenced block) change nothing. Where
+JSON fails, the balanced ``{...}`` from that position is tried as a Python literal with
+``ast.literal_eval`` (never ``eval``), bounded to :data:`MAX_LITERAL_CHARS` characters and
+:data:`MAX_DEPTH` levels of nesting. Nothing is repaired and no value is invented.
+
+Untrusted text never raises: an answer nested deeper than :data:`MAX_DEPTH` levels (or than Python's
+recursion limit), integers longer than :data:`MAX_INT_DIGITS` digits (read as a float, so out of range),
+NUL bytes, lone surrogates and megabyte-long answers give an object or a reason. Only braces that can
+open an object (followed by a string, a number, a constant or ``}``) are tried, at most
+:data:`MAX_CANDIDATES` of them.
+
+Validating it
+-------------
+The object's values are validated with typed (pydantic) models: a score is a strict number (booleans and
+strings are not numbers), an entry is a number or ``{"score": number, "explanation": ...}``. Keys are
+matched to attribute names ignoring case, spaces, hyphens and underscores. A score that is missing, not a
+number, not finite or outside ``[0, scale_max]`` is **unscored** with the reason, never 0. Valid scores
+are divided by ``scale_max`` (1 or 10), so every judge reports on 0-1.
 """
 
 from __future__ import annotations
@@ -17,7 +37,28 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+)
+
+from ..text.nesting import nesting_exceeds
 from .attributes import ATTRIBUTES, attribute_key
+
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 4000
+MAX_LITERAL_CHARS = 20_000
+_BRACE_RE = re.compile(r"[{}]")
+# where an object can start: "{" then a key (a string, a number, a constant) or "}"; "{{" cannot
+_OPENING_RE = re.compile(r"\{(?=\s*[\"'}\-+\d(.\[TFN])")
+MAX_CANDIDATES = 1000
+_LITERAL_TRIES = 20
 
 
 @dataclass
@@ -29,28 +70,86 @@ class JudgeResult:
 
 
 class NoObject(ValueError):
-    """The text holds no ``{...}`` block."""
+    """The text holds no complete ``{...}`` block."""
 
 
 class NotALiteral(ValueError):
-    """The ``{...}`` block is neither JSON nor a Python literal."""
+    """No ``{...}`` block is a JSON object or a bounded Python literal; the message says why."""
+
+
+Number = StrictInt | StrictFloat
+
+
+class ScoreEntry(BaseModel):
+    """One attribute's verdict: ``{"score": number, "explanation": text}`` (other keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+    score: Number
+    explanation: object = None
+
+
+_ENTRY = TypeAdapter(Number | ScoreEntry)
+_WINNER = TypeAdapter(StrictInt | StrictStr)
+_VERDICT = TypeAdapter(StrictBool | StrictStr)
+
+
+def _bounded_int(digits: str) -> int | float:
+    # int() refuses more than 4,300 digits (a ValueError inside the decoder); such a number is out of
+    # any score's range anyway, so it is read as a float (inf) and reported as out of range.
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_int=_bounded_int, strict=False)
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The ``{...}`` that opens at ``start``, by counting braces (quoting is ignored: this span is only tried
+    as a Python literal), or ``None`` when it does not close within :data:`MAX_LITERAL_CHARS` characters or
+    nests deeper than :data:`MAX_DEPTH` levels."""
+    depth = 0
+    for m in _BRACE_RE.finditer(text, start, start + MAX_LITERAL_CHARS):
+        depth += 1 if m.group(0) == "{" else -1
+        if depth > MAX_DEPTH:
+            return None
+        if depth == 0:
+            return text[start:m.end()]
+    return None
+
+
+def _literal(blob: str) -> Any:
+    try:
+        return ast.literal_eval(blob)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def load_object(text: str) -> Any:
-    """The outermost ``{...}`` of a model's answer: JSON, else a Python literal via ``ast.literal_eval``;
-    never ``eval``. Raises :class:`NoObject` or :class:`NotALiteral`. Shared by every family that asks
-    a model for an object (judges, evidence predictions)."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
+    """The first complete object of a model's answer (see the module docstring). Raises :class:`NoObject`
+    or :class:`NotALiteral` (with the reason), never anything else."""
+    first = text.find("{")
+    if first < 0 or text.rfind("}") < first:
         raise NoObject("no JSON object")
-    blob = text[start:end + 1]
-    try:
-        return json.loads(blob)
-    except json.JSONDecodeError:
+    why = "is neither JSON nor a Python literal"
+    literal_tries = 0
+    for n, opening in enumerate(_OPENING_RE.finditer(text, first)):
+        if n >= MAX_CANDIDATES:
+            break
+        start = opening.start()
         try:
-            return ast.literal_eval(blob)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            raise NotALiteral("neither JSON nor a Python literal") from None
+            obj, _end = _DECODER.raw_decode(text, start)
+        except RecursionError:
+            obj, why = None, f"is nested deeper than {MAX_DEPTH} levels"
+        except ValueError:  # JSONDecodeError, or a number the decoder cannot convert
+            obj = None
+        if obj is None and literal_tries < _LITERAL_TRIES:
+            literal_tries += 1
+            blob = _balanced(text, start)
+            obj = _literal(blob) if blob is not None else None
+        if isinstance(obj, dict):
+            if not nesting_exceeds(obj, MAX_DEPTH):
+                return obj
+            why = f"is nested deeper than {MAX_DEPTH} levels"
+    raise NotALiteral(why)
 
 
 def read_object(text: str) -> tuple[Any, str | None]:
@@ -59,8 +158,31 @@ def read_object(text: str) -> tuple[Any, str | None]:
         return load_object(text or ""), None
     except NoObject:
         return None, "no JSON object in the judge's answer"
-    except NotALiteral:
-        return None, "the judge's object is neither JSON nor a Python literal"
+    except NotALiteral as err:
+        return None, f"the judge's object {err}"
+
+
+def _score(value: Any, scale_max: float) -> tuple[float | None, str | None, str | None]:
+    """``(score on 0-1, explanation, None)`` or ``(None, explanation, reason)`` for one attribute's entry."""
+    try:
+        entry = _ENTRY.validate_python(value)
+    except ValidationError:
+        shown = value.get("score") if isinstance(value, dict) else value
+        return None, None, f"score is not a number: {_short(shown)}"
+    explanation = None
+    if isinstance(entry, ScoreEntry):
+        explanation = entry.explanation if isinstance(entry.explanation, str) else None
+        entry = entry.score
+    if isinstance(entry, float) and not math.isfinite(entry) or not 0 <= entry <= scale_max:  # ints: no float()
+        return None, explanation, f"score {_short(entry)} outside [0, {scale_max:g}]"
+    return float(entry) / scale_max, explanation, None
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return f"<{len(str(abs(value)))} digits>"  # at most MAX_INT_DIGITS digits: str() can write it
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max: float = 1.0) -> JudgeResult:
@@ -68,9 +190,6 @@ def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max
     obj, why = read_object(text)
     if why:
         return JudgeResult(unscored={a: why for a in wanted}, error=why)
-    if not isinstance(obj, dict):
-        return JudgeResult(unscored={a: "the judge's answer is not an object" for a in wanted},
-                           error="not an object")
     if isinstance(obj.get("scores"), dict):
         obj = obj["scores"]
     found: dict[str, Any] = {}
@@ -83,17 +202,13 @@ def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max
         if attr not in found:
             res.unscored[attr] = "missing from the judge's answer"
             continue
-        value = found[attr]
-        if isinstance(value, dict):
-            if isinstance(value.get("explanation"), str):
-                res.explanations[attr] = value["explanation"]
-            value = value.get("score")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            res.unscored[attr] = f"score is not a number: {value!r:.40}"
-        elif not math.isfinite(value) or not 0 <= value <= scale_max:
-            res.unscored[attr] = f"score {value!r} outside [0, {scale_max:g}]"
+        score, explanation, reason = _score(found[attr], scale_max)
+        if explanation is not None:
+            res.explanations[attr] = explanation
+        if reason is not None:
+            res.unscored[attr] = reason
         else:
-            res.scores[attr] = float(value) / scale_max
+            res.scores[attr] = score
     return res
 
 
@@ -103,15 +218,18 @@ def parse_pairwise(text: str) -> tuple[str | None, str | None]:
     obj, why = read_object(text)
     if why:
         return None, why
-    if not isinstance(obj, dict) or "winner" not in obj:
+    if "winner" not in obj:
         return None, "no 'winner' key in the judge's answer"
     raw = obj["winner"]
-    if isinstance(raw, bool):
-        return None, f"winner is not 1, 2 or tie: {raw!r}"
-    value = str(raw).strip().lower().removeprefix("answer").strip()
+    try:
+        raw = _WINNER.validate_python(raw)
+    except ValidationError:
+        return None, f"winner is not 1, 2 or tie: {_short(raw)}"
+    value = str(raw).strip().lower().removeprefix("answer").strip() if not isinstance(raw, int) or \
+        abs(raw) < 10 else ""
     found = {"1": "1", "first": "1", "2": "2", "second": "2", "tie": "tie", "draw": "tie"}.get(value)
     if found is None:
-        return None, f"winner is not 1, 2 or tie: {raw!r:.40}"
+        return None, f"winner is not 1, 2 or tie: {_short(raw)}"
     return found, None
 
 
@@ -157,11 +275,15 @@ def parse_verdict(text: str, key: str = "correct") -> tuple[bool | None, str | N
     obj, why = read_object(text)
     if why:
         return None, why
-    if not isinstance(obj, dict) or key not in obj:
+    if key not in obj:
         return None, f"no {key!r} key in the judge's answer"
     value = obj[key]
+    try:
+        value = _VERDICT.validate_python(value)
+    except ValidationError:
+        return None, f"{key} is not true or false: {_short(value)}"
     if isinstance(value, bool):
         return value, None
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "false", "no"):
+    if value.strip().lower() in ("true", "yes", "false", "no"):
         return value.strip().lower() in ("true", "yes"), None
-    return None, f"{key} is not true or false: {value!r:.40}"
+    return None, f"{key} is not true or false: {_short(value)}"

@@ -1,30 +1,44 @@
-"""Typed answer extraction and comparison.
+"""Typed answer extraction and comparison (the full rules: ``docs/answers.md``).
 
 The answer is read from the *final-answer statement*, never from a substring anywhere in the text:
 
-1. reasoning blocks (``<think>...</think>``, ``<reasoning>``, ``<thought>``) are set aside as trace;
-2. the statement is, by priority: a prompt-specified regex (``answer_pattern``, group 1), the last
+1. terminal escape sequences and control characters are removed from the copy that is read
+   (:mod:`reasonscope.text.sanitize`; ``\\x1b[1mAnswer: 1\\x1b[0m`` reads as ``Answer: 1``);
+2. reasoning blocks (``<think>...</think>``, ``<reasoning>``, ``<thought>``) are set aside as trace;
+3. the statement is, by priority: a prompt-specified regex (``answer_pattern``, group 1), the last
    GSM8K ``#### X``, the last ``\\boxed{X}``, the last ``Answer: X`` / ``Final answer: X``, the last
    "the (final) answer is X" (cut at the end of its sentence), else the last non-empty line
    with a letter or digit (not used when the generation was truncated: a cut-off text has no
    final answer);
-3. the statement is parsed by answer type:
+4. the statement is parsed by answer type:
 
-``number``  an ``=`` in the statement keeps only what follows the last ``=``; commas as thousands
-            separators, signs (``-``, ``−``), decimals, fractions (``3/4``), mixed numbers (``1 1/2``),
-            percentages (``25%`` -> 25, the sign is stripped, not divided), currency symbols and unit
-            words are handled; small number words (``eight``) when there is no digit. An explicit
-            statement takes its first number; a last-line fallback must hold exactly one number
-            (otherwise: ambiguous, None). Compared with ``math.isclose(rel_tol, abs_tol=1e-9)``.
-``boolean`` yes/no/true/false as whole words: the statement's first word if it is one, else the
-            only boolean value present; both values present, or one negated ("not yes") -> ambiguous.
-``choice``  a letter at the start (``B``, ``(B)``, ``B)``, ``B.``; lower case only in parentheses or
-            alone), ``option B`` / ``choice B``, or the text of exactly one option.
+``number``  an ``=`` in the statement keeps only what follows the last ``=``. Plain text is read by the
+            number grammar of :mod:`reasonscope.text.numbers` (signs, decimals, thousands separators
+            including LaTeX ``{,}``, scientific notation, fractions, mixed numbers, percent, currency,
+            units; a value outside the double range is unparseable). LaTeX (``\\frac{3}{4}``,
+            ``2\\sqrt{2}``) and arithmetic expressions (``5 + 3``, ``2^10``) are read by math-verify in a
+            bounded child process (:mod:`reasonscope.text.mathexpr`) and must denote one real number.
+            An explicit statement with words takes its first number (or math part); a last-line
+            fallback, or a statement made only of numbers ("3, 4"), must hold exactly one (otherwise:
+            ambiguous). Small number words (``eight``) when there is no digit. Compared with
+            ``math.isclose(rel_tol, abs_tol=1e-9)``.
+``math``    a symbolic answer (:class:`~reasonscope.text.mathexpr.MathAnswer`): a plain numeral as a
+            number, anything else through math-verify (expressions, intervals, sets, matrices); compared
+            as numbers when both are real numbers, else with math-verify's ``verify``.
+``boolean`` yes/no/true/false as whole words, the value the statement finally commits to
+            (:mod:`reasonscope.text.commitment`): "No, wait: yes" is yes, "yes and no" is ambiguous,
+            "not yes" only rejects and is unparseable.
+``choice``  an option letter (``B``, ``(B)``, ``B)``, ``option B``, a capital letter standing alone) or,
+            when no letter is named, an option's text; the option the statement finally commits to:
+            "Not A; the answer is C" and "(A) is wrong. (C)" are C.
 ``label``   exactly one of the known labels as a whole phrase; else the normalised statement.
 ``text``    lower-cased, punctuation and articles removed, whitespace collapsed, compared exactly.
 
-Every extraction returns the answer or ``None`` with the reason (``no final answer``, ``ambiguous``,
-``unparseable``...). An unparseable answer is wrong and counted as unparseable.
+Every extraction returns the answer or ``None`` with the reason (``empty output``, ``truncated before a
+final answer``, ``ambiguous: ...``, ``unparseable: ...``); no input raises, and reading is linear in the
+text's length (a statement longer than :data:`MAX_STATEMENT_CHARS`, 5,000 characters, is not an answer
+statement: unparseable). An unparseable answer is wrong and counted as unparseable (the behaviour
+table's ``unparseable`` column per model; ``samples.jsonl`` has the reason in ``answer_reason``).
 """
 
 from __future__ import annotations
@@ -35,26 +49,49 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
+from .commitment import Mention, clauses, committed_value
+from .mathexpr import (
+    MathAnswer,
+    dollar_math,
+    math_equal,
+    math_number_answer,
+    pick_part,
+    read_math,
+    read_math_number,
+)
+from .numbers import find_numbers, needs_math, normalize_markup, parse_plain_number, read_numerals
+from .sanitize import strip_terminal_codes
+
+__all__ = ["Extraction", "answers_match", "extract_answer", "final_statement", "find_numbers", "normalize_text",
+           "parse_boolean", "parse_choice", "parse_label", "parse_number", "parse_target", "split_think"]
+
+MAX_STATEMENT_CHARS = 5000
 THINK_RE = re.compile(r"<(think|thinking|reasoning|thought)>(.*?)(?:</\1>|$)", re.S | re.I)
 HASH_RE = re.compile(r"####\s*([^\n]*)")
-ANSWER_LINE_RE = re.compile(r"(?:final\s+answer|\banswer)\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*([^\n]*)", re.I)
+# (no two adjacent \s* before the colon: "answer" followed by a long run of spaces stays linear)
+ANSWER_LINE_RE = re.compile(r"(?:final\s+answer|\banswer)\s*(?:\*\*\s*)?[:：]\s*(?:\*\*)?\s*([^\n]*)", re.I)
 ANSWER_IS_RE = re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+)?answer\s+(?:is|would\s+be|=)\s*:?\s*([^\n]*)", re.I)
 SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s|$)|[;!?](?=\s|$)")
-
-_NUM_RE = re.compile(
-    r"(?<![\w.])(?P<sign>[-+−–](?=\s*[$€£¥]?\s*\.?\d))?\s*(?P<cur>[$€£¥])?\s*(?P<sign2>[-−](?=\d))?"
-    r"(?:(?P<whole>\d+)\s+(?P<fnum>\d+)/(?P<fden>\d+)"
-    r"|(?P<num>\d+)\s*/\s*(?P<den>\d+)"
-    r"|(?P<dec>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+))"
-    r"(?P<pct>\s*%)?"
-)
-_NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty".split())}
-_NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-                      "ninety": 90, "hundred": 100})
+# a variable next to an operator and a number ("x + 1", "2*n"): an expression, not a number
+_VARIABLE_EXPRESSION_RE = re.compile(r"(?<![\w.])[a-zA-Z][ ]?[-+*/^][ ]?[\d(]|[\d)][ ]?[-+*/^][ ]?[a-zA-Z](?!\w)")
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
+_ANY_WORD_RE = re.compile(r"\w")
+_ALNUM_RE = re.compile(r"[A-Za-z0-9]")
+_BOOL_RE = re.compile(r"\b(yes|no|true|false)\b", re.I)
 _BOOL_WORDS = {"yes": True, "true": True, "no": False, "false": False}
 _ARTICLES = {"a", "an", "the"}
+# A capital "A" or "I" followed by one of these words is an option letter ("A is wrong"); followed by
+# another lower-case word it is the article or the pronoun ("A good choice", "I think").
+_LETTER_VERBS = {"is", "was", "seems", "looks", "would", "could", "might", "must", "should", "and", "or", "but",
+                 "because", "since", "as", "appears", "matches", "fits", "gives", "remains", "holds", "makes",
+                 "describes", "best", "correct", "wrong", "incorrect", "right", "it", "then", "instead", "not"}
+_STRONG_LETTER_RE = re.compile(
+    r"[(\[][ ]?(?P<p>[A-Za-z])[ ]?[)\]]"
+    r"|(?<![\w(])(?P<r>[A-Za-z])\)"
+    r"|\b(?:option|choice|letter|answer(?:[ ]is)?)[ ]?[:#]?[ ]?(?P<k>[A-Z]\b|[a-z](?=[ ]?(?:$|[.,;:!?)]|[ ]is\b)))",
+    re.I)
+_BARE_LETTER_RE = re.compile(r"(?<![\w'’\-])([A-Z])(?![\w'’\-])")
+_FOLLOWING_WORD_RE = re.compile(r"[ ]+([a-z]+)")
 
 
 @dataclass
@@ -132,68 +169,88 @@ def final_statement(body: str, *, truncated: bool = False,
         return _clean(_cut_sentence(found[-1].group(1))), "answer-is", ""
     if truncated:
         return None, None, "truncated before a final answer"
-    lines = [ln.strip() for ln in body.splitlines() if re.search(r"[A-Za-z0-9]", ln)]
-    if not lines:
+    last = next((ln.strip() for ln in reversed(body.splitlines()) if _ALNUM_RE.search(ln)), None)
+    if last is None:
         return None, None, "empty output"
-    return _clean(lines[-1]), "last-line", ""
+    return _clean(last), "last-line", ""
 
 
 # ----------------------------------------------------------------------------------------------
 # Typed parsers
 
 
-def _number_from_match(m: re.Match) -> float:
-    sign = -1.0 if (m.group("sign") or m.group("sign2") or "") in ("-", "−", "–") else 1.0
-    if m.group("whole") is not None:
-        den = float(m.group("fden"))
-        if den == 0:
-            raise ZeroDivisionError
-        value = float(m.group("whole")) + float(m.group("fnum")) / den
-    elif m.group("num") is not None:
-        den = float(m.group("den"))
-        if den == 0:
-            raise ZeroDivisionError
-        value = float(m.group("num")) / den
-    else:
-        value = float(m.group("dec").replace(",", ""))
-    return sign * value
+def _after_equals(statement: str) -> str:
+    return statement.rsplit("=", 1)[-1] if "=" in statement else statement
 
 
-def find_numbers(span: str) -> list[float]:
-    out = []
-    for m in _NUM_RE.finditer(span):
-        try:
-            out.append(_number_from_match(m))
-        except ZeroDivisionError:
-            continue
-    return out
+def _number_span(statement: str, explicit: bool) -> tuple[str | None, bool, str | None]:
+    """``(span, explicit, None)``: the part of a statement that holds its number (a ``$...$`` math span is
+    chosen before the ``=`` rule applies inside it), or ``(None, explicit, reason)``."""
+    span = normalize_markup(statement)
+    if dollar_math(span):
+        part, why = pick_part(span, explicit=explicit)
+        if part is None:
+            return None, explicit, why
+        return _after_equals(part), True, None
+    return _after_equals(span), explicit, None
 
 
 def parse_number(statement: str, *, explicit: bool) -> tuple[float | None, str | None]:
-    span = statement.split("=")[-1] if "=" in statement else statement
-    numbers = find_numbers(span)
-    if not numbers:
-        words = [w for w in re.findall(r"[a-z]+", span.lower()) if w in _NUMBER_WORDS]
-        if len(words) == 1:
-            return float(_NUMBER_WORDS[words[0]]), None
-        return None, f"unparseable: no number in final answer {statement!r:.80}"
-    if explicit or len(numbers) == 1:
-        return numbers[0], None
-    return None, f"ambiguous: {len(numbers)} numbers in the last line {statement!r:.80}"
+    """A real number from an answer statement (plain grammar, or math-verify for LaTeX and expressions).
+    A statement without words that holds several numbers ("3, 4", "(1, 2]") states no single number,
+    even after ``Answer:``."""
+    span, explicit, why = _number_span(statement, explicit)
+    if span is None:
+        return None, why
+    if needs_math(span) or _VARIABLE_EXPRESSION_RE.search(span):
+        part, why = pick_part(span, explicit=explicit)
+        return read_math_number(part) if part is not None else (None, why)
+    return parse_plain_number(span, explicit=explicit and bool(_WORD_RE.search(span)))
+
+
+def _single_numeral(span: str):
+    numerals = read_numerals(span)
+    if len(numerals) != 1 or numerals[0].value is None:
+        return None
+    n = numerals[0]
+    rest = span[:n.start] + span[n.end:]
+    return n if not re.search(r"\w", rest) else None
+
+
+def parse_math(statement: str, *, explicit: bool) -> tuple[MathAnswer | None, str | None]:
+    """A :class:`MathAnswer`: one plain numeral by the number grammar, anything else by math-verify."""
+    span, explicit, why = _number_span(statement, explicit)
+    if span is None:
+        return None, why
+    numeral = _single_numeral(span)
+    if numeral is not None:
+        return math_number_answer(numeral.value, numeral.text), None
+    part, why = pick_part(span, explicit=explicit)
+    return read_math(part) if part is not None else (None, why)
+
+
+def _bool_mentions(statement: str) -> list[Mention]:
+    """yes/no/true/false used as a value: first or last word of its clause, after *say/answer/reply*, or
+    (true/false) after *is/be/was...* ("there is no doubt" holds no value)."""
+    out = []
+    for start, end, _ in clauses(statement):
+        first_word = _ANY_WORD_RE.search(statement, start, end)
+        for m in _BOOL_RE.finditer(statement, start, end):
+            word = m.group(1).lower()
+            first = first_word is not None and first_word.start() == m.start()
+            last = not _ANY_WORD_RE.search(statement, m.end(), end)
+            before = statement[max(start, m.start() - 16):m.start()]
+            said = re.search(r"\b(?:say|says|said|answer|answered|reply|replied)\s+$", before, re.I)
+            predicate = word in ("true", "false") and re.search(r"(?:\b(?:is|be|was|are|were|seems?)|'s)\s+$",
+                                                                before, re.I)
+            if first or last or said or predicate:
+                out.append(Mention(m.start(), m.end(), _BOOL_WORDS[word]))
+    return out
 
 
 def parse_boolean(statement: str) -> tuple[bool | None, str | None]:
-    words = re.findall(r"[a-z]+", statement.lower())
-    if words and words[0] in _BOOL_WORDS:
-        return _BOOL_WORDS[words[0]], None
-    if any(a in ("not", "never") and b in _BOOL_WORDS for a, b in zip(words, words[1:], strict=False)):
-        return None, f"ambiguous: a negated yes/no in final answer {statement!r:.80}"
-    values = {_BOOL_WORDS[w] for w in words if w in _BOOL_WORDS}
-    if len(values) == 1:
-        return values.pop(), None
-    if not values:
-        return None, f"unparseable: no yes/no in final answer {statement!r:.80}"
-    return None, f"ambiguous: both yes and no in final answer {statement!r:.80}"
+    """yes/no/true/false: the value the statement finally commits to (see :mod:`.commitment`)."""
+    return committed_value(statement, _bool_mentions(statement), "yes/no", show=lambda v: "yes" if v else "no")
 
 
 def normalize_text(s: str) -> str:
@@ -206,26 +263,63 @@ def _letters(choices: list[str] | None) -> str:
     return string.ascii_uppercase[:n]
 
 
+def _letter_mentions(statement: str, letters: str) -> list[Mention]:
+    out: list[Mention] = []
+    covered: set[int] = set()
+    for m in _STRONG_LETTER_RE.finditer(statement):
+        group = next(g for g in ("p", "r", "k") if m.group(g))
+        out.append(Mention(m.start(), m.end(), m.group(group).upper()))
+        covered.add(m.start(group))
+    first_word = _ANY_WORD_RE.search(statement)
+    for m in _BARE_LETTER_RE.finditer(statement):
+        letter = m.group(1)
+        if m.start() in covered:
+            continue
+        at_start = first_word is not None and first_word.start() == m.start()
+        if letter not in letters and not at_start:
+            continue
+        nxt = _FOLLOWING_WORD_RE.match(statement, m.end())
+        if letter in "AI" and nxt and nxt.group(1) not in _LETTER_VERBS:
+            continue  # the article "A" or the pronoun "I"
+        out.append(Mention(m.start(), m.end(), letter))
+    whole = re.fullmatch(r"\(?([a-z])\)?\.?", statement.strip())
+    if whole and not out:
+        out.append(Mention(0, len(statement), whole.group(1).upper()))
+    return out
+
+
+def _text_mentions(statement: str, choices: list[str], letters: str) -> list[Mention]:
+    found: list[Mention] = []
+    for letter, choice in zip(letters, choices, strict=False):
+        words = normalize_text(choice).split()
+        if not words:
+            continue
+        pattern = r"(?<![\w.])" + r"\W+(?:(?:a|an|the)\W+)?".join(map(re.escape, words)) + r"(?!\w|[.,]\d)"
+        found += [Mention(m.start(), m.end(), letter) for m in re.finditer(pattern, statement, re.I)]
+    # an option text inside a longer one found too ("York" inside "New York") is not a mention
+    out, reach = [], (-1, -1)
+    for m in sorted(found, key=lambda m: (m.start, -m.end)):
+        if m.end <= reach[1] and (m.start, m.end) != reach:
+            continue
+        out.append(m)
+        if m.end > reach[1]:
+            reach = (m.start, m.end)
+    return out
+
+
 def parse_choice(statement: str, choices: list[str] | None) -> tuple[str | None, str | None]:
+    """An option letter: the option the statement finally commits to (see :mod:`.commitment`); option texts
+    count only when no letter is named."""
     letters = _letters(choices)
-    s = statement.strip()
-    m = re.match(r"^\(?([A-Z])(?:\)|\]|(?=[\s.:,]|$))", s) or re.match(r"^\(([a-z])\)|^([a-z])\)|^([a-z])\.?$", s)
-    if not m:
-        m = re.search(r"\b(?:option|choice)\s*\(?([A-Za-z])\b\)?", s, re.I) or re.search(r"\(([A-Z])\)", s)
-    if m:
-        letter = next(g for g in m.groups() if g).upper()
-        if letter in letters:
-            return letter, None
+    mentions = _letter_mentions(statement, letters)
+    if not mentions and choices:
+        mentions = _text_mentions(statement, choices, letters)
+    if not mentions:
+        return None, f"unparseable: no option letter in final answer {statement!r:.80}"
+    letter, reason = committed_value(statement, mentions, "option")
+    if letter is not None and letter not in letters:
         return None, f"unparseable: letter {letter} is not among the options {letters}"
-    if choices:
-        norm = normalize_text(s)
-        hits = [letters[i] for i, c in enumerate(choices)
-                if normalize_text(c) and re.search(rf"(?<!\w){re.escape(normalize_text(c))}(?!\w)", norm)]
-        if len(hits) == 1:
-            return hits[0], None
-        if len(hits) > 1:
-            return None, f"ambiguous: the final answer names options {hits}"
-    return None, f"unparseable: no option letter in final answer {statement!r:.80}"
+    return letter, reason
 
 
 def parse_label(statement: str, labels: list[str] | None) -> tuple[str | None, str | None]:
@@ -248,7 +342,8 @@ def parse_label(statement: str, labels: list[str] | None) -> tuple[str | None, s
 
 def extract_answer(text: str, answer_type: str, *, choices: list[str] | None = None, truncated: bool = False,
                    answer_pattern: str | None = None) -> Extraction:
-    think, body = split_think(text or "")
+    """Read the typed answer of a model output (see the module docstring); never raises on any text."""
+    think, body = split_think(strip_terminal_codes(text or ""))
     statement, source, why = final_statement(body, truncated=truncated, answer_pattern=answer_pattern)
     trace = body
     if source in ("answer-line", "####", "pattern"):
@@ -260,53 +355,75 @@ def extract_answer(text: str, answer_type: str, *, choices: list[str] | None = N
         return Extraction(None, why, None, None, trace, think)
     if not statement:
         return Extraction(None, "unparseable: empty final answer", statement, source, trace, think)
-    explicit = source != "last-line"
-    if answer_type == "number":
-        value, reason = parse_number(statement, explicit=explicit)
-    elif answer_type == "boolean":
-        value, reason = parse_boolean(statement)
-    elif answer_type == "choice":
-        value, reason = parse_choice(statement, choices)
-    elif answer_type == "label":
-        value, reason = parse_label(statement, choices)
-    else:
-        value = normalize_text(statement) or None
-        reason = None if value else "unparseable: empty final answer"
+    if len(statement) > MAX_STATEMENT_CHARS:
+        return Extraction(None, f"unparseable: final answer statement longer than {MAX_STATEMENT_CHARS} characters",
+                          statement, source, trace, think)
+    value, reason = read_statement(statement, answer_type, choices, explicit=source != "last-line")
     return Extraction(value, reason, statement, source, trace, think)
 
 
+def read_statement(statement: str, answer_type: str, choices: list[str] | None = None, *,
+                   explicit: bool = True) -> tuple[Any, str | None]:
+    """The typed value of an answer statement, or ``(None, reason)``."""
+    if answer_type == "number":
+        return parse_number(statement, explicit=explicit)
+    if answer_type == "math":
+        return parse_math(statement, explicit=explicit)
+    if answer_type == "boolean":
+        return parse_boolean(statement)
+    if answer_type == "choice":
+        return parse_choice(statement, choices)
+    if answer_type == "label":
+        return parse_label(statement, choices)
+    value = normalize_text(statement) or None
+    return value, None if value else "unparseable: empty final answer"
+
+
 def parse_target(target: Any, answer_type: str, choices: list[str] | None = None) -> Any:
-    """The gold answer in the same typed form as :func:`extract_answer` returns."""
+    """The gold answer in the same typed form as :func:`extract_answer` returns; raises ``ValueError``
+    (with what was expected) when the target cannot be read as its type."""
     if target is None:
         return None
-    if answer_type == "number":
+    if isinstance(target, str):
+        target = strip_terminal_codes(target)  # read as the predictions are
+    if answer_type in ("number", "math"):
         if isinstance(target, bool):
             raise ValueError(f"numeric target expected, got {target!r}")
         if isinstance(target, int | float):
-            return float(target)
+            try:
+                value = float(target)
+            except OverflowError:
+                value = math.inf
+            if not math.isfinite(value):
+                raise ValueError(f"numeric target must be a finite number, got {str(target)[:40]}")
+            return value if answer_type == "number" else math_number_answer(value, str(target))
         text = str(target)
         if "####" in text:
             text = text.split("####")[-1]
-        nums = find_numbers(text)
-        if len(nums) != 1:
-            raise ValueError(f"numeric target expected, got {target!r}")
-        return nums[0]
+        value, why = (parse_number if answer_type == "number" else parse_math)(text, explicit=False)
+        if value is None:
+            kind = "numeric" if answer_type == "number" else "math"
+            raise ValueError(f"{kind} target expected, got {str(target)[:80]!r} ({why})")
+        return value
     if answer_type == "boolean":
         if isinstance(target, bool):
             return target
         value, _ = parse_boolean(str(target))
         if value is None:
-            raise ValueError(f"boolean target expected (yes/no/true/false), got {target!r}")
+            raise ValueError(f"boolean target expected (yes/no/true/false), got {str(target)[:80]!r}")
         return value
     if answer_type == "choice":
         if isinstance(target, int) and not isinstance(target, bool):
-            return _letters(choices)[target]
+            letters = _letters(choices)
+            if not 0 <= target < len(letters):
+                raise ValueError(f"choice index {target} outside the {len(letters)} options")
+            return letters[target]
         text = str(target).strip()
         if len(text) == 1 and text.upper() in _letters(choices):
             return text.upper()
         letter, _ = parse_choice(text, choices)
         if letter is None:
-            raise ValueError(f"choice target expected (a letter, an index or an option text), got {target!r}")
+            raise ValueError(f"choice target expected (a letter, an index or an option text), got {text[:80]!r}")
         return letter
     if answer_type == "label":
         if choices:
@@ -318,10 +435,16 @@ def parse_target(target: Any, answer_type: str, choices: list[str] | None = None
 
 
 def answers_match(pred: Any, gold: Any, answer_type: str, rel_tol: float = 1e-6) -> bool:
+    """Typed equality: numbers within ``rel_tol`` (absolute 1e-9), math answers by value or math-verify,
+    labels after normalisation, everything else exactly. ``None`` never matches."""
     if pred is None or gold is None:
         return False
     if answer_type == "number":
         return math.isclose(float(pred), float(gold), rel_tol=rel_tol, abs_tol=1e-9)
+    if answer_type == "math":
+        if not isinstance(pred, MathAnswer) or not isinstance(gold, MathAnswer):
+            return False
+        return math_equal(gold, pred, rel_tol)
     if answer_type == "label":
         return normalize_text(str(pred)) == normalize_text(str(gold))
     return pred == gold

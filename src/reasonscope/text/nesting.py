@@ -1,0 +1,26 @@
+"""How deeply a decoded JSON value nests, measured without recursion.
+
+Values decoded from untrusted text (judge replies, dataset rows) can nest up to Python's recursion limit
+and still decode; code that later walks them recursively (``json.dumps`` into the store, ``repr``,
+pydantic) would then fail far from where the text was read. Readers therefore refuse values that nest
+deeper than a small bound at the point of reading, with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def nesting_exceeds(value: Any, limit: int) -> bool:
+    """True when ``value`` holds containers (dicts, lists, tuples, sets) nested more than ``limit`` deep.
+
+    A scalar has depth 0, ``[]`` depth 1, ``{"a": [1]}`` depth 2. Iterative, so any depth is measured.
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple | set | frozenset):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
