@@ -87,11 +87,13 @@ def _request(row: dict) -> tuple[str, dict[str, Any]]:
     if args is None:
         raise RowError("arguments", "missing field 'arguments' (the request lm-eval sent to the model)")
     if isinstance(args, dict):  # the written form: {"gen_args_0": {"arg_0": prompt, "arg_1": kwargs}}
-        if len(args) != 1 or not isinstance(args.get("gen_args_0"), dict):
-            raise RowError("arguments", f"expected one request 'gen_args_0', got {sorted(args)}"
-                           + (" (several requests per document: a log-likelihood task)" if len(args) > 1 else ""))
-        req = args["gen_args_0"]
+        req = args.get("gen_args_0")
+        if not isinstance(req, dict):
+            raise RowError("arguments", f"expected {{'gen_args_0': {{'arg_0': prompt, 'arg_1': ...}}}}, got keys "
+                                        f"{sorted(args)}")
         prompt, kwargs = req.get("arg_0"), req.get("arg_1")
+        if isinstance(kwargs, dict) and len(args) != 1:
+            raise RowError("arguments", f"expected one generation request per document, got {len(args)}")
     elif isinstance(args, list) and len(args) == 1 and isinstance(args[0], list):  # the in-memory form
         prompt, kwargs = (args[0] + [None, None])[:2]
     else:
@@ -183,10 +185,12 @@ def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_typ
                 for k, text in enumerate(outputs)]
 
     rows, bad = convert_rows(read_jsonl(path), str(path), convert, skip_bad_rows=skip_bad_rows)
+    def label(line: int) -> int | str:
+        return f"{label_prefix}{line}" if label_prefix else line
+
     for line, recs in rows:
-        for rec in recs or []:
-            records.append((f"{label_prefix}{line}", rec))
-    out.bad_rows.extend(BadRow(f"{label_prefix}{b.line}", b.field, b.message) for b in bad)  # type: ignore[arg-type]
+        records.extend((label(line), rec) for rec in recs or [])
+    out.bad_rows.extend(BadRow(label(b.line), b.field, b.message) for b in bad)  # type: ignore[arg-type]
     if set_aside:
         out.notes.append(f"{path.name}: {set_aside} rows of filters other than {first_filter[0]!r} set aside "
                          "(the same outputs, filtered differently)")
