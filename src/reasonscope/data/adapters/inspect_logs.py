@@ -77,8 +77,10 @@ def _describe(err: Exception) -> tuple[str | None, str]:
 
 def _unreadable(path: Path, err: Exception) -> DatasetError:
     field, message = _describe(err)
-    return DatasetError(f"{path}: not a readable inspect-ai log ({f'field {field!r}: ' if field else ''}{message}); "
-                        "the file may be truncated (an eval still running or a copy cut short) or not an eval log")
+    if field:
+        return DatasetError(f"{path}: not a readable inspect-ai log (field {field!r}: {message})")
+    return DatasetError(f"{path}: not a readable inspect-ai log ({message}); the file may be truncated "
+                        "(an eval still running or a copy cut short) or not an eval log")
 
 
 def _log_files(path: Path) -> list[Path]:
