@@ -5,10 +5,13 @@ scored, and compared with the same outputs given to `--map`; malformed and trunc
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
@@ -179,12 +182,12 @@ def test_reads_what_lm_eval_wrote(lm_eval_logs):
     assert any("'maj'" in n or "'score-first'" in n for n in result.notes)
 
 
-def test_scores_equal_the_same_outputs_given_to_map(lm_eval_logs, tmp_path):
-    folder = lm_eval_logs / "generative"
-    res = runner.invoke(app, ["score", "--from", "lm-eval", str(folder), "--output-dir", str(tmp_path),
+def _score_log_and_map(folder: Path, model: str, out: Path) -> tuple[dict, dict]:
+    """Score the folder with --from lm-eval, and the same outputs flattened by hand into a predictions
+    file with --map; returns both behaviour summaries."""
+    res = runner.invoke(app, ["score", "--from", "lm-eval", str(folder), "--output-dir", str(out),
                               "--name", "from-log", "--similarity", "embedding"])
     assert res.exit_code == 0, res.output
-    # the same outputs, flattened by hand from the samples files into a predictions file for --map
     rows = []
     for f in sorted(folder.rglob("samples_*.jsonl")):
         task = f.stem.removeprefix("samples_").rsplit("_", 1)[0]
@@ -197,14 +200,18 @@ def test_scores_equal_the_same_outputs_given_to_map(lm_eval_logs, tmp_path):
             req = row["arguments"]["gen_args_0"]
             for k, text in enumerate(row["resps"][0]):
                 rows.append({"doc": row["doc_id"], "prompt": req["arg_0"], "gold": row["target"].split("####")[-1].strip(),
-                             "out": text, "k": k, "who": MODEL, "task": task, "budget": req["arg_1"]["max_gen_toks"]})
-    mapped = tmp_path / "mapped.jsonl"
+                             "out": text, "k": k, "who": model, "task": task, "budget": req["arg_1"]["max_gen_toks"]})
+    mapped = out / "mapped.jsonl"
     mapped.write_text("".join(json.dumps(r) + "\n" for r in rows))
     res = runner.invoke(app, ["score", "-i", str(mapped), "--map", "id=doc,input=prompt,target=gold,prediction=out,"
-                              "sample=k,model=who,dataset=task,max_tokens=budget", "--output-dir", str(tmp_path),
+                              "sample=k,model=who,dataset=task,max_tokens=budget", "--output-dir", str(out),
                               "--name", "from-map", "--similarity", "embedding"])
     assert res.exit_code == 0, res.output
-    from_log, from_map = _summary(tmp_path / "from-log"), _summary(tmp_path / "from-map")
+    return _summary(out / "from-log"), _summary(out / "from-map")
+
+
+def test_scores_equal_the_same_outputs_given_to_map(lm_eval_logs, tmp_path):
+    from_log, from_map = _score_log_and_map(lm_eval_logs / "generative", MODEL, tmp_path)
     assert from_log["metrics"] == from_map["metrics"]
     assert from_log["per_dataset"] == from_map["per_dataset"]
     metrics = from_log["metrics"][MODEL]
@@ -215,6 +222,29 @@ def test_scores_equal_the_same_outputs_given_to_map(lm_eval_logs, tmp_path):
     assert from_log["per_dataset"][MODEL]["rs_yesno"]["CQ"]["value"] == pytest.approx(0.5)
     samples = [json.loads(x) for x in (tmp_path / "from-log" / "samples.jsonl").read_text().splitlines()]
     assert all(s["source"].startswith("imported:generative:scripted__reasoner/samples_rs_") for s in samples)
+
+
+@pytest.mark.slow
+def test_lm_eval_command_line_with_a_tiny_local_model(tmp_path, tiny_causal_lm):
+    """The `lm_eval` command itself (hf backend, a tiny local Llama): slow because the command line indexes
+    every built-in lm-eval task first (about 30 s of CPU)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install 'reasonscope[lm-eval]')")
+    _write_task(tmp_path, ARITH_YAML, "rs_arith", ARITH)
+    out = tmp_path / "logs"
+    cmd = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={tiny_causal_lm}",
+           "--tasks", "rs_arith", "--include_path", str(tmp_path), "--device", "cpu", "--batch_size", "1",
+           "--gen_kwargs", "max_gen_toks=24", "--log_samples", "--output_path", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = read_lm_eval(out)
+    assert {g.model for g in result.generations} == {str(tiny_causal_lm)}
+    assert len(result.generations) == 3 * 3 and {g.max_tokens for g in result.generations} == {24}
+    from_log, from_map = _score_log_and_map(out, str(tiny_causal_lm), tmp_path)
+    assert from_log["metrics"] == from_map["metrics"]
 
 
 def test_log_likelihood_tasks_are_refused_per_task(lm_eval_logs, tmp_path):
@@ -310,3 +340,24 @@ def test_greedy_repeats_are_flagged_and_token_budget_comes_from_the_request(tmp_
     assert result.temperatures == {"lm-eval": 0.0}  # no results file: the model name falls back to "lm-eval"
     assert {g.max_tokens for g in result.generations} == {16}
     assert [g.sample for g in result.generations] == [0, 1]
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                           max_leaves=6)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["doc_id", "target", "arguments", "resps", "filter", "doc"]), value=JSON_VALUES,
+       cut=st.integers(0, 400))
+def test_fuzzed_rows_are_read_or_refused_with_a_named_error(tmp_path, field, value, cut):
+    """Any value in any field, and a file cut anywhere: a result or a DatasetError, never another exception."""
+    text = json.dumps(_row(0)) + "\n" + json.dumps(_row(1) | {field: value}) + "\n"
+    path = tmp_path / "samples_arith_2024-01-01T00-00-00.000001.jsonl"
+    path.write_text(text[: len(text) - cut] if cut < len(text) else text)
+    try:
+        result = read_lm_eval(path)
+    except DatasetError as err:
+        assert str(err).startswith(str(path))
+    else:
+        assert {g.item_id for g in result.generations} <= {"0", "1"}

@@ -12,6 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
@@ -309,3 +311,20 @@ def test_malformed_sample_in_eval_log_is_named_and_skippable(inspect_run, tmp_pa
     res = runner.invoke(app, ["score", "--from", "inspect", str(folder), "--output-dir", str(tmp_path), "--name", "f"])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert f"{broken.name}:sample=q2,epoch=2: field 'output.choices'" in res.output.replace("\n", "")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["id", "epoch", "input", "target", "choices", "output", "metadata", "error"]),
+       value=st.none() | st.integers(-2, 2) | st.text(max_size=6) | st.lists(st.text(max_size=4), max_size=2)
+       | st.dictionaries(st.sampled_from(["choices", "completion", "usage", "message"]), st.integers(0, 2), max_size=2))
+def test_fuzzed_json_log_is_read_or_refused_with_a_named_error(inspect_run, tmp_path_factory, field, value):
+    """Any value in any field of a sample of a .json log: a result or a DatasetError naming the log."""
+    from reasonscope.data.adapters import read_inspect_log
+
+    log = _json_log(inspect_run, tmp_path_factory.mktemp("fuzz"), lambda s: s[3].update({field: value}))
+    try:
+        result = read_inspect_log(log)
+    except DatasetError as err:
+        assert str(err).startswith(str(log))
+    else:
+        assert len(result.generations) == 12

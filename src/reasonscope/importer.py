@@ -2,7 +2,8 @@
 generated run, with no generator called. The outputs are a predictions file (mapped with ``--map``) or
 the logs of another framework (``--from lm-eval`` / ``--from inspect``, :mod:`reasonscope.data.adapters`).
 
-Imported records are stored as completions with ``source = "imported:<file>:<line>"`` and a key
+Imported records are stored as completions with ``source = "imported:<file>:<line>"`` (for a log: its
+place in the log, such as ``<samples file>:<line>`` or ``sample=<id>,epoch=<n>``) and a key
 hashed from the file, model, item, variant, sample and text, so importing the same file twice
 adds nothing. ES needs token counts: a ``completion_tokens`` column, or ``tokenizer`` (an HF id
 or path) to count the prediction's tokens, and a budget (``max_tokens`` column or ``budget``).

@@ -48,6 +48,7 @@ Choices
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -141,9 +142,9 @@ def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_typ
     task, info = _run_info(path)
     model = _model_name(info)
     configs = info.get("configs") if isinstance(info.get("configs"), dict) else {}
-    kind = (configs.get(task) or {}).get("output_type") if isinstance(configs.get(task), dict) else None
-    if kind in LOGLIKELIHOOD_TYPES:
-        message = f"task {task!r} " + REFUSED.format(kind=kind)
+    output_type = configs[task].get("output_type") if isinstance(configs.get(task), dict) else None
+    if output_type in LOGLIKELIHOOD_TYPES:
+        message = f"task {task!r} " + REFUSED.format(kind=output_type)
         if not skip_bad_rows:
             raise DatasetError(f"{path}: {message}")
         out.bad_rows.append(BadRow(label_prefix.rstrip(":") or path.name, "output_type", message))  # type: ignore[arg-type]
@@ -178,13 +179,14 @@ def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_typ
         if temp is not None:
             temps.add(temp)
         repeated = repeated or len(outputs) > 1
-        kind_ = answer_type_of(gold, None, answer_type)
+        kind = answer_type_of(gold, None, answer_type)
         question = prompts.setdefault((task, doc_id), prompt)
         return [new_record(input=question, target=gold, prediction=text, id=str(doc_id), model=model, sample=k,
-                           answer_type=kind_, max_tokens=max_tokens, dataset=task)
+                           answer_type=kind, max_tokens=max_tokens, dataset=task)
                 for k, text in enumerate(outputs)]
 
     rows, bad = convert_rows(read_jsonl(path), str(path), convert, skip_bad_rows=skip_bad_rows)
+
     def label(line: int) -> int | str:
         return f"{label_prefix}{line}" if label_prefix else line
 
@@ -196,7 +198,7 @@ def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_typ
                          "(the same outputs, filtered differently)")
     if repeated and temps:
         # the lowest temperature of the model's repeated tasks: a greedy one makes its CS/SS trivial
-        out.temperatures[model] = min(temps | {out.temperatures.get(model, min(temps))})
+        out.temperatures[model] = min([*temps, out.temperatures.get(model, math.inf)])
 
 
 def read_lm_eval(path: str | Path, *, skip_bad_rows: bool = False, answer_type: str | None = None,
