@@ -90,7 +90,7 @@ def _read(state: TaskState, target: Target, answer_type: str | None,
     kind = (state.metadata or {}).get("answer_type") or answer_type
     if kind is not None and kind not in VALID_TYPES:
         return f"answer_type {kind!r} is not one of {VALID_TYPES}"
-    item = Item(id=str(state.sample_id), input=input_text(state.input) or "-", target=gold, choices=choices,
+    item = Item(id=str(state.sample_id), input=input_text(state.input), target=gold, choices=choices,
                 answer_type=answer_type_of(gold, choices, kind),
                 metadata={"answer_pattern": answer_pattern} if answer_pattern else {})
     fields = output_fields(state.output)
