@@ -291,6 +291,9 @@ def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run d
 
 @app.command()
 def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JSONL / JSON / CSV of existing outputs."),
+          from_: str | None = typer.Option(None, "--from", help="Read another framework's logs at PATH instead: "
+                                           "lm-eval (samples files of --log_samples) or inspect (eval logs)."),
+          log_path: Path | None = typer.Argument(None, metavar="[PATH]", help="The log file or folder for --from."),
           map_: str | None = typer.Option(None, "--map", help="field=column,... (input, target, prediction, id, "
                                           "model, sample, variant, rationale, answer_type, choices, ...)."),
           plan_path: Path | None = typer.Option(None, "--plan", help="A score plan (YAML) instead of the options."),
@@ -316,14 +319,23 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
         if plan_path is not None:
             plan = load_plan(plan_path, ScorePlan)
         else:
+            if from_ is not None:
+                if input_path is not None and log_path is not None:
+                    _fail("give the log as PATH or as --input, not both")
+                    return
+                input_path = log_path or input_path
+            elif log_path is not None:
+                _fail(f"PATH {log_path} needs --from lm-eval|inspect (a predictions file is given with --input)")
+                return
             if input_path is None:
-                _fail("give --input FILE (or --plan PLAN.yaml)")
+                _fail("give --input FILE, --from lm-eval|inspect PATH, or --plan PLAN.yaml")
                 return
             backend, _, model = nli.partition(":")
             nli_cfg = {"backend": backend} | ({"model": model} if model else {})
             plan = parse_plan({
                 "experiment": {"name": name, "output_dir": output_dir},
-                "input": {"path": str(input_path), "mapping": parse_mapping(map_), "skip_bad_rows": skip_bad_rows,
+                "input": {"path": str(input_path), "format": from_ or "predictions",
+                          "mapping": parse_mapping(map_), "skip_bad_rows": skip_bad_rows,
                           "answer_type": answer_type, "budget": budget, "tokenizer": tokenizer},
                 "families": {"behavior": {"nli": nli_cfg, "similarity": {"method": similarity}},
                              **({"evidence": {"train": (

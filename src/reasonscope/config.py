@@ -450,12 +450,22 @@ class Plan(Strict):
 
 
 class ScoreInputConfig(Strict):
-    path: str = Field(..., min_length=1, description="JSONL / JSON / CSV of existing outputs.")
+    path: str = Field(..., min_length=1, description="JSONL / JSON / CSV of existing outputs, or a log file or "
+                      "folder of another framework (see `format`).")
+    format: Literal["predictions", "lm-eval", "inspect"] = Field(
+        "predictions", description="predictions: a file mapped with `mapping` (--map); lm-eval: lm-evaluation-"
+        "harness samples files (--log_samples); inspect: inspect-ai eval logs (--from on the command line).")
     mapping: dict[str, str] = Field(default_factory=dict, description="Field -> column, as in --map.")
     skip_bad_rows: bool = False
     answer_type: AnswerType | None = None
     budget: int | None = Field(None, gt=0, description="Token budget for ES when rows carry no max_tokens.")
     tokenizer: str | None = Field(None, description="HF id or path used to count tokens for ES.")
+
+    @model_validator(mode="after")
+    def _mapping_only_for_predictions(self) -> ScoreInputConfig:
+        if self.mapping and self.format != "predictions":
+            raise ValueError(f"mapping applies to predictions files; a {self.format} log has a fixed field mapping")
+        return self
 
 
 class ScoreEvidenceConfig(EvidenceConfig):

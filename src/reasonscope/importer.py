@@ -1,7 +1,9 @@
 """``reasonscope score``: outputs the user already has -> the store -> the same scoring and report as a
-generated run, with no generator called.
+generated run, with no generator called. The outputs are a predictions file (mapped with ``--map``) or
+the logs of another framework (``--from lm-eval`` / ``--from inspect``, :mod:`reasonscope.data.adapters`).
 
-Imported records are stored as completions with ``source = "imported:<file>:<line>"`` and a key
+Imported records are stored as completions with ``source = "imported:<file>:<line>"`` (for a log: its
+place in the log, such as ``<samples file>:<line>`` or ``sample=<id>,epoch=<n>``) and a key
 hashed from the file, model, item, variant, sample and text, so importing the same file twice
 adds nothing. ES needs token counts: a ``completion_tokens`` column, or ``tokenizer`` (an HF id
 or path) to count the prediction's tokens, and a budget (``max_tokens`` column or ``budget``).
@@ -53,8 +55,17 @@ def score_file(plan: ScorePlan, *, console: Console | None = None, wait_lock: fl
     console = console or Console(stderr=True)
     cfg = plan.input
     counter = token_counter(cfg.tokenizer) if cfg.tokenizer else None
-    result = read_predictions(cfg.path, cfg.mapping, skip_bad_rows=cfg.skip_bad_rows, answer_type=cfg.answer_type,
-                              budget=cfg.budget, token_counter=counter)
+    if cfg.format == "predictions":
+        result = read_predictions(cfg.path, cfg.mapping, skip_bad_rows=cfg.skip_bad_rows,
+                                  answer_type=cfg.answer_type, budget=cfg.budget, token_counter=counter)
+    else:
+        from .data.adapters import read_log
+
+        result = read_log(cfg.format, cfg.path, skip_bad_rows=cfg.skip_bad_rows, answer_type=cfg.answer_type,
+                          budget=cfg.budget, token_counter=counter)
+    log_notes = getattr(result, "notes", [])
+    for note in log_notes:
+        console.print(escape(note))
     if result.bad_rows:
         console.print(f"[yellow]skipped {len(result.bad_rows)} bad rows: " + escape(
             "; ".join(str(b) for b in result.bad_rows[:5]) + (" ..." if len(result.bad_rows) > 5 else "")))
@@ -79,13 +90,16 @@ def score_file(plan: ScorePlan, *, console: Console | None = None, wait_lock: fl
                 store.put_items(ev.train.name, train_items)
             notes = {"bad_rows": {Path(cfg.path).name: [str(b) for b in result.bad_rows]} if result.bad_rows else {},
                      "imported_from": str(cfg.path), "records": len(result.generations)}
+            if cfg.format != "predictions":
+                notes["log"] = {"format": cfg.format, "notes": log_notes}
             run_id = store.start_run(kind="score", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                                      notes=notes)
             store.import_completions(run_id, cfg.path, [(g.line, g.model, g.dataset, g.item_id, g.variant,
                                                          g.sample, g.completion, g.max_tokens)
                                                         for g in result.generations])
             try:
-                score_run(store, run_id, families, plan.stats, seed=plan.experiment.seed, console=console)
+                score_run(store, run_id, families, plan.stats, seed=plan.experiment.seed, console=console,
+                          temperatures=getattr(result, "temperatures", None))
                 finish_run_with_outputs(store, run_id, run_dir, notes)
             except BaseException:
                 store.finish_run(run_id, "interrupted")

@@ -55,7 +55,7 @@ VALID_TYPES = ("number", "math", "boolean", "choice", "label", "text")
 
 @dataclass
 class ImportedGeneration:
-    line: int
+    line: int | str  # the record's place in its source: a line number, or a label such as "sample=3,epoch=2"
     model: str
     dataset: str
     item_id: str
@@ -137,6 +137,15 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
     if not records:
         raise DatasetError(f"{source}: no usable rows" + (f" ({len(bad)} bad rows skipped)" if bad else ""))
     return _assemble(records, path, bad, token_counter)
+
+
+def assemble_records(records: list[tuple[int | str, dict[str, Any]]], path: str | Path,
+                     bad_rows: list[BadRow] | None = None, token_counter=None) -> ImportResult:
+    """Items and generations from records already mapped to :data:`FIELDS` (every key present, ``None``
+    when absent), each with its place in the source (a line number or a label). The readers of other
+    frameworks' logs (:mod:`reasonscope.data.adapters`) build records and call this, so an adapted log and
+    the same rows given to ``--map`` become the same items and generations."""
+    return _assemble(records, Path(path), list(bad_rows or []), token_counter)
 
 
 def _assemble(records, path: Path, bad: list[BadRow], token_counter) -> ImportResult:
