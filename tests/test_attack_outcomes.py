@@ -100,8 +100,10 @@ def test_insertion_is_redrawn_until_it_passes_the_meaning_filter(tiny):
     never = Attacker(model, tok, settings, similarity=_Similarity(low=10 ** 6))
     res = never.random_attack(layout, "d/1", QUESTION)
     assert not res.insertion["passed"] and res.insertion["draws"] == 6
-    assert res.invalid == ("no random insertion of 6 draws survived re-tokenisation and kept a cosine >= 0.8 to "
-                           "the original question")
+    ins = res.insertion
+    assert ins["rejected_retokenisation"] + ins["rejected_meaning"] == 6
+    assert res.invalid == (f"none of 6 random insertions passed the filters ({ins['rejected_retokenisation']} changed "
+                           f"under re-tokenisation, {ins['rejected_meaning']} below the meaning filter's cosine)")
 
 
 def _chains(clean: str, perturbed: str, embedded: str | None = None):

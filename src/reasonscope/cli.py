@@ -507,8 +507,9 @@ def attack(model: list[str] = typer.Option(["smollm2"], "--model", help="White-b
            steps: int = typer.Option(5, help="Gradient-guided replacement rounds."),
            epsilon_p: float = typer.Option(0.005, help="Embedding ball: eps = p * max token-embedding L-inf norm."),
            cot_tokens: int = typer.Option(96, help="Max tokens of each regenerated chain of thought."),
-           judge: str | None = typer.Option(None, help="Judge of the perturbed reasoning (any provider spec); "
-                                            "without one only the arithmetic check decides."),
+           judge: str | None = typer.Option(None, help="Judge of the clean, perturbed and transfer reasoning (any "
+                                            "provider spec); without one only false equations are detected and a "
+                                            "kept answer without one is 'not judged'."),
            transfer: list[str] = typer.Option([], "--transfer", help="Model spec(s) that receive the successful "
                                               "perturbed questions."),
            executor: str = typer.Option("local", help="local, or ray (one actor per GPU)."),

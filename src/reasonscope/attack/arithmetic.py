@@ -569,7 +569,7 @@ def _running(a: _Side, b: _Side) -> bool:
     head = _Side(b.toks[:ops[0]], b.text)
     try:
         return _agree(a, head)[0]
-    except (_Unreadable, ZeroDivisionError):
+    except (_Unreadable, ZeroDivisionError, RecursionError):
         return False
 
 
@@ -641,11 +641,20 @@ def _check_link(a: _Side, b: _Side, label: str, source: str) -> Equation:
         return Equation(label, None, None, False, "division by zero", source)
     except _Unreadable as e:
         return Equation(label, None, None, None, f"does not parse: {e}", source)
+    except RecursionError:
+        return Equation(label, None, None, None, "does not parse: nested too deeply", source)
     if not ok and _running(a, b):
         ok, how = True, "running computation"
     if not ok and _units_differ(a, b):
-        return Equation(label, float(va), float(vb), None, "different units of one kind (not converted)", source)
-    return Equation(label, float(va), float(vb), ok, how, source)
+        return Equation(label, _float(va), _float(vb), None, "different units of one kind (not converted)", source)
+    return Equation(label, _float(va), _float(vb), ok, how, source)
+
+
+def _float(v: Fraction) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
 
 
 def _span(toks: list[_Tok], text: str) -> str:
@@ -679,6 +688,6 @@ def evaluate(expression: str) -> float:
     if not toks or any(t.kind not in ("num", "op", "lp", "rp") for t in toks):
         raise ValueError(f"not an arithmetic expression: {expression!r}")
     try:
-        return float(_Side(toks, expression).value(Fraction(1, 100)))
+        return _float(_Side(toks, expression).value(Fraction(1, 100)))
     except _Unreadable as e:
         raise ValueError(f"not an arithmetic expression: {expression!r} ({e})") from None

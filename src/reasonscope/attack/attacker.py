@@ -102,11 +102,12 @@ class Insertion:
         return {"draws": self.draws, "rejected_retokenisation": self.rejected_retokenisation,
                 "rejected_meaning": self.rejected_meaning, "similarity": self.similarity, "passed": self.passed}
 
-    def invalid(self, min_similarity: float | None, draws: int) -> str | None:
+    def invalid(self) -> str | None:
+        """Why the insertion is not a valid attack (None when a draw passed)."""
         if self.passed:
             return None
-        return (f"no random insertion of {draws} draws survived re-tokenisation and kept a cosine >= "
-                f"{min_similarity} to the original question")
+        return (f"none of {self.draws} random insertions passed the filters ({self.rejected_retokenisation} changed "
+                f"under re-tokenisation, {self.rejected_meaning} below the meaning filter's cosine)")
 
 
 class Attacker:
@@ -261,7 +262,7 @@ class Attacker:
         return AttackResult("random", self.question_text(ins.question), chain, before, self.objective(pert),
                             ins.inserted, seconds=time.perf_counter() - start, details={"regeneration_s": regen},
                             insertion=ins.record(),
-                            invalid=ins.invalid(self.settings.min_similarity, self.settings.insert_draws))
+                            invalid=ins.invalid())
 
     def _similarities(self, original: str, texts: list[str]) -> list[float | None]:
         """Embedding cosine of each text to the original question (None each without a meaning filter)."""
@@ -329,7 +330,7 @@ class Attacker:
         chain, regen = self._timed_chain(current)
         final = self.question_text(current.question)
         # a kept replacement passed both filters; with none kept the question is the insertion's
-        invalid = ins.invalid(s.min_similarity, s.insert_draws) if len(trace) == 1 else None
+        invalid = ins.invalid() if len(trace) == 1 else None
         return AttackResult("token", final, chain, before, best, inserted, rejected, steps_done,
                             time.perf_counter() - start, {"objective_trace": trace, "regeneration_s": regen,
                                                           "replacements_kept": len(trace) - 1},
