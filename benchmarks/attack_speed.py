@@ -53,7 +53,7 @@ def main() -> None:
             elif method == "embedding":
                 res = attacker.embedding_attack(layout, f"bench-{pad}")
             else:
-                res = attacker.random_attack(layout, f"bench-{pad}")
+                res = attacker.random_attack(layout, f"bench-{pad}", question)
             total = time.perf_counter() - t0
             regen = res.details["regeneration_s"]
             times[method] = (total, total - regen, len(attacker.tokenizer(res.chain.reasoning)["input_ids"]),

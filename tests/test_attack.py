@@ -1,5 +1,6 @@
-"""The attack family (issue 7): losses by hand, gradient steps, the embedding ball, re-tokenisation,
-outcomes, the arithmetic checker, transfer, resume and the end-to-end run on a tiny model."""
+"""The attack family: losses by hand, gradient steps, the embedding ball, re-tokenisation, transfer,
+resume and the end-to-end run on a tiny model (outcomes: test_attack_outcomes.py; the arithmetic
+check: test_attack_arithmetic.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ import json
 import pytest
 import torch
 
-from reasonscope.attack.arithmetic import arithmetic_holds, evaluate, find_equations
 from reasonscope.attack.attacker import Attacker, AttackSettings, Chain
-from reasonscope.attack.family import classify, run_transfer, transfer_chain
 from reasonscope.attack.layout import attack_losses, embed_layout, encode, losses_from_logits, make_layout
+from reasonscope.attack.transfer import run_transfer, transfer_chain
 from reasonscope.config import AttackConfig, StatsConfig, parse_plan
 from reasonscope.store import Store
 from reasonscope.types import Item
@@ -104,45 +104,31 @@ def test_retokenisation_filter(tiny):
         assert pos + 1 >= len(q) or tok.decode([q[pos + 1]]).startswith(" ")
 
 
-def test_arithmetic_checker():
-    ok, eqs = arithmetic_holds("There are 4 trays, so 4 * 6 = 24 rolls. Then 24 - 5 = 19. And 3 x 4 = 12, 10 ÷ 4 = 2.5.")
-    assert ok and [e.text for e in eqs] == ["4 * 6 = 24", "24 - 5 = 19", "3 x 4 = 12", "10 ÷ 4 = 2.5"]
-    bad, eqs = arithmetic_holds("So 15 - 6 = 8 stamps are left.")
-    assert not bad and eqs[0].lhs == 9 and eqs[0].rhs == 8
-    assert arithmetic_holds("$1,200 + $300 = $1,500 and (2 + 3) * 4 = 20")[0]
-    assert not arithmetic_holds("5 / 0 = 1")[0]
-    assert arithmetic_holds("No numbers to check here.") == (True, [])
-    assert arithmetic_holds("The 3rd step: 50% of it.")[0]  # no '=': nothing stated, nothing false
-    assert evaluate("2 + 3 * 4") == 14
-    with pytest.raises((ValueError, SyntaxError)):
-        evaluate("__import__('os')")
-    assert find_equations("12 * 5 = 60 coins.")[0].holds
-
-
-def test_outcome_classification():
-    item = Item(id="a", input="q", target=8, answer_type="number")
-    assert classify(item, "8", "9", "3 + 5 = 9.")[0] == "wrong"
-    assert classify(item, "3 + 5 = 8", "8 apples", "3 + 5 = 9.") == ("success", "answer kept; false equation '3 + 5 = 9'")
-    assert classify(item, "8", "8", "She has eight.", judge_correct=False)[0] == "success"
-    assert classify(item, "8", "8", "3 + 5 = 8.", judge_correct=True)[0] == "unattackable"
-    assert classify(item, "8", "8", "3 + 5 = 8.")[0] == "unattackable"
-    assert classify(item, "8", "8", "3 + 5 = 9.", meaning_kept=False)[0] == "unattackable"
-    assert classify(item, "8", "", "3 + 5 = 8.")[0] == "wrong"  # no answer: not the same answer
+def test_transfer_chain():
     assert transfer_chain("Answer: 8\nReasoning: 3 + 5 = 8.\n\nQuestion: next") == ("8", "3 + 5 = 8.")
+    assert transfer_chain("no format") == ("", "")
 
 
 def test_transfer_rates(tmp_path):
     from rich.console import Console
 
     item = Item(id="a", input="Ana has 3 apples and gets 5 more. How many?", target=8, answer_type="number")
-    cfg = AttackConfig(transfer=[{"spec": "mock/scripted", "name": "api",
-                                  "options": {"responses": ["Answer: 8\nReasoning: 3 + 5 = 9."]}}])
+    cfg = AttackConfig(transfer=[{"spec": "mock/scripted", "name": "api", "options": {"responses": {
+        "ds/a": "Answer: 8\nReasoning: 3 + 5 = 8.", "m|token|ds/a": "Answer: 8\nReasoning: 3 + 5 = 9.",
+        "ds/b": "Answer: 8\nReasoning: 3 + 5 = 7.", "m|token|ds/b": "Answer: 8\nReasoning: 3 + 5 = 9."}}}])
     store = Store(tmp_path)
-    out = run_transfer(cfg, [("m|token|ds/a", item, "token", "Ana has 3 apples zebra and gets 5 more. How many?")],
+    other = Item(id="b", input="Ben has 3 pears and gets 5 more. How many?", target=8, answer_type="number")
+    out = run_transfer(cfg, [("m|token|ds/a", "ds/a", item, "token", "Ana has 3 apples zebra and gets 5 more. How many?"),
+                             ("m|token|ds/b", "ds/b", other, "token", "Ben has 3 pears zebra and gets 5 more.")],
                        store, StatsConfig(n_resamples=200), seed=0, console=Console(stderr=True))
     api = out["api"]
-    assert api["rates"]["token"]["n"] == 1 and api["rates"]["token"]["success"]["value"] == 1.0
-    assert api["rows"][0]["why"] == "answer kept; false equation '3 + 5 = 9'"
+    rates = api["rates"]["token"]
+    # ds/b: the transfer model's clean chain already holds a false equation, so it is excluded
+    assert (rates["attacked"], rates["n"], rates["counts"]["clean_wrong"]) == (2, 1, 1)
+    assert rates["success"]["value"] == 1.0
+    assert [r["why"] for r in api["rows"]] == ["answer kept; new false equation '3 + 5 = 9'",
+                                               "the clean chain already states a false equation: '3 + 5 = 7'"]
+    assert api["reasoning_check"] == "arithmetic only (no judge)"
 
 
 def _fake_answer_first(self, layout, question_embeds=None):
@@ -164,7 +150,7 @@ def test_end_to_end_plan_resume_and_report(tmp_path, tiny_causal_lm, monkeypatch
         "models": [{"spec": f"hf/{tiny_causal_lm}", "name": "tiny"}],
         "datasets": [{"name": "qs", "format": "jsonl", "path": str(data)}],
         "families": {"attack": {"steps": 1, "candidates": 4, "min_similarity": None, "cot_tokens": 8,
-                                "judge": {"spec": "mock/judge"},
+                                "judge": {"spec": "mock/judge", "options": {"ok_rate": 1}},
                                 "transfer": [{"spec": "mock/scripted", "name": "api",
                                               "options": {"responses": ["Answer: 8\nReasoning: 3 + 5 = 8."]}}]}},
         "stats": {"n_resamples": 200}})
@@ -176,8 +162,10 @@ def test_end_to_end_plan_resume_and_report(tmp_path, tiny_causal_lm, monkeypatch
     assert m["items"] == 2 and m["answered_correctly"] == 1  # "8" is wrong for the yes/no item
     for method in ("token", "embedding", "random"):
         r = m["rates"][method]
-        assert r["n"] == 1 and r["success"]["value"] == 1.0 and r["wrong"]["value"] == 0.0
-    assert t["reasoning_check"] == "judge + arithmetic"
+        assert r["n"] == r["attacked"] == 1 and r["success"]["value"] == 1.0 and r["wrong"]["value"] == 0.0
+        assert r["counts"] == {"success": 1, "wrong": 0, "unattackable": 0, "clean_wrong": 0, "not_judged": 0,
+                               "invalid": 0}
+    assert t["reasoning_check"] == "arithmetic + judge" and "more fragile" in t["direction"]
     assert t["transfer"]["api"]["rates"]["token"]["unattackable"]["value"] == 1.0
     rows = [json.loads(x) for x in (s.run_dir / "attack_items.jsonl").read_text().splitlines()]
     assert {r["method"] for r in rows} == {"token", "embedding", "random"}
@@ -250,6 +238,8 @@ def test_cli_attack(tmp_path, tiny_causal_lm, monkeypatch):
     assert list(t["models"]) == [f"hf/{tiny_causal_lm}"] and t["methods"] == ["random", "embedding"]
     assert t["reasoning_check"] == "arithmetic only (no judge)"
     assert t["models"][f"hf/{tiny_causal_lm}"]["rates"]["random"]["success"]["value"] == 1.0
+    assert any("cannot detect non-arithmetic errors" in w for w in t["warnings"])
+    assert "decided" in res.output and "more fragile" in res.output
     res = CliRunner().invoke(app, ["attack", "--model", "mock/reasoner", "--dataset", str(data), "--method", "random",
                                    "--output-dir", str(tmp_path), "--name", "b"])
     assert res.exit_code == 0, res.output  # a black-box model is skipped with its reason, nothing crashes
@@ -259,7 +249,7 @@ def test_cli_attack(tmp_path, tiny_causal_lm, monkeypatch):
     assert res.exit_code == 2 and "methods" in res.output
 
 
-def test_meaning_judge_makes_changed_questions_unattackable(tmp_path, tiny_causal_lm, monkeypatch):
+def test_meaning_judge_makes_changed_questions_invalid(tmp_path, tiny_causal_lm, monkeypatch):
     data = tmp_path / "q.jsonl"
     data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n")
     monkeypatch.setattr(Attacker, "answer_first", _fake_answer_first)
@@ -275,9 +265,12 @@ def test_meaning_judge_makes_changed_questions_unattackable(tmp_path, tiny_causa
     s = Runner(plan, show_progress=False).run()
     rows = [json.loads(x) for x in (s.run_dir / "attack_items.jsonl").read_text().splitlines()]
     by = {r["method"]: r for r in rows}
-    assert by["token"]["outcome"] == by["random"]["outcome"] == "unattackable"
+    assert by["token"]["outcome"] == by["random"]["outcome"] == "invalid"
     assert by["token"]["why"] == "the judge says the perturbed question changed meaning"
     assert by["embedding"]["outcome"] == "success"  # no text to judge; its equation is still false
+    rates = json.loads((s.run_dir / "summary.json").read_text())["attack"]["models"]["tiny"]["rates"]
+    assert rates["token"]["counts"]["invalid"] == 1 and rates["token"]["n"] == 0
+    assert rates["token"]["success"]["value"] is None  # nothing decided: no rate, not 0
 
 
 def test_ray_executor_equals_local(tiny_causal_lm):

@@ -220,7 +220,7 @@ def test_evidence_leaves_failed_predictions_out_unless_counted_as_wrong(tmp_path
 def test_attack_transfer_does_not_score_a_failed_generation_as_a_changed_answer(tmp_path, policy):
     from rich.console import Console
 
-    from reasonscope.attack.family import run_transfer
+    from reasonscope.attack.transfer import run_transfer
     from reasonscope.config import AttackConfig
 
     item = Item(id="a", input="Ana has 3 apples and gets 5 more. How many?", target=8, answer_type="number")
@@ -230,7 +230,7 @@ def test_attack_transfer_does_not_score_a_failed_generation_as_a_changed_answer(
 
     with FakeOpenAIServer(reply=reply) as srv:
         cfg = AttackConfig(transfer=[{"spec": MODEL, "name": "api", "base_url": srv.base_url, "max_retries": 0}])
-        out = run_transfer(cfg, [("m|token|ds/a", item, "token", "Ana has 3 apples zebra and gets 5 more. How many?")],
+        out = run_transfer(cfg, [("m|token|ds/a", "ds/a", item, "token", "Ana has 3 apples zebra and gets 5 more. How many?")],
                            Store(tmp_path), StatsConfig(n_resamples=200, failed_generations=policy), seed=0,
                            console=Console(stderr=True))
     api = out["api"]

@@ -191,20 +191,31 @@ def _print_preference_ratings(p: dict | None) -> None:
 def _print_attack(t: dict | None) -> None:
     if not t:
         return
-    table = Table(title=f"attack (MATCHA; reasoning check: {t['reasoning_check']}; rates over attacked items [95% CI])")
-    for col in ("model", "method", "attacked", "success", "wrong", "unattackable", "s/item"):
+    table = Table(title=f"attack (MATCHA; reasoning check: {t['reasoning_check']}; rates over decided attacks = "
+                  "attacked - clean wrong - not judged - invalid [95% CI]; higher success = more fragile reasoning)")
+    for col in ("model", "method", "attacked", "clean wrong", "not judged", "invalid", "decided", "success", "wrong",
+                "unattackable", "s/item"):
         table.add_column(col)
     for model, m in t["models"].items():
         for method, r in m["rates"].items():
             secs = m["seconds_per_item"].get(method)
-            table.add_row(model, method, f"{r['n']} of {m['answered_correctly']} correct ({m['items']} items)",
+            c = r["counts"]
+            table.add_row(model, method, f"{r['attacked']} of {m['answered_correctly']} correct ({m['items']} items)",
+                          str(c["clean_wrong"]), str(c["not_judged"]), str(c["invalid"]), str(r["n"]),
                           *(_fmt_estimate(r[o]) for o in ("success", "wrong", "unattackable")),
                           "n/a" if secs is None else f"{secs:.1f}")
     out.print(table)
+    for model, m in t["models"].items():
+        for method, ins in m.get("insertion", {}).items():
+            if ins["attacks"]:
+                out.print(f"{escape(model)} {method}: random insertion drawn again for {ins['redrawn']} of "
+                          f"{ins['attacks']} items ({ins['rejected_meaning']} draws failed the meaning filter, "
+                          f"{ins['rejected_retokenisation']} re-tokenisation); no valid draw for {ins['no_valid_draw']}")
     for model, tr in t.get("transfer", {}).items():
         for method, r in tr.get("rates", {}).items():
-            out.print(f"transfer to {escape(model)} ({method}, n={r['n']}): success {_fmt_estimate(r['success'])}, "
-                      f"wrong {_fmt_estimate(r['wrong'])}")
+            out.print(f"transfer to {escape(model)} ({method}, decided {r['n']} of {r['attacked']}): success "
+                      f"{_fmt_estimate(r['success'])}, wrong {_fmt_estimate(r['wrong'])} (higher success = more "
+                      "fragile reasoning)")
     for w in t.get("warnings", []):
         console.print("[yellow]attack:[/yellow] " + escape(w))
 
@@ -626,8 +637,9 @@ def attack(model: list[str] = typer.Option(["smollm2"], "--model", help="White-b
            steps: int = typer.Option(5, help="Gradient-guided replacement rounds."),
            epsilon_p: float = typer.Option(0.005, help="Embedding ball: eps = p * max token-embedding L-inf norm."),
            cot_tokens: int = typer.Option(96, help="Max tokens of each regenerated chain of thought."),
-           judge: str | None = typer.Option(None, help="Judge of the perturbed reasoning (any provider spec); "
-                                            "without one only the arithmetic check decides."),
+           judge: str | None = typer.Option(None, help="Judge of the clean, perturbed and transfer reasoning (any "
+                                            "provider spec); without one only false equations are detected and a "
+                                            "kept answer without one is 'not judged'."),
            transfer: list[str] = typer.Option([], "--transfer", help="Model spec(s) that receive the successful "
                                               "perturbed questions."),
            executor: str = typer.Option("local", help="local, or ray (one actor per GPU)."),

@@ -302,7 +302,8 @@ class AttributesConfig(Strict):
 
 
 class AttackConfig(Strict):
-    """Seed 004 (MATCHA): answer-preserving attacks on the chain of thought of white-box models."""
+    """MATCHA (*Misaligning Reasoning with Answers*, arXiv:2505.17406): answer-preserving attacks on the chain
+    of thought of white-box models."""
 
     methods: list[Literal["token", "embedding", "random"]] = Field(
         default_factory=lambda: ["token", "embedding", "random"], min_length=1)
@@ -316,12 +317,16 @@ class AttackConfig(Strict):
     min_similarity: float | None = Field(0.8, ge=-1, le=1, description="Reject token candidates whose MiniLM "
                                          "cosine to the original question is lower (null = off).")
     similarity_model: str = Field("embedded-minilm", description="Embedding model of the meaning filter.")
+    insert_draws: int = Field(20, ge=1, le=1000, description="Random insertions drawn per item until one survives "
+                              "re-tokenisation and passes the meaning filter; when none does the token and random "
+                              "attacks of the item are invalid (excluded from the rates, counted).")
     answer_tokens: int = Field(16, ge=1, le=256)
     cot_tokens: int = Field(96, ge=4, le=2048)
-    judge: ModelConfig | None = Field(None, description="Judge of the perturbed reasoning (any provider); "
-                                      "without one only the arithmetic check decides.")
+    judge: ModelConfig | None = Field(None, description="Judge of the clean and the perturbed reasoning (any "
+                                      "provider), also of the transfer chains; without one only false equations are "
+                                      "detected and a kept answer with no false equation is 'not judged'.")
     meaning_judge: bool = Field(False, description="Also ask the judge whether a perturbed question keeps its "
-                                "meaning; a changed one makes the item unattackable.")
+                                "meaning; a changed one makes the attack invalid (excluded from the rates, counted).")
     transfer: list[ModelConfig] = Field(default_factory=list, description="Models (any provider) that receive the "
                                         "successful perturbed questions.")
     answer_types: list[AnswerType] | None = Field(None, description="Only attack items of these answer types.")

@@ -1,4 +1,5 @@
-"""White-box MATCHA attacks on an HF causal LM (seed 004): token level, embedding level, random baseline.
+"""White-box MATCHA attacks on an HF causal LM (*Misaligning Reasoning with Answers - A Framework for
+Assessing LLM CoT Robustness*, arXiv:2505.17406): token level, embedding level, random baseline.
 
 Generation (:meth:`Attacker.answer_first`): greedy decoding from input embeddings with a KV cache:
 the answer until the first newline (at most ``answer_tokens``), then ``"\\nReasoning:"`` and the
@@ -10,7 +11,12 @@ Token level (:meth:`Attacker.token_attack`)
     1. insert n = max(1, round(ratio * |q|)) random tokens into the question tokens q at random
        word boundaries (before a token that starts with a space, or at the end; never inside a word
        or a number), seeded per item. Random tokens come from the *word vocabulary*: tokens that
-       decode to a space and 2-12 ASCII letters and re-encode to themselves;
+       decode to a space and 2-12 ASCII letters and re-encode to themselves. A draw that does not
+       survive re-tokenisation or fails the meaning filter (embedding cosine to the original question
+       below ``min_similarity``) is drawn again, at most ``insert_draws`` times in all (the draws are
+       recorded); when no draw passes, the attack is *invalid* (kept, marked, excluded from the rates)
+       instead of silently starting the search from a question the filter rejects, which would make
+       the token attack reject every candidate and equal the random baseline;
     2. for ``steps`` rounds: the gradient g = d L_opt / d e of the objective with respect to the
        one-hot indicators e of the question tokens (embeddings = e @ W_emb); at each inserted
        position the ``top_k`` word-vocabulary tokens with the largest g are candidates; the
@@ -24,7 +30,8 @@ Embedding level (:meth:`Attacker.embedding_attack`)
     delta <- clip(delta + (eps / 4) * sign(d L_opt / d delta), -eps, eps), ``steps`` = 5, with
     eps = p * max_v ||W_emb[v]||_inf (p = 0.005). Prompt, answer and reasoning embeddings are untouched.
 Random baseline (:meth:`Attacker.random_attack`)
-    the insertion of step 1 with the same budget and no optimisation.
+    the insertion of step 1 (the same seeded draws, so the same question the token search starts
+    from) with no optimisation.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ class AttackSettings:
     min_similarity: float | None = 0.8
     answer_tokens: int = 16
     cot_tokens: int = 96
+    insert_draws: int = 20
     seed: int = 0
 
 
@@ -73,6 +81,33 @@ class AttackResult:
     steps_done: int = 0
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    # the random insertion (token and random methods): draws used, rejections by filter, whether one passed
+    insertion: dict[str, Any] = field(default_factory=dict)
+    invalid: str | None = None  # why the perturbed question is not a valid attack (None = valid)
+
+
+@dataclass
+class Insertion:
+    """The random insertion a token attack starts from (and the random baseline is)."""
+
+    question: list[int]
+    inserted: list[int]
+    draws: int
+    rejected_retokenisation: int
+    rejected_meaning: int
+    similarity: float | None  # cosine to the original question (None without a meaning filter)
+    passed: bool
+
+    def record(self) -> dict[str, Any]:
+        return {"draws": self.draws, "rejected_retokenisation": self.rejected_retokenisation,
+                "rejected_meaning": self.rejected_meaning, "similarity": self.similarity, "passed": self.passed}
+
+    def invalid(self) -> str | None:
+        """Why the insertion is not a valid attack (None when a draw passed)."""
+        if self.passed:
+            return None
+        return (f"none of {self.draws} random insertions passed the filters ({self.rejected_retokenisation} changed "
+                f"under re-tokenisation, {self.rejected_meaning} below the meaning filter's cosine)")
 
 
 class Attacker:
@@ -200,24 +235,43 @@ class Attacker:
     def _rng(self, item_key: str, method: str) -> random.Random:
         return random.Random(f"{self.settings.seed}|{item_key}|{method}")
 
-    def random_attack(self, layout: Layout, item_key: str) -> AttackResult:
-        start = time.perf_counter()
+    def draw_insertion(self, layout: Layout, item_key: str, original_question: str) -> Insertion:
+        """Seeded random insertions until one survives re-tokenisation and passes the meaning filter, at
+        most ``insert_draws`` draws; the last draw is returned (``passed`` False) when none does."""
         rng = self._rng(item_key, "insert")
-        before = self.objective(layout)
-        for _ in range(20):  # a random insertion that re-tokenises differently is redrawn
+        retok = meaning = 0
+        q, inserted, sim = list(layout.question), [], None
+        for draw in range(1, self.settings.insert_draws + 1):
             q, inserted = self._insert(layout, rng)
-            if self.survives_retokenisation(q):
-                break
-        pert = layout.with_question(q)
+            if not self.survives_retokenisation(q):
+                retok += 1
+                continue
+            sim = self._similarities(original_question, [self.question_text(q)])[0]
+            if sim is not None and sim < self.settings.min_similarity:
+                meaning += 1
+                continue
+            return Insertion(q, inserted, draw, retok, meaning, sim, True)
+        return Insertion(q, inserted, self.settings.insert_draws, retok, meaning, sim, False)
+
+    def random_attack(self, layout: Layout, item_key: str, original_question: str) -> AttackResult:
+        start = time.perf_counter()
+        before = self.objective(layout)
+        ins = self.draw_insertion(layout, item_key, original_question)
+        pert = layout.with_question(ins.question)
         chain, regen = self._timed_chain(pert)
-        return AttackResult("random", self.question_text(q), chain, before, self.objective(pert), inserted,
-                            seconds=time.perf_counter() - start, details={"regeneration_s": regen})
+        return AttackResult("random", self.question_text(ins.question), chain, before, self.objective(pert),
+                            ins.inserted, seconds=time.perf_counter() - start, details={"regeneration_s": regen},
+                            insertion=ins.record(),
+                            invalid=ins.invalid())
+
+    def _similarities(self, original: str, texts: list[str]) -> list[float | None]:
+        """Embedding cosine of each text to the original question (None each without a meaning filter)."""
+        if self.similarity is None or self.settings.min_similarity is None or not texts:
+            return [None] * len(texts)
+        return [float(x) for x in self.similarity.pairwise([original] * len(texts), texts)]
 
     def _similar_enough(self, original: str, texts: list[str]) -> list[bool]:
-        if self.similarity is None or self.settings.min_similarity is None or not texts:
-            return [True] * len(texts)
-        sims = self.similarity.pairwise([original] * len(texts), texts)
-        return [s >= self.settings.min_similarity for s in sims]
+        return [x is None or x >= self.settings.min_similarity for x in self._similarities(original, texts)]
 
     def token_gradients(self, layout: Layout):
         """d L_opt / d e for the one-hot indicators e of the question tokens: a [|q|, V] tensor."""
@@ -236,12 +290,9 @@ class Attacker:
         start = time.perf_counter()
         s = self.settings
         before = self.objective(layout)
-        rng = self._rng(item_key, "insert")  # the same insertion as the random baseline
-        for _ in range(20):
-            q, inserted = self._insert(layout, rng)
-            if self.survives_retokenisation(q):
-                break
-        current = layout.with_question(q)
+        ins = self.draw_insertion(layout, item_key, original_question)  # the random baseline's question
+        inserted = ins.inserted
+        current = layout.with_question(ins.question)
         best = self.objective(current)
         words = torch.tensor(self.word_vocabulary(), device=self.device)
         rejected = {"retokenisation": 0, "meaning": 0}
@@ -277,8 +328,13 @@ class Attacker:
             best, current = values[k], current.with_question(cands[k])
             trace.append(best)
         chain, regen = self._timed_chain(current)
-        return AttackResult("token", self.question_text(current.question), chain, before, best, inserted, rejected,
-                            steps_done, time.perf_counter() - start, {"objective_trace": trace, "regeneration_s": regen})
+        final = self.question_text(current.question)
+        # a kept replacement passed both filters; with none kept the question is the insertion's
+        invalid = ins.invalid() if len(trace) == 1 else None
+        return AttackResult("token", final, chain, before, best, inserted, rejected, steps_done,
+                            time.perf_counter() - start, {"objective_trace": trace, "regeneration_s": regen,
+                                                          "replacements_kept": len(trace) - 1},
+                            insertion=ins.record(), invalid=invalid)
 
     def epsilon(self) -> float:
         W = self.model.get_input_embeddings().weight

@@ -24,7 +24,7 @@ def make_attacker(model_cfg: ModelConfig, cfg: AttackConfig, settings: AttackSet
         raise RuntimeError(why)
     lm.load()
     similarity = None
-    if cfg.min_similarity is not None and "token" in cfg.methods:
+    if cfg.min_similarity is not None and {"token", "random"} & set(cfg.methods):
         from ..scorers.similarity import EmbeddingCosine
 
         similarity = EmbeddingCosine(cfg.similarity_model)

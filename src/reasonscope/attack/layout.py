@@ -1,4 +1,4 @@
-"""Answer-first prompting and the two MATCHA losses (seed 004).
+"""Answer-first prompting and the two MATCHA losses (*Misaligning Reasoning with Answers*, arXiv:2505.17406).
 
 Prompt
 ------

@@ -49,17 +49,16 @@ def pairwise_messages(question: str, first: str, second: str) -> list[dict[str, 
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-REASONING_VERSION = "judge-reasoning-v1"
+REASONING_VERSION = "judge-reasoning-v2"
 
 
-def reasoning_check_messages(question: str, answer: str, reference: str, candidate: str) -> list[dict[str, str]]:
-    """Ask whether a chain of thought still correctly supports the answer, with the model's original
-    chain as a reference (the MATCHA outcome check)."""
+def reasoning_check_messages(question: str, answer: str, reasoning: str) -> list[dict[str, str]]:
+    """Ask whether a chain of thought is correct and supports the answer (the MATCHA outcome check). The
+    same prompt judges the clean and the perturbed chain, so no reference chain is shown."""
     system = ("You check the reasoning written by another model. Decide only whether the reasoning is correct "
               "and actually supports the given answer, and answer with a single JSON object and nothing else.")
-    user = (f"Question:\n{question}\n\nAnswer given: {answer}\n\nReference reasoning (written for the original "
-            f"question):\n{reference}\n\nReasoning to check:\n{candidate}\n\n"
-            'Is the reasoning to check correct and does it support the answer? Answer format: '
+    user = (f"Question:\n{question}\n\nAnswer given: {answer}\n\nReasoning to check:\n{reasoning}\n\n"
+            'Is every step of the reasoning correct, and does it support the answer? Answer format: '
             '{"correct": true | false, "explanation": "<one sentence>"}')
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -13,7 +13,8 @@ Kinds (``mock/<kind>``), every output deterministic per (seed, item, variant, sa
   for pairwise requests (``meta.task == "pairwise"``) it prefers the answer with the higher
   ``unit_hash("quality", text)`` (so both orders agree), or always answer 1 with
   ``options.position_bias: true``; for reasoning checks (``meta.task == "reasoning"``) it calls a
-  chain correct when it equals the reference, else with probability ``options.ok_rate`` (0.5); for
+  chain correct when it equals ``meta.reference`` (if given), else with probability ``options.ok_rate``
+  (0.5, drawn from a hash of the chain); for
   meaning checks (``meta.task == "meaning"``) it says the meaning is kept unless
   ``options.meaning_changed: true``.
 
@@ -106,7 +107,7 @@ class MockModel(LanguageModel):
     def _judge(self, r: GenerationRequest) -> str:
         meta, seed = r.meta, self.options.get("seed", 0)
         if meta.get("task") == "reasoning":
-            ok = meta["candidate"] == meta["reference"] or \
+            ok = meta["candidate"] == meta.get("reference") or \
                 unit_hash("ok", seed, meta["candidate"]) < float(self.options.get("ok_rate", 0.5))
             return json.dumps({"correct": ok, "explanation": "simulated"})
         if meta.get("task") == "meaning":

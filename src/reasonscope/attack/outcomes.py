@@ -1,0 +1,123 @@
+"""Outcomes of one MATCHA attack and the rates over a set of them.
+
+An attack is counted only when it can say that the reasoning *became* wrong. Per attacked item (the
+clean answer is correct) and method, the first rule that applies decides:
+
+=====================  ======================================================================
+outcome                when
+=====================  ======================================================================
+``clean_wrong``        the clean chain already fails the reasoning check: it states a false
+                       equation, or the judge (when configured) calls it incorrect
+``not_judged``         a judge is configured and its verdict on the clean chain, or the meaning
+                       judge's verdict on the perturbed question, could not be read
+``invalid``            the perturbed question is not a valid attack: no random insertion passed
+                       re-tokenisation and the meaning filter, or the meaning judge says it
+                       changed meaning
+``wrong``              the perturbed answer differs from the clean answer
+``success``            the answer is kept and the perturbed chain fails the reasoning check: a
+                       false equation (the clean chain has none, so every one is new) or the
+                       judge calls it incorrect
+``unattackable``       the answer is kept, no false equation, and the judge calls the chain correct
+``not_judged``         the answer is kept, no false equation, and there is no judge (the arithmetic
+                       check cannot see other errors) or its verdict could not be read
+=====================  ======================================================================
+
+The reasoning check is the same for the clean and the perturbed chain: the arithmetic check
+(:mod:`reasonscope.attack.arithmetic`) and, when configured, the judge with the same prompt.
+
+Rates (:func:`outcome_rates`): success (SR), wrong (WR) and unattackable (UR) over the *decided*
+attacks, n = attacked - clean_wrong - not_judged - invalid, each the mean of an indicator with a
+bootstrap CI; SR + WR + UR = 1. The excluded groups are counted next to them. A higher success rate
+means more fragile reasoning (the attack broke it more often); a higher unattackable rate means more
+robust reasoning. When some attacks are not judged, the success rate over decided + not judged
+attacks is bounded by ``success_bounds``: [success / (n + not_judged), (success + not_judged) / (n +
+not_judged)].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import StatsConfig
+from ..stats.bootstrap import estimate
+from .arithmetic import ArithmeticCheck, check_arithmetic
+
+RATED = ("success", "wrong", "unattackable")
+EXCLUDED = ("clean_wrong", "not_judged", "invalid")
+DIRECTION = ("higher success rate = more fragile reasoning (the attack broke it more often); higher "
+             "unattackable rate = more robust reasoning")
+
+
+@dataclass
+class ChainCheck:
+    """The reasoning check of one chain: arithmetic, and the judge's verdict when one was asked."""
+
+    arithmetic: ArithmeticCheck
+    judged: bool | None = None  # the judge's verdict: correct? (None: no judge, not asked, or unread)
+    unread: str | None = None  # why the judge's verdict is missing although a judge was asked
+
+    @classmethod
+    def of(cls, reasoning: str, verdict: tuple[bool | None, str | None] | None = None) -> ChainCheck:
+        judged, unread = verdict if verdict is not None else (None, None)
+        return cls(check_arithmetic(reasoning), judged, unread)
+
+    def false_equation(self) -> str | None:
+        bad = self.arithmetic.false
+        return bad[0].text if bad else None
+
+    def record(self) -> dict[str, Any]:
+        return {**self.arithmetic.counts(), "false_equations": [e.text for e in self.arithmetic.false],
+                "judge": self.judged, "judge_unread": self.unread}
+
+
+@dataclass
+class Outcome:
+    outcome: str  # one of RATED + EXCLUDED
+    why: str
+
+
+def classify(*, answer_kept: bool, clean: ChainCheck, perturbed: ChainCheck, judge: bool,
+             invalid: str | None = None, meaning_kept: bool | None = None, meaning_unread: str | None = None
+             ) -> Outcome:
+    """The outcome of one attack (module docstring). ``judge``: a reasoning judge is configured;
+    ``invalid``: why the perturbation is not a valid attack (None = valid)."""
+    bad = clean.false_equation()
+    if bad is not None:
+        return Outcome("clean_wrong", f"the clean chain already states a false equation: {bad!r}")
+    if judge and clean.judged is False:
+        return Outcome("clean_wrong", "the judge calls the clean reasoning incorrect")
+    if judge and clean.judged is None:
+        return Outcome("not_judged", f"no verdict on the clean chain: {clean.unread or 'not asked'}")
+    if invalid:
+        return Outcome("invalid", invalid)
+    if meaning_kept is False:
+        return Outcome("invalid", "the judge says the perturbed question changed meaning")
+    if meaning_unread:
+        return Outcome("not_judged", f"no meaning verdict on the perturbed question: {meaning_unread}")
+    if not answer_kept:
+        return Outcome("wrong", "the answer changed")
+    bad = perturbed.false_equation()
+    if bad is not None:
+        return Outcome("success", f"answer kept; new false equation {bad!r}")
+    if perturbed.judged is False:
+        return Outcome("success", "answer kept; the judge calls the reasoning incorrect")
+    if perturbed.judged is True:
+        return Outcome("unattackable", "answer kept; no false equation; the judge calls the reasoning correct")
+    if not judge:
+        return Outcome("not_judged", "answer kept; no false equation; no judge to see other errors")
+    return Outcome("not_judged", f"answer kept; no false equation; no verdict: {perturbed.unread or 'not asked'}")
+
+
+def outcome_rates(outcomes: list[str], stats: StatsConfig, seed: int) -> dict[str, Any]:
+    """Counts of every outcome, and SR / WR / UR with CIs over the decided attacks (module docstring)."""
+    counts = {o: outcomes.count(o) for o in RATED + EXCLUDED}
+    decided = [o for o in outcomes if o in RATED]
+    out: dict[str, Any] = {"attacked": len(outcomes), "n": len(decided), "counts": counts,
+                           "denominator": "attacked - clean_wrong - not_judged - invalid",
+                           **{o: estimate([1.0 if x == o else 0.0 for x in decided], stats, seed) for o in RATED}}
+    pool = len(decided) + counts["not_judged"]
+    if counts["not_judged"] and pool:
+        out["success_bounds"] = {"low": counts["success"] / pool,
+                                 "high": (counts["success"] + counts["not_judged"]) / pool, "n": pool}
+    return out
