@@ -6,7 +6,13 @@ MiniLM, the decoder's cross-attention new; works offline).
 Inputs and targets are text. For a seq2seq model the input goes to the encoder and the target is
 the decoder's label sequence (with its EOS). For a causal LM the sequence is ``input + " " + target +
 EOS`` and only the target positions are labelled. ``log p(y | x)`` is the sum of the target tokens'
-log-probabilities; the per-token mean divides by their number.
+log-probabilities (the default: the sequence log-likelihood of REV and LAREV); the per-token mean
+divides by their number.
+
+Inputs longer than ``max_input_tokens`` (256 by default): :meth:`Evaluator.fit_inputs` shortens the
+*rationale* of an "r + b" input until it fits, never the baseline b, and counts what it shortened. A
+baseline that alone exceeds the budget cannot fit; its end is cut by the tokenizer and it is counted
+apart (``baseline_over_limit``).
 
 A saved evaluator is a folder with the model (safetensors), its tokenizer and ``evaluator.json``
 (kind and source), so ``load_evaluator(folder)`` restores it.
@@ -19,6 +25,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .variants import rationale_input
 
 MINILM_ED = "embedded-minilm-ed"
 # EncoderDecoderModel warns on every call with labels that old (< 4.12) checkpoints computed the loss
@@ -65,6 +73,38 @@ class Evaluator:
                 "attention_mask": torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows]),
                 "labels": torch.tensor([lab + [-100] * (width - len(lab)) for lab in labels])}
 
+    def input_lengths(self, texts: list[str]) -> list[int]:
+        """Tokens of each input as :meth:`batch` counts them (special tokens included for seq2seq)."""
+        if not texts:
+            return []
+        enc = self.tokenizer(list(texts), add_special_tokens=self.kind == "seq2seq", truncation=False)
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def fit_inputs(self, rationales: list[str], baselines: list[str]) -> tuple[list[str], dict[str, int]]:
+        """The "r + b" inputs (:func:`~reasonscope.information.variants.rationale_input`), each within
+        ``max_input_tokens``: an input that is too long keeps b whole and as many of the rationale's
+        leading tokens as fit (cut at a token boundary of the rationale's own tokenisation). Returns the
+        texts and the counts ``{"inputs", "rationale_truncated", "baseline_over_limit"}``."""
+        texts = [rationale_input(r, b) for r, b in zip(rationales, baselines, strict=True)]
+        counts = {"inputs": len(texts), "rationale_truncated": 0, "baseline_over_limit": 0}
+        limit = self.max_input_tokens
+        for i, n in enumerate(self.input_lengths(texts)):
+            if n <= limit:
+                continue
+            counts["rationale_truncated"] += 1
+            r, b = rationales[i], baselines[i]
+            offsets = self.tokenizer(r, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+            keep = max(0, len(offsets) - (n - limit))
+            while True:
+                text = rationale_input(r[:offsets[keep - 1][1]] if keep else "", b)
+                if keep == 0 or self.input_lengths([text])[0] <= limit:
+                    break
+                keep -= 1
+            if keep == 0 and self.input_lengths([text])[0] > limit:
+                counts["baseline_over_limit"] += 1
+            texts[i] = text
+        return texts, counts
+
     def logits(self, batch: dict, model=None):
         """(logits, labels) aligned so that ``logits[:, t]`` predicts ``labels[:, t]``."""
         model = model or self.model
@@ -81,7 +121,7 @@ class Evaluator:
         logits, labels = self.logits(batch, model)
         return nll_from_logits(logits, labels, scale)
 
-    def log_likelihood(self, inputs: list[str], targets: list[str], *, reduction: str = "mean",
+    def log_likelihood(self, inputs: list[str], targets: list[str], *, reduction: str = "sum",
                        batch_size: int = 16) -> list[float]:
         """log p(y | x) per example: the sum over the target tokens, or their mean (``reduction``)."""
         import torch
