@@ -117,6 +117,7 @@ def batch_token_attributions(evaluator, texts: list[str], targets: list[str], *,
     lig = LayerIntegratedGradients(forward, layer)
     attr = lig.attribute(ids, baselines=reference, additional_forward_args=extra, n_steps=n_steps,
                          internal_batch_size=n_steps * len(texts))
+    attr = attr[:, : ids.shape[1]]  # a causal model's embedding layer also sees the target tokens after the input
     values = attr.sum(-1).detach().cpu().masked_fill(special.cpu(), 0.0).tolist()
     out = []
     for row_offsets, row_values, row_mask in zip(offsets, values, mask.cpu().tolist(), strict=True):
