@@ -305,7 +305,7 @@ class InformationConfig(Strict):
                                        "format (e-SNLI/NLI items 0.005, ECQA and others 5e-4).")
     max_input_tokens: int = Field(256, ge=16, le=8192, description="Evaluator input budget; a longer r + b input "
                                   "has its rationale shortened (b is never cut) and is counted.")
-    baseline_warn_accuracy: float = Field(0.95, gt=0, le=1, description="Warn when Phi_base alone predicts the "
+    baseline_warn_accuracy: float = Field(0.95, ge=0, le=1, description="Warn when Phi_base alone predicts the "
                                           "label of at least this share of held-out items (REV cannot mean much).")
     ig_steps: int = Field(20, ge=2, le=500, description="Integrated-gradients steps.")
     ig_batch_size: int = Field(16, ge=1, le=1024, description="Baselines attributed per integrated-gradients call "
