@@ -11,7 +11,12 @@ import pytest
 from rich.console import Console
 
 from reasonscope.config import InformationConfig
-from reasonscope.information.baseline import NLI_WORDINGS, nli_baseline, question_statement, rule_baseline_with_rule
+from reasonscope.information.baseline import (
+    NLI_WORDINGS,
+    nli_baseline,
+    question_statement,
+    rule_baseline_with_rule,
+)
 from reasonscope.information.family import baseline_notes, make_baselines
 from reasonscope.information.variants import leaky
 from reasonscope.store import Store

@@ -67,3 +67,20 @@ def test_penalty_weights_follow_the_dataset_unless_the_plan_sets_them(fmt, plan,
     items = [Item(id=str(i), input="q", target="entailment", metadata=meta) for i in range(3)]
     w = penalty_weights(cfg, items)
     assert (w.lambda_irm, w.lambda_probe, w.source) == expected
+
+
+def test_scores_from_the_candidate_pass_equal_the_direct_log_likelihood(tiny_seq2seq):
+    from reasonscope.information.family import score_variants
+
+    ev = load_evaluator(str(tiny_seq2seq))
+    baselines = {"a": "A dog runs, which means that an animal moves.", "b": "Since it rains, it may or may not be "
+                 "that he is wet."}
+    y = {"a": "entailment", "b": "neutral"}
+    texts = {"gold": {"a": "dogs are animals", "b": "rain does not say where he is"}}
+    labels = ["contradiction", "entailment", "neutral"]
+    fast, acc_fast, _ = score_variants({"rev": ev}, ev, texts, baselines, y, ["a", "b"], candidates=labels)
+    direct = {i: ev.log_likelihood([rationale_input(texts["gold"][i], baselines[i])], [y[i]])[0]
+              - ev.log_likelihood([f"baseline: {baselines[i]}"], [y[i]])[0] for i in ("a", "b")}
+    assert fast["rev"]["gold"] == pytest.approx(direct, abs=1e-5)
+    preds = ev.predict([rationale_input(texts["gold"][i], baselines[i]) for i in ("a", "b")], labels)
+    assert acc_fast["rev"]["gold"] == sum(p == y[i] for p, i in zip(preds, ("a", "b"), strict=True)) / 2

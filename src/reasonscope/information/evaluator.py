@@ -137,11 +137,18 @@ class Evaluator:
                 out += (sums / mask.sum(1).clamp(min=1) if reduction == "mean" else sums).tolist()
         return out
 
+    def candidate_log_likelihoods(self, inputs: list[str], candidates: list[str], *, batch_size: int = 16
+                                  ) -> list[list[float]]:
+        """log p(c | x) (sum over c's tokens) of every candidate c for every input x, batched across inputs."""
+        flat = self.log_likelihood([x for x in inputs for _ in candidates], list(candidates) * len(inputs),
+                                   reduction="sum", batch_size=batch_size)
+        k = len(candidates)
+        return [flat[i * k:(i + 1) * k] for i in range(len(inputs))]
+
     def predict(self, inputs: list[str], candidates: list[str] | None = None, *, batch_size: int = 16) -> list[str]:
         """The most likely candidate label (summed log-probability), or greedy decoding without candidates."""
         if candidates:
-            scores = [self.log_likelihood([x] * len(candidates), candidates, reduction="sum", batch_size=batch_size)
-                      for x in inputs]
+            scores = self.candidate_log_likelihoods(inputs, candidates, batch_size=batch_size)
             return [candidates[max(range(len(candidates)), key=s.__getitem__)] for s in scores]
         import torch
 

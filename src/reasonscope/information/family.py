@@ -323,8 +323,14 @@ def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str,
             inputs, counts = ev.fit_inputs([by_item[i] for i in have], [baselines[i] for i in have])
             if truncation is not None:
                 truncation[variant] = counts  # the same for every method (one tokenizer)
-            ll = ev.log_likelihood(inputs, [y[i] for i in have], reduction=reduction)
-            preds = ev.predict(inputs, candidates)
+            if candidates and reduction == "sum" and all(y[i] in candidates for i in have):
+                # one pass over the candidates gives both the prediction and log p(y | r, b)
+                cand = ev.candidate_log_likelihoods(inputs, candidates)
+                ll = [c[candidates.index(y[i])] for c, i in zip(cand, have, strict=True)]
+                preds = [candidates[max(range(len(candidates)), key=c.__getitem__)] for c in cand]
+            else:
+                ll = ev.log_likelihood(inputs, [y[i] for i in have], reduction=reduction)
+                preds = ev.predict(inputs, candidates)
             accuracy[method][variant] = sum(_same(p, y[i]) for p, i in zip(preds, have, strict=True)) / max(1, len(have))
             per_item[method][variant] = {i: v - base_ll[i] for i, v in zip(have, ll, strict=True)}
             rows += [{"method": method, "variant": variant, "item": i, "score": v - base_ll[i], "log_p_phi": v,
