@@ -20,13 +20,18 @@ runner = CliRunner()
 
 
 class FixedEvaluator(SimpleNamespace):
-    """predict / log_likelihood from tables keyed by input text."""
+    """Candidate log-likelihoods from tables keyed by input text: the predicted label gets ``ll`` if it is
+    the true one, else -0.001 (and the true label ``ll``)."""
 
-    def predict(self, inputs, candidates):
-        return [self.preds[x] for x in inputs]
-
-    def log_likelihood(self, inputs, targets, reduction="sum"):
-        return [self.ll[x] for x in inputs]
+    def candidate_log_likelihoods(self, inputs, candidates):
+        rows = []
+        for x in inputs:
+            row = [-50.0] * len(candidates)
+            row[candidates.index(self.y[x])] = self.ll[x]
+            if self.preds[x] != self.y[x]:
+                row[candidates.index(self.preds[x])] = -0.001
+            rows.append(row)
+        return rows
 
 
 def test_baseline_only_accuracy_and_warning_by_hand():
@@ -37,7 +42,8 @@ def test_baseline_only_accuracy_and_warning_by_hand():
     ev = FixedEvaluator(preds={baseline_input(b[i]): p for i, p in zip("abcd", ["entailment", "neutral",
                                                                                 "contradiction", "entailment"],
                                                                        strict=True)},
-                        ll={baseline_input(b[i]): v for i, v in zip("abcd", [-0.01, -0.02, -0.03, -2.0], strict=True)})
+                        ll={baseline_input(b[i]): v for i, v in zip("abcd", [-0.01, -0.02, -0.03, -2.0], strict=True)},
+                        y={baseline_input(b[i]): y[i] for i in "abcd"})
     got = baseline_only_accuracy(ev, list("abcd"), b, y, ["contradiction", "entailment", "neutral"], "test")
     assert got["accuracy"] == 0.75 and got["n"] == 4 and got["split"] == "test"
     assert got["mean_log_p_label"] == pytest.approx(-2.06 / 4)

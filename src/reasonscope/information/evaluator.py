@@ -56,9 +56,8 @@ class Evaluator:
         if self.kind == "seq2seq":
             enc = tok(list(inputs), padding=True, truncation=True, max_length=self.max_input_tokens,
                       return_tensors="pt")
-            lab = tok(list(targets), padding=True, truncation=True, max_length=64, return_tensors="pt")
-            labels = lab["input_ids"].masked_fill(lab["attention_mask"] == 0, -100)
-            return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}
+            return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],
+                    "labels": self._seq2seq_labels(targets)}
         rows, labels = [], []
         for x, y in zip(inputs, targets, strict=True):
             xi = tok(x, add_special_tokens=False, truncation=True, max_length=self.max_input_tokens)["input_ids"]
@@ -72,6 +71,10 @@ class Evaluator:
         return {"input_ids": torch.tensor([r + [pad] * (width - len(r)) for r in rows]),
                 "attention_mask": torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows]),
                 "labels": torch.tensor([lab + [-100] * (width - len(lab)) for lab in labels])}
+
+    def _seq2seq_labels(self, targets: list[str]):
+        lab = self.tokenizer(list(targets), padding=True, truncation=True, max_length=64, return_tensors="pt")
+        return lab["input_ids"].masked_fill(lab["attention_mask"] == 0, -100)
 
     def input_lengths(self, texts: list[str]) -> list[int]:
         """Tokens of each input as :meth:`batch` counts them (special tokens included for seq2seq)."""
@@ -139,11 +142,31 @@ class Evaluator:
 
     def candidate_log_likelihoods(self, inputs: list[str], candidates: list[str], *, batch_size: int = 16
                                   ) -> list[list[float]]:
-        """log p(c | x) (sum over c's tokens) of every candidate c for every input x, batched across inputs."""
-        flat = self.log_likelihood([x for x in inputs for _ in candidates], list(candidates) * len(inputs),
-                                   reduction="sum", batch_size=batch_size)
+        """log p(c | x) (sum over c's tokens) of every candidate c for every input x, batched across inputs. A
+        seq2seq evaluator encodes each input once and decodes every candidate from that encoding."""
         k = len(candidates)
-        return [flat[i * k:(i + 1) * k] for i in range(len(inputs))]
+        if self.kind != "seq2seq":
+            flat = self.log_likelihood([x for x in inputs for _ in candidates], list(candidates) * len(inputs),
+                                       reduction="sum", batch_size=batch_size)
+            return [flat[i * k:(i + 1) * k] for i in range(len(inputs))]
+        import torch
+        from transformers.modeling_outputs import BaseModelOutput
+
+        out: list[list[float]] = []
+        self.model.eval()
+        with torch.no_grad():
+            for i in range(0, len(inputs), batch_size):
+                chunk = list(inputs[i:i + batch_size])
+                enc = self.tokenizer(chunk, padding=True, truncation=True, max_length=self.max_input_tokens,
+                                     return_tensors="pt").to(self.device)
+                hidden = self.model.get_encoder()(input_ids=enc["input_ids"],
+                                                  attention_mask=enc["attention_mask"]).last_hidden_state
+                labels = self._seq2seq_labels(list(candidates) * len(chunk)).to(self.device)
+                logits = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden.repeat_interleave(k, 0)),
+                                    attention_mask=enc["attention_mask"].repeat_interleave(k, 0), labels=labels).logits
+                sums = token_logprobs(logits, labels).sum(1).tolist()
+                out += [sums[j * k:(j + 1) * k] for j in range(len(chunk))]
+        return out
 
     def predict(self, inputs: list[str], candidates: list[str] | None = None, *, batch_size: int = 16) -> list[str]:
         """The most likely candidate label (summed log-probability), or greedy decoding without candidates."""

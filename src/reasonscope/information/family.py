@@ -262,8 +262,13 @@ def baseline_only_accuracy(phi_base, ids: list[str], baselines: dict[str, str], 
     if not ids:
         return {"split": split, "n": 0, "accuracy": None, "mean_p_label": None, "mean_log_p_label": None}
     inputs = [baseline_input(baselines[i]) for i in ids]
-    preds = phi_base.predict(inputs, candidates)
-    ll = phi_base.log_likelihood(inputs, [y[i] for i in ids], reduction="sum")
+    if candidates and all(y[i] in candidates for i in ids):
+        cand = phi_base.candidate_log_likelihoods(inputs, candidates)
+        preds = [candidates[max(range(len(candidates)), key=c.__getitem__)] for c in cand]
+        ll = [c[candidates.index(y[i])] for c, i in zip(cand, ids, strict=True)]
+    else:
+        preds = phi_base.predict(inputs, candidates)
+        ll = phi_base.log_likelihood(inputs, [y[i] for i in ids], reduction="sum")
     return {"split": split, "n": len(ids),
             "accuracy": sum(_same(p, y[i]) for p, i in zip(preds, ids, strict=True)) / len(ids),
             "mean_p_label": sum(math.exp(v) for v in ll) / len(ll), "mean_log_p_label": sum(ll) / len(ll)}

@@ -131,12 +131,14 @@ def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_s
                          ) -> list[tuple[list[tuple[int, int]], list[float]]]:
     """Token attributions of many texts: looked up in ``cache`` (an
     :class:`~reasonscope.information.ig_cache.AttributionCache`) under (``fingerprint``, text, target,
-    ``n_steps``), the rest computed ``batch_size`` texts per attribution call with a progress bar, each
-    batch written to the cache as soon as it is done (a killed run keeps what it computed)."""
+    ``n_steps``), the rest computed ``batch_size`` texts per attribution call (texts sorted by length,
+    so that a batch carries little padding) with a progress bar, each batch written to the cache as soon
+    as it is done (a killed run keeps what it computed). Returns the attributions in the order of ``texts``."""
     keys = [cache.key(fingerprint, t, y, n_steps) if cache is not None else str(i)
             for i, (t, y) in enumerate(zip(texts, targets, strict=True))]
     found = cache.get_many(keys) if cache is not None else {}
-    todo = [i for i, k in enumerate(keys) if k not in found]
+    # texts of similar length share a batch, so little of each attribution call is spent on padding
+    todo = sorted((i for i, k in enumerate(keys) if k not in found), key=lambda i: len(texts[i]))
     progress = None
     if console is not None and todo:
         from ..calls import make_progress

@@ -178,14 +178,14 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     logging.getLogger("accelerate").setLevel(logging.ERROR)  # "removed shared tensor" notes on every save
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    recover(folder / "best")
+    early = recover(folder / "best")
     done = _state(folder)
     if done.get("finished") and (folder / "best" / "evaluator.json").is_file():
         _load_best(evaluator, folder)
         return TrainResult(folder, done["epochs_run"], done["best_epoch"], done["best_val"], done["history"],
                            resumed_from=done["epochs_run"], examples_per_s=done.get("examples_per_s"))
     state, notes = resume_point(folder)
-    for note in notes:
+    for note in early + notes:
         warnings.warn(note, stacklevel=2)
         if console is not None:
             console.print(f"[yellow]{label}: {note}")
@@ -255,6 +255,8 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
         if progress is not None:
             progress.stop()
     evaluator.model = accelerator.unwrap_model(model)
+    if state.get("finished") and start_epoch >= settings.epochs and accelerator.is_main_process:
+        write_json_atomic(folder / "state.json", state)  # killed after the last checkpoint, before this file
     if _state(folder).get("finished"):
         import shutil
 
