@@ -50,9 +50,10 @@ def test_baseline_only_accuracy_and_warning_by_hand():
     assert got["mean_p_label"] == pytest.approx(sum(math.exp(v) for v in (-0.01, -0.02, -0.03, -2.0)) / 4)
     assert baseline_leak_warning(got, 0.95, False) is None
     text = baseline_leak_warning(got, 0.75, False)
-    assert text.startswith("the baseline alone gives the label away: Phi_base predicts y from b for 75.0% of 4 "
-                           "held-out test items")
-    assert "cannot exceed 0.52 nats" in text and "Table 5.10" in text and "methods: [rev, larev]" in text
+    assert text.startswith("the baseline alone gives the label away: from b alone, Phi_base ranks the true label "
+                           "first for 75.0% of 4 held-out test items (mean p(y | b) = 0.769")
+    assert "mean log p(y | b) = -0.515 nats" in text and "is at most 0.515 nats" in text
+    assert "Table 5.10" in text and "methods: [rev, larev]" in text
     assert "Compare with the LAREV rows" in baseline_leak_warning(got, 0.5, True)
     assert baseline_leak_warning({"accuracy": None}, 0.5, True) is None
 

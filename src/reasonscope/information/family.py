@@ -31,9 +31,9 @@ else greedy decoding, compared with y), per-item scores, and the training throug
 Alongside, what could make the numbers mean less than they seem:
 
 * **baseline-only accuracy** of Phi_base on held-out items (the test items, else the validation
-  split) and the mean p(y | b). When Phi_base alone predicts the label of at least
-  ``baseline_warn_accuracy`` (0.95) of them, b already gives the label away, log p(y | b) is about 0,
-  and REV cannot measure what r adds: the run warns (CLI, report) and points at LAREV;
+  split) and the mean p(y | b). When Phi_base alone ranks the true label first for at least
+  ``baseline_warn_accuracy`` (0.95) of them, b already gives the label away and REV cannot tell what
+  r adds from how well an evaluator reads b: the run warns (CLI, report) and points at LAREV;
 * **substitutions**: baselines built by a stand-in rule (an ``llm`` rewrite that failed and was
   replaced by the rule baseline, a question the rules could only wrap with the fallback wording) and
   antonym environments that hold a random word instead of an antonym, each counted and warned about;
@@ -280,13 +280,14 @@ def baseline_leak_warning(baseline_only: dict[str, Any], threshold: float, larev
     if acc is None or acc < threshold:
         return None
     bound = -baseline_only["mean_log_p_label"]
-    return (f"the baseline alone gives the label away: Phi_base predicts y from b for {acc:.1%} of "
-            f"{baseline_only['n']} held-out {baseline_only['split']} items (mean p(y | b) = "
-            f"{baseline_only['mean_p_label']:.3f}). Since log p(y | b) is about 0, REV(r) = log p(y | r, b) - "
-            f"log p(y | b) cannot exceed {bound:.2g} nats on average for any rationale, and an evaluator that "
-            "reads y off b has no reason to read r: REV scores and Gold - X separations then measure noise, not "
-            "the information in the rationale. This is the failure of REV under baseline label leakage that the "
-            "LAREV thesis reports on e-SNLI (Li, 2026, Table 5.10). "
+    return (f"the baseline alone gives the label away: from b alone, Phi_base ranks the true label first for "
+            f"{acc:.1%} of {baseline_only['n']} held-out {baseline_only['split']} items (mean p(y | b) = "
+            f"{baseline_only['mean_p_label']:.3f}, mean log p(y | b) = {-bound:.3f} nats). The label is recoverable "
+            "from b, so an evaluator need not read r: REV(r) = log p(y | r, b) - log p(y | b) is at most "
+            f"{bound:.3g} nats on average, and what Phi gains over Phi_base can come from reading b with more "
+            "confidence rather than from the rationale. REV scores and Gold - X separations then do not measure "
+            "rationale quality. This is the failure of REV under baseline label leakage that the LAREV thesis "
+            "reports on e-SNLI (Li, 2026, Table 5.10). "
             + ("Compare with the LAREV rows, whose Phi_LA is trained not to rely on b."
                if larev_run else "Run LAREV (methods: [rev, larev]), which trains the evaluator not to rely on b."))
 
