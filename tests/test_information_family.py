@@ -80,6 +80,7 @@ def test_warning_substitutions_and_reduction_reach_cli_and_report(tiny_seq2seq, 
     assert len(leak) == 1 and any("their rationale was shortened" in w for w in t["warnings"])
     flat = " ".join(res.output.split())
     assert "sum over y's tokens" in flat and "the baseline alone gives the label away" in flat
+    assert flat.count("Run LAREV (methods: [rev, larev])") == 2  # live and in the summary, markup escaped
     assert "inputs over 24 tokens (rationale shortened, b kept)" in flat
     html = (tmp_path / "leak" / "report.html").read_text()
     assert "REV cannot mean much here." in html and "log p reduction" in html and "sum over y&#39;s tokens" in html

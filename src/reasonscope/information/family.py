@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..calls import complete_cached, planned_request
 from ..config import InformationConfig, StatsConfig
@@ -145,7 +146,7 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
 
     def warn(message: str) -> None:
         warnings.append(message)
-        console.print("[yellow]information: " + message)
+        console.print("[yellow]information:[/yellow] " + escape(message))
 
     # Train and test items may share ids (two splits of one generator, or of one file): every table below is
     # keyed by split-qualified ids, "train:<id>" and "test:<id>".

@@ -188,7 +188,9 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     for note in early + notes:
         warnings.warn(note, stacklevel=2)
         if console is not None:
-            console.print(f"[yellow]{label}: {note}")
+            from rich.markup import escape
+
+            console.print(f"[yellow]{escape(label)}:[/yellow] {escape(note)}")
     set_seed(settings.seed)
     accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=not torch.cuda.is_available())
     trainable = params if params is not None else [p for p in evaluator.model.parameters() if p.requires_grad]
