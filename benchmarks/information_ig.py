@@ -9,7 +9,7 @@ Texts: rule baselines of e-SNLI pairs (``--data esnli_dev.csv.gz``) or, without 
 synthetic items. The evaluator's weights do not change the cost, so the untrained MiniLM
 encoder-decoder is used as Phi_base.
 
-    python benchmarks/information_ig.py --data esnli_dev.csv.gz --items 64 --batch 16
+    python benchmarks/information_ig.py --data esnli_dev.csv.gz --items 16 --batch 4
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=None, help="esnli_dev.csv.gz; default: synthetic items")
     parser.add_argument("--items", type=int, default=64)
-    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--evaluator", default="embedded-minilm-ed")
     parser.add_argument("--threads", type=int, default=1)

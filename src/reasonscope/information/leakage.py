@@ -126,7 +126,7 @@ def batch_token_attributions(evaluator, texts: list[str], targets: list[str], *,
     return out
 
 
-def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_steps: int = 20, batch_size: int = 16,
+def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_steps: int = 20, batch_size: int = 4,
                          cache=None, fingerprint: str = "", console=None, label: str = "integrated gradients"
                          ) -> list[tuple[list[tuple[int, int]], list[float]]]:
     """Token attributions of many texts: looked up in ``cache`` (an
