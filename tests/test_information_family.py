@@ -89,3 +89,17 @@ def test_warning_substitutions_and_reduction_reach_cli_and_report(tiny_seq2seq, 
     assert sheets["information_baseline_only"][0]["label given away"] is True
     assert sum(r["rationale shortened"] for r in sheets["information_truncation"]) == tr["rationale_truncated"]
     assert {r["what"] for r in sheets["information_substitutions"]} == {"baseline"}
+
+
+def test_substitution_rows_flag_the_stand_ins():
+    from reasonscope.report.information_view import substitution_rows
+
+    t = {"baseline_rules": {"question": 7, "fallback": 2, "llm failed -> rule": 1},
+         "training": {"antonym_sources": {"llm": 4, "random NOUN (llm gave none)": 3, "wordnet": 1}},
+         "substitutes": ["fallback", "llm failed -> rule", "random NOUN (llm gave none)"]}
+    rows = substitution_rows(t)
+    assert [(r["what"], r["built by"], r["count"], r["of"], r["substitution"]) for r in rows] == [
+        ("baseline", "fallback", 2, 10, True), ("baseline", "llm failed -> rule", 1, 10, True),
+        ("baseline", "question", 7, 10, False), ("antonym environment (E3)", "llm", 4, 8, False),
+        ("antonym environment (E3)", "random NOUN (llm gave none)", 3, 8, True),
+        ("antonym environment (E3)", "wordnet", 1, 8, False)]

@@ -174,8 +174,8 @@ def _print_information(t: dict | None) -> None:
         out.print(table)
     b = t.get("baseline_only") or {}
     if b.get("accuracy") is not None:
-        out.print(f"baseline only: Phi_base predicts y from b for {b['accuracy']:.1%} of {b['n']} held-out "
-                  f"{b['split']} items (mean p(y | b) {b['mean_p_label']:.3f})")
+        out.print(f"baseline only: from b alone, Phi_base ranks the true label first for {b['accuracy']:.1%} of "
+                  f"{b['n']} held-out {b['split']} items (mean p(y | b) {b['mean_p_label']:.3f})")
     if t.get("penalties"):
         p = t["penalties"]
         out.print(f"LAREV penalty weights: lambda_IRM {p['lambda_irm']}, lambda_probe {p['lambda_probe']} ({p['source']})")

@@ -59,6 +59,7 @@ from ..text.answers import normalize_text
 from ..types import Item, Score, stable_hash
 from .baseline import Baseline, label_text, rewrite_messages, rule_baseline_with_rule
 from .defaults import PenaltyWeights, penalty_weights
+from .leakage import is_substitute
 from .variants import SEPARATIONS, VARIANTS, baseline_input, variant_texts
 
 FAMILY = "information"
@@ -241,6 +242,8 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
              "baseline": cfg.baseline, "absolute": absolute, "separation": separation, "accuracy": accuracy,
              "baseline_accuracy": baseline_only["accuracy"] if ids else None, "baseline_only": baseline_only,
              "baseline_rules": baseline_rules, "truncation": truncation,
+             "substitutes": sorted({"fallback", "llm failed -> rule"} & set(baseline_rules)) + sorted(
+                 s for s in train_info.get("antonym_sources", {}) if is_substitute(s) or s.endswith("(llm gave none)")),
              "penalties": {"lambda_irm": weights.lambda_irm, "lambda_probe": weights.lambda_probe,
                            "source": weights.source} if "larev" in cfg.methods else None,
              "labels": candidates, "n_train": len(tr), "n_val": len(va),
@@ -295,8 +298,6 @@ def baseline_leak_warning(baseline_only: dict[str, Any], threshold: float, larev
 
 def antonym_notes(sources: dict[str, int]) -> list[str]:
     """Warnings about antonym environments (E3) built from stand-ins instead of antonyms."""
-    from .leakage import is_substitute
-
     n = sum(sources.values())
     out = []
     random_n = sum(c for s, c in sources.items() if is_substitute(s))

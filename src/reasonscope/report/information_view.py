@@ -57,14 +57,12 @@ def information_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 def substitution_rows(t: dict[str, Any]) -> list[dict[str, Any]]:
     """How every baseline and antonym environment was built; stand-ins are flagged."""
     rows = []
-    rules = t.get("baseline_rules") or {}
-    for rule, n in sorted(rules.items()):
-        rows.append({"what": "baseline", "built by": rule, "count": n, "of": sum(rules.values()),
-                     "substitution": rule in ("fallback", "llm failed -> rule")})
-    sources = (t.get("training") or {}).get("antonym_sources") or {}
-    for source, n in sorted(sources.items()):
-        rows.append({"what": "antonym environment (E3)", "built by": source, "count": n, "of": sum(sources.values()),
-                     "substitution": source.startswith(("random", "fixed")) or source.endswith("(llm gave none)")})
+    flagged = set(t.get("substitutes") or [])
+    for what, counts in (("baseline", t.get("baseline_rules") or {}),
+                         ("antonym environment (E3)", (t.get("training") or {}).get("antonym_sources") or {})):
+        for source, n in sorted(counts.items()):
+            rows.append({"what": what, "built by": source, "count": n, "of": sum(counts.values()),
+                         "substitution": source in flagged})
     return rows
 
 
