@@ -1,4 +1,4 @@
-"""The information family (issue 5): REV sign and value, the IRM penalty by hand, the frozen probe
+"""The information family: REV sign and value, the IRM penalty by hand, the frozen probe
 encoder, environments from a known attribution, baselines, and a small end-to-end train + score."""
 
 from __future__ import annotations
@@ -138,18 +138,18 @@ def test_environments_from_a_known_attribution():
 def test_baselines_labels_and_variants():
     nli = Item(id="n", input="Premise: A dog runs.\nHypothesis: An animal moves.", target="entailment",
                answer_type="label", metadata={"premise": "A dog runs.", "hypothesis": "An animal moves."})
-    assert rule_baseline(nli) == "A dog runs implies An animal moves."
+    assert rule_baseline(nli) == "A dog runs, which means that an animal moves."
     contra = nli.model_copy(update={"target": "contradiction"})
-    assert "contradicts" in rule_baseline(contra)
+    assert rule_baseline(contra) == "A dog runs, which means it is not true that an animal moves."
     neutral = nli.model_copy(update={"target": "neutral"})
-    assert "is not related to" in rule_baseline(neutral)
+    assert rule_baseline(neutral) == "A dog runs, which does not tell whether an animal moves."
     yn = Item(id="y", input="All oaks are trees. Is a bur oak a tree?", target=True, answer_type="boolean")
-    assert rule_baseline(yn) == "All oaks are trees. Yes: Is a bur oak a tree."
+    assert rule_baseline(yn) == "All oaks are trees. A bur oak is a tree."
     qa = Item(id="q", input="Ana has 3 apples and gets 5 more. How many apples does Ana have?", target=8.0,
               answer_type="number")
-    assert rule_baseline(qa) == 'Ana has 3 apples and gets 5 more. The answer to "How many apples does Ana have?" is 8.'
+    assert rule_baseline(qa) == "Ana has 3 apples and gets 5 more. Ana has 8 apples."
     mc = Item(id="c", input="What is 2 + 2?", target="B", choices=["3", "4"], answer_type="choice")
-    assert label_text(mc) == "4" and rule_baseline(mc) == "What is 2 + 2? The answer is 4."
+    assert label_text(mc) == "4" and rule_baseline(mc) == "2 + 2 is 4."
     v = variant_texts("3 + 5 = 8.", "8", "b")
     assert v == {"gold": "3 + 5 = 8.", "leaky": "The answer is 8.", "gold_leaky": "3 + 5 = 8. The answer is 8.",
                  "vacuous": "b"}

@@ -82,6 +82,7 @@ def _print_summary(summary_path: Path) -> None:
             console.print("[yellow]note:[/yellow] " + escape(w))
     _print_attributes(data.get("attributes"))
     _print_attack(data.get("attack"))
+    _print_information(data.get("information"))
     beh = data.get("behavior")
     if not beh:
         return
@@ -218,6 +219,49 @@ def _print_attack(t: dict | None) -> None:
                       "fragile reasoning)")
     for w in t.get("warnings", []):
         console.print("[yellow]attack:[/yellow] " + escape(w))
+
+
+def _fmt_score(e: dict) -> str:
+    if e["value"] is None:
+        return "n/a"
+    return f"{e['value']:+.4f}" if e["low"] is None else f"{e['value']:+.4f} [{e['low']:+.4f}, {e['high']:+.4f}]"
+
+
+def _print_information(t: dict | None) -> None:
+    if not t:
+        return
+    reduction = "sum" if t["reduction"] == "sum" else "per-token mean"
+    table = Table(title=f"information: log p(y | r, b) - log p(y | b), {reduction} over y's tokens "
+                        f"(mean [95% CI], n={t['n_test']} test items)")
+    table.add_column("variant")
+    for m in t["methods"]:
+        table.add_column(m.upper())
+    variants = list(next(iter(t["absolute"].values()), {}))
+    for v in variants:
+        table.add_row(v, *(_fmt_score(t["absolute"][m][v]) for m in t["methods"]))
+    seps = list(next(iter(t["separation"].values()), {}))
+    for pair in seps:
+        table.add_row(pair.replace("-", " - ") if pair != "SUM" else "SUM of separations",
+                      *(_fmt_score(t["separation"][m][pair]) for m in t["methods"]))
+    if variants:
+        out.print(table)
+    b = t.get("baseline_only") or {}
+    if b.get("accuracy") is not None:
+        out.print(f"baseline only: from b alone, Phi_base ranks the true label first for {b['accuracy']:.1%} of "
+                  f"{b['n']} held-out {b['split']} items (mean p(y | b) {b['mean_p_label']:.3f})")
+    if t.get("penalties"):
+        p = t["penalties"]
+        out.print(f"LAREV penalty weights: lambda_IRM {p['lambda_irm']}, lambda_probe {p['lambda_probe']} ({p['source']})")
+    rules = t.get("baseline_rules") or {}
+    if rules:
+        out.print("baselines built by: " + ", ".join(f"{k} {v}" for k, v in sorted(rules.items())))
+    tr = t.get("truncation") or {}
+    if tr.get("inputs"):
+        out.print(f"inputs over {tr['max_input_tokens']} tokens (rationale shortened, b kept): "
+                  f"{tr['rationale_truncated']} of {tr['inputs']}")
+    for w in t.get("warnings", []):
+        style = "bold red" if w.startswith("the baseline alone gives the label away") else "yellow"
+        console.print(f"[{style}]information:[/{style}] " + escape(w))
 
 
 def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
@@ -575,6 +619,11 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                       epochs: int = typer.Option(8, help="Epochs of Phi_base and Phi."),
                       probe_epochs: int = typer.Option(8), larev_epochs: int = typer.Option(2),
                       lr: float = typer.Option(3e-5), size: int = typer.Option(50, help="Synthetic items per kind."),
+                      reduction: str = typer.Option("sum", help="log p(y | .) over y's tokens: sum (the documents') "
+                                                    "or mean."),
+                      lambda_irm: float | None = typer.Option(None, help="IRM weight (default: by dataset format)."),
+                      lambda_probe: float | None = typer.Option(None, help="Probe weight (default: by dataset "
+                                                                "format)."),
                       output_dir: str = typer.Option("runs"), name: str = typer.Option("information"),
                       seed: int = typer.Option(0), wait_lock: float = _WAIT_LOCK) -> None:
     """Train Phi_base, Phi (and for LAREV the probe and Phi_LA); with --test, score the rationale variants."""
@@ -584,7 +633,8 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                                "train": _split(train, "train", format_, size, seed),
                                "test": _split(test, "test", format_, max(1, size // 5), seed) if test else None,
                                "evaluator": evaluator, "methods": method, "baseline": baseline, "epochs": epochs,
-                               "probe_epochs": probe_epochs, "larev_epochs": larev_epochs, "lr": lr}}},
+                               "probe_epochs": probe_epochs, "larev_epochs": larev_epochs, "lr": lr,
+                               "reduction": reduction, "lambda_irm": lambda_irm, "lambda_probe": lambda_probe}}},
                           "<command line>")
     except (PlanError, ValueError) as err:
         _fail(str(err))

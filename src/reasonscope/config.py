@@ -348,7 +348,7 @@ class AttackConfig(Strict):
 
 
 class InformationConfig(Strict):
-    """Seed 002: REV and LAREV (see reasonscope.information)."""
+    """REV and LAREV (see reasonscope.information)."""
 
     train: DatasetConfig = Field(..., description="Items with gold rationales to train the evaluators on.")
     test: DatasetConfig | None = Field(None, description="Items whose rationale variants are scored (none: "
@@ -359,16 +359,26 @@ class InformationConfig(Strict):
     baseline: Literal["rule", "llm", "column"] = Field("rule", description="Baseline constructor.")
     baseline_model: ModelConfig | None = Field(None, description="Provider of the llm baseline rewrite.")
     baseline_column: str | None = Field(None, description="metadata key holding the baseline (column).")
-    reduction: Literal["mean", "sum"] = Field("mean", description="Per-token mean or sum of log p(y | .).")
+    reduction: Literal["sum", "mean"] = Field("sum", description="log p(y | .) as the sum over y's tokens (the "
+                                              "documents' sequence log-likelihood) or their per-token mean.")
     epochs: int = Field(8, ge=1, le=100, description="Epochs of Phi_base and Phi.")
     probe_epochs: int = Field(8, ge=1, le=100)
     larev_epochs: int = Field(2, ge=1, le=100)
     lr: float = Field(3e-5, gt=0, lt=1)
     batch_size: int = Field(8, ge=1, le=4096)
     probe_batch_size: int = Field(16, ge=1, le=4096)
-    lambda_irm: float = Field(5.0, ge=0)
-    lambda_probe: float = Field(5e-4, ge=0)
+    lambda_irm: float | None = Field(None, ge=0, description="IRM penalty weight; unset: by dataset format "
+                                     "(e-SNLI/NLI items 25, ECQA and others 5, the LAREV thesis's values).")
+    lambda_probe: float | None = Field(None, ge=0, description="Leakage-probe penalty weight; unset: by dataset "
+                                       "format (e-SNLI/NLI items 0.005, ECQA and others 5e-4).")
+    max_input_tokens: int = Field(256, ge=16, le=8192, description="Evaluator input budget; a longer r + b input "
+                                  "has its rationale shortened (b is never cut) and is counted.")
+    baseline_warn_accuracy: float = Field(0.95, ge=0, le=1, description="Warn when Phi_base alone predicts the "
+                                          "label of at least this share of held-out items (REV cannot mean much).")
     ig_steps: int = Field(20, ge=2, le=500, description="Integrated-gradients steps.")
+    ig_batch_size: int = Field(4, ge=1, le=1024, description="Baselines attributed per integrated-gradients call "
+                               "(each call runs ig_batch_size x ig_steps interpolation points at once; 4 was "
+                               "fastest on CPU, raise it on a GPU).")
     antonym_model: ModelConfig | None = Field(None, description="Provider that gives antonyms (else WordNet, "
                                               "else a random word of the same part of speech).")
     generators: list[ModelConfig] = Field(default_factory=list, description="Task models whose rationales are "

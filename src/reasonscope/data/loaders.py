@@ -1,6 +1,7 @@
 """Dataset loaders: generic JSONL / JSON / CSV with a field mapping, and the real formats.
 
-Every loader reads a local path, or a Hugging Face dataset id through ``datasets.load_dataset``
+Every loader reads a local path (a ``.gz`` file is decompressed first: ``esnli_dev.csv.gz`` reads as
+a csv file), or a Hugging Face dataset id through ``datasets.load_dataset``
 (online only). Rows become :class:`~reasonscope.types.Item` objects. A malformed row raises
 :class:`DatasetError` naming the file, the line (1-based; for JSON arrays the element index) and
 the field; with ``skip_bad_rows`` the row is skipped and listed in ``LoadResult.bad_rows``.
@@ -42,6 +43,7 @@ template around it; the evidence family fits its classifier on them, one segment
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import math
@@ -108,6 +110,11 @@ def _open_text(path: Path) -> str:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
+    if path.suffix.lower() == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as err:
+            raise DatasetError(f"{path}: not a readable gzip file ({err})") from None
     if not raw.strip():
         raise DatasetError(f"{path}: the file is empty")
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -231,8 +238,16 @@ def read_csv(path: Path, *, delimiter: str = ",", header: bool | None = None,
         yield idx, dict(zip(names, row, strict=True))
 
 
+def file_suffix(path: Path) -> str:
+    """The suffix that names the file type, looking through a final ``.gz`` (``a.csv.gz`` -> ``.csv``)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
 def read_file(path: Path) -> Iterator[tuple[int, Any]]:
-    suffix = path.suffix.lower()
+    suffix = file_suffix(path)
     if suffix == ".jsonl":
         return read_jsonl(path)
     if suffix == ".json":
@@ -241,7 +256,7 @@ def read_file(path: Path) -> Iterator[tuple[int, Any]]:
         return read_csv(path, delimiter="\t")
     if suffix == ".csv":
         return read_csv(path)
-    raise DatasetError(f"{path}: unknown file type {suffix!r}; expected .jsonl, .json, .csv or .tsv")
+    raise DatasetError(f"{path}: unknown file type {suffix!r}; expected .jsonl, .json, .csv or .tsv (optionally .gz)")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -485,12 +500,11 @@ CONVERTERS: dict[str, Callable[[dict], Item]] = {
 
 def _rows_for(cfg: DatasetConfig, path: Path) -> Iterator[tuple[int, Any]]:
     if cfg.format == "mmlu":
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            first = fh.readline().lower()
+        first = _open_text(path).split("\n", 1)[0].lower()
         has_header = first.startswith("question,") or ",question," in first
         return read_csv(path, header=has_header, columns=["question", "A", "B", "C", "D", "answer"])
     if cfg.format == "goemotions":
-        if path.suffix.lower() == ".tsv":
+        if file_suffix(path) == ".tsv":
             return read_csv(path, delimiter="\t", header=False, columns=["text", "labels", "id"])
         return read_file(path)
     return read_file(path)

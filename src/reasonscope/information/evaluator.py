@@ -6,7 +6,13 @@ MiniLM, the decoder's cross-attention new; works offline).
 Inputs and targets are text. For a seq2seq model the input goes to the encoder and the target is
 the decoder's label sequence (with its EOS). For a causal LM the sequence is ``input + " " + target +
 EOS`` and only the target positions are labelled. ``log p(y | x)`` is the sum of the target tokens'
-log-probabilities; the per-token mean divides by their number.
+log-probabilities (the default: the sequence log-likelihood of REV and LAREV); the per-token mean
+divides by their number.
+
+Inputs longer than ``max_input_tokens`` (256 by default): :meth:`Evaluator.fit_inputs` shortens the
+*rationale* of an "r + b" input until it fits, never the baseline b, and counts what it shortened. A
+baseline that alone exceeds the budget cannot fit; its end is cut by the tokenizer and it is counted
+apart (``baseline_over_limit``).
 
 A saved evaluator is a folder with the model (safetensors), its tokenizer and ``evaluator.json``
 (kind and source), so ``load_evaluator(folder)`` restores it.
@@ -21,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models.loading import model_loading
+from .variants import rationale_input
 
 MINILM_ED = "embedded-minilm-ed"
 # EncoderDecoderModel warns on every call with labels that old (< 4.12) checkpoints computed the loss
@@ -50,9 +57,8 @@ class Evaluator:
         if self.kind == "seq2seq":
             enc = tok(list(inputs), padding=True, truncation=True, max_length=self.max_input_tokens,
                       return_tensors="pt")
-            lab = tok(list(targets), padding=True, truncation=True, max_length=64, return_tensors="pt")
-            labels = lab["input_ids"].masked_fill(lab["attention_mask"] == 0, -100)
-            return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}
+            return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],
+                    "labels": self._seq2seq_labels(targets)}
         rows, labels = [], []
         for x, y in zip(inputs, targets, strict=True):
             xi = tok(x, add_special_tokens=False, truncation=True, max_length=self.max_input_tokens)["input_ids"]
@@ -66,6 +72,42 @@ class Evaluator:
         return {"input_ids": torch.tensor([r + [pad] * (width - len(r)) for r in rows]),
                 "attention_mask": torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows]),
                 "labels": torch.tensor([lab + [-100] * (width - len(lab)) for lab in labels])}
+
+    def _seq2seq_labels(self, targets: list[str]):
+        lab = self.tokenizer(list(targets), padding=True, truncation=True, max_length=64, return_tensors="pt")
+        return lab["input_ids"].masked_fill(lab["attention_mask"] == 0, -100)
+
+    def input_lengths(self, texts: list[str]) -> list[int]:
+        """Tokens of each input as :meth:`batch` counts them (special tokens included for seq2seq)."""
+        if not texts:
+            return []
+        enc = self.tokenizer(list(texts), add_special_tokens=self.kind == "seq2seq", truncation=False)
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def fit_inputs(self, rationales: list[str], baselines: list[str]) -> tuple[list[str], dict[str, int]]:
+        """The "r + b" inputs (:func:`~reasonscope.information.variants.rationale_input`), each within
+        ``max_input_tokens``: an input that is too long keeps b whole and as many of the rationale's
+        leading tokens as fit (cut at a token boundary of the rationale's own tokenisation). Returns the
+        texts and the counts ``{"inputs", "rationale_truncated", "baseline_over_limit"}``."""
+        texts = [rationale_input(r, b) for r, b in zip(rationales, baselines, strict=True)]
+        counts = {"inputs": len(texts), "rationale_truncated": 0, "baseline_over_limit": 0}
+        limit = self.max_input_tokens
+        for i, n in enumerate(self.input_lengths(texts)):
+            if n <= limit:
+                continue
+            counts["rationale_truncated"] += 1
+            r, b = rationales[i], baselines[i]
+            offsets = self.tokenizer(r, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+            keep = max(0, len(offsets) - (n - limit))
+            while True:
+                text = rationale_input(r[:offsets[keep - 1][1]] if keep else "", b)
+                if keep == 0 or self.input_lengths([text])[0] <= limit:
+                    break
+                keep -= 1
+            if keep == 0 and self.input_lengths([text])[0] > limit:
+                counts["baseline_over_limit"] += 1
+            texts[i] = text
+        return texts, counts
 
     def logits(self, batch: dict, model=None):
         """(logits, labels) aligned so that ``logits[:, t]`` predicts ``labels[:, t]``."""
@@ -83,7 +125,7 @@ class Evaluator:
         logits, labels = self.logits(batch, model)
         return nll_from_logits(logits, labels, scale)
 
-    def log_likelihood(self, inputs: list[str], targets: list[str], *, reduction: str = "mean",
+    def log_likelihood(self, inputs: list[str], targets: list[str], *, reduction: str = "sum",
                        batch_size: int = 16) -> list[float]:
         """log p(y | x) per example: the sum over the target tokens, or their mean (``reduction``)."""
         import torch
@@ -99,11 +141,38 @@ class Evaluator:
                 out += (sums / mask.sum(1).clamp(min=1) if reduction == "mean" else sums).tolist()
         return out
 
+    def candidate_log_likelihoods(self, inputs: list[str], candidates: list[str], *, batch_size: int = 16
+                                  ) -> list[list[float]]:
+        """log p(c | x) (sum over c's tokens) of every candidate c for every input x, batched across inputs. A
+        seq2seq evaluator encodes each input once and decodes every candidate from that encoding."""
+        k = len(candidates)
+        if self.kind != "seq2seq":
+            flat = self.log_likelihood([x for x in inputs for _ in candidates], list(candidates) * len(inputs),
+                                       reduction="sum", batch_size=batch_size)
+            return [flat[i * k:(i + 1) * k] for i in range(len(inputs))]
+        import torch
+        from transformers.modeling_outputs import BaseModelOutput
+
+        out: list[list[float]] = []
+        self.model.eval()
+        with torch.no_grad():
+            for i in range(0, len(inputs), batch_size):
+                chunk = list(inputs[i:i + batch_size])
+                enc = self.tokenizer(chunk, padding=True, truncation=True, max_length=self.max_input_tokens,
+                                     return_tensors="pt").to(self.device)
+                hidden = self.model.get_encoder()(input_ids=enc["input_ids"],
+                                                  attention_mask=enc["attention_mask"]).last_hidden_state
+                labels = self._seq2seq_labels(list(candidates) * len(chunk)).to(self.device)
+                logits = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden.repeat_interleave(k, 0)),
+                                    attention_mask=enc["attention_mask"].repeat_interleave(k, 0), labels=labels).logits
+                sums = token_logprobs(logits, labels).sum(1).tolist()
+                out += [sums[j * k:(j + 1) * k] for j in range(len(chunk))]
+        return out
+
     def predict(self, inputs: list[str], candidates: list[str] | None = None, *, batch_size: int = 16) -> list[str]:
         """The most likely candidate label (summed log-probability), or greedy decoding without candidates."""
         if candidates:
-            scores = [self.log_likelihood([x] * len(candidates), candidates, reduction="sum", batch_size=batch_size)
-                      for x in inputs]
+            scores = self.candidate_log_likelihoods(inputs, candidates, batch_size=batch_size)
             return [candidates[max(range(len(candidates)), key=s.__getitem__)] for s in scores]
         import torch
 

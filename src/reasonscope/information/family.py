@@ -1,29 +1,44 @@
-"""The information family (seed 002): REV and LAREV.
+"""The information family: REV and LAREV.
 
-REV (conditional V-information of a rationale r over a baseline b, label y):
+REV (Chen et al., 2023, *REV: Information-Theoretic Evaluation of Free-Text Rationales*): the
+conditional V-information of a rationale r over a baseline b for the label y,
 
     REV(r) = log p(y | r, b) under Phi  -  log p(y | b) under Phi_base
 
-with log p the per-token mean over y's tokens (default) or their sum (``reduction``), y tokenised
-the same way for both models. Higher = the rationale adds more label information than b; a model
-that ignores r (Phi = Phi_base) gives 0. LAREV is the same difference with the leakage-aware Phi_LA
-in place of Phi (:mod:`reasonscope.information.training`, :mod:`reasonscope.information.leakage`).
+with log p the **sum** over y's tokens (the documents' sequence log-likelihood; ``reduction: mean``
+divides each term by the number of y's tokens instead), y tokenised the same way for both models.
+Higher = the rationale adds more label information than b; a model that ignores r (Phi = Phi_base)
+gives 0. LAREV (Li, 2026, *LAREV: Leakage-Aware Rationale Evaluation with Conditional
+V-information*) is the same difference with the leakage-aware Phi_LA in place of Phi
+(:mod:`reasonscope.information.training`, :mod:`reasonscope.information.leakage`).
 
 Pipeline: baselines for every item (:mod:`reasonscope.information.baseline`); the training items
 are split into train / validation (``val_fraction``, seeded); Phi_base and Phi are trained (ERM),
 then, for LAREV, integrated gradients on Phi_base locate each training baseline's leakage term,
 the three environments and the masked baseline are built, the probe psi is trained from Phi, and
-Phi_LA from the pretrained backbone. Every model is saved under
-``RUN_DIR/information/<name>-<fingerprint>/best`` (:func:`model_folders`)
-and training resumes (see training). Test items are scored on the variants of
-:mod:`reasonscope.information.variants` and on any generated rationales.
+Phi_LA from the pretrained backbone with the penalty weights of
+:mod:`reasonscope.information.defaults`. Every model is saved under
+``RUN_DIR/information/<name>-<fingerprint>/best`` (:func:`model_folders`) and training resumes (see
+training). Test items are scored on the variants of :mod:`reasonscope.information.variants` and on any
+generated rationales.
 
 Reported, per method (REV, LAREV): the absolute score per variant (mean, 95% bootstrap CI over
 items), the separation table (Gold - Leaky, Gold - Gold-Leaky, Gold - Vacuous: mean paired
-differences with paired-bootstrap CIs, and SUM = the sum of the three, its CI from the bootstrap of
-the per-item sum), the evaluator's accuracy per variant (the most likely label among the training
-labels when there are at most 20, else greedy decoding, compared with y), Phi_base's accuracy on b,
-per-item scores, and the training throughput of every model.
+differences with paired-bootstrap CIs and the paired test of :func:`reasonscope.stats.bootstrap.paired_difference`,
+and SUM = the sum of the three, its CI from the bootstrap of the per-item sum), the evaluator's
+accuracy per variant (the most likely label among the training labels when there are at most 20,
+else greedy decoding, compared with y), per-item scores, and the training throughput of every model.
+Alongside, what could make the numbers mean less than they seem:
+
+* **baseline-only accuracy** of Phi_base on held-out items (the test items, else the validation
+  split) and the mean p(y | b). When Phi_base alone ranks the true label first for at least
+  ``baseline_warn_accuracy`` (0.95) of them, b already gives the label away and REV cannot tell what
+  r adds from how well an evaluator reads b: the run warns (CLI, report) and points at LAREV;
+* **substitutions**: baselines built by a stand-in rule (an ``llm`` rewrite that failed and was
+  replaced by the rule baseline, a question the rules could only wrap with the fallback wording) and
+  antonym environments that hold a random word instead of an antonym, each counted and warned about;
+* **truncation**: inputs over ``max_input_tokens`` whose rationale was shortened (b is never cut);
+* the penalty weights used and where they came from (plan or dataset default).
 """
 
 from __future__ import annotations
@@ -34,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..calls import complete_cached, planned_request
 from ..config import InformationConfig, StatsConfig
@@ -42,21 +58,25 @@ from ..stats.multiple import adjust_rows
 from ..store import Store
 from ..text.answers import normalize_text
 from ..types import Item, Score, stable_hash
-from .baseline import label_text, rewrite_messages, rule_baseline
-from .variants import SEPARATIONS, VARIANTS, baseline_input, rationale_input, variant_texts
+from .baseline import Baseline, label_text, rewrite_messages, rule_baseline_with_rule
+from .defaults import PenaltyWeights, penalty_weights
+from .leakage import is_substitute
+from .variants import SEPARATIONS, VARIANTS, baseline_input, variant_texts
 
 FAMILY = "information"
 
 
 def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
-                   console: Console) -> dict[str, str]:
+                   console: Console) -> dict[str, Baseline]:
+    """item id -> baseline and the rule that built it (an ``llm`` rewrite that failed or came back empty is
+    replaced by the rule baseline and marked ``llm failed -> rule``)."""
     if cfg.baseline == "rule":
-        return {it.id: rule_baseline(it) for it in items}
+        return {it.id: rule_baseline_with_rule(it) for it in items}
     if cfg.baseline == "column":
         missing = [it.id for it in items if cfg.baseline_column not in it.metadata]
         if missing:
             raise ValueError(f"baseline column {cfg.baseline_column!r} missing from items {missing[:5]}")
-        return {it.id: str(it.metadata[cfg.baseline_column]) for it in items}
+        return {it.id: Baseline(str(it.metadata[cfg.baseline_column]), "column") for it in items}
     from ..models.registry import create_model
 
     model = create_model(cfg.baseline_model)
@@ -67,8 +87,24 @@ def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, s
     out = {}
     for it in items:
         c = completions[planned[it.id].key]
-        out[it.id] = c.text.strip().splitlines()[0] if c.text.strip() and not c.error else rule_baseline(it)
+        text = c.text.strip().splitlines()[0].strip() if c.text and c.text.strip() and not c.error else ""
+        out[it.id] = Baseline(text, "llm") if text else Baseline(rule_baseline_with_rule(it).text, "llm failed -> rule")
     return out
+
+
+def baseline_notes(baselines: dict[str, Baseline]) -> tuple[dict[str, int], list[str]]:
+    """(rule -> count, warnings about the baselines that a stand-in rule built)."""
+    counts: dict[str, int] = {}
+    for b in baselines.values():
+        counts[b.rule] = counts.get(b.rule, 0) + 1
+    n, out = len(baselines), []
+    if counts.get("llm failed -> rule"):
+        out.append(f"{counts['llm failed -> rule']} of {n} llm baseline rewrites failed or came back empty: those "
+                   "items use the rule baseline instead (rule 'llm failed -> rule' in the baselines table)")
+    if counts.get("fallback"):
+        out.append(f"{counts['fallback']} of {n} rule baselines use the fallback wording 'Asked \"<question>\", the "
+                   "reply is <y>.' because the question rules could not rewrite the question (rule 'fallback')")
+    return counts, out
 
 
 def generated_rationales(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
@@ -109,6 +145,11 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
 
     console = console or Console(stderr=True)
     warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        console.print("[yellow]information:[/yellow] " + escape(message))
+
     # Train and test items may share ids (two splits of one generator, or of one file): every table below is
     # keyed by split-qualified ids, "train:<id>" and "test:<id>".
     trainable = [it.model_copy(update={"id": f"train:{it.id}"}) for it in train_items if it.rationale]
@@ -119,21 +160,36 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
     scored = [it.model_copy(update={"id": f"test:{it.id}"}) for it in test_items or [] if it.rationale]
     if len(scored) < len(test_items or []):
         warnings.append(f"{len(test_items) - len(scored)} test items have no gold rationale: not scored")
-    baselines = make_baselines(trainable + scored, cfg, store, seed=seed, console=console)
+    built = make_baselines(trainable + scored, cfg, store, seed=seed, console=console)
+    baselines = {i: b.text for i, b in built.items()}
+    baseline_rules, notes = baseline_notes(built)
+    for note in notes:
+        warn(note)
+    weights = penalty_weights(cfg, train_items)
     tr, va = split_train(trainable, cfg.val_fraction, seed)
     y = {it.id: label_text(it) for it in trainable + scored}
-    folders = model_folders(Path(run_dir) / "information", cfg, tr, va, baselines, seed)
+    folders = model_folders(Path(run_dir) / "information", cfg, tr, va, baselines, seed, weights)
     base_settings = TrainSettings(cfg.epochs, cfg.lr, cfg.batch_size, seed, cfg.mixed_precision)
     train_info: dict[str, Any] = {}
+    truncation: dict[str, Any] = {"max_input_tokens": cfg.max_input_tokens}
 
     phi_base = load_evaluator(cfg.evaluator, seed=seed)
+    phi_base.max_input_tokens = cfg.max_input_tokens
+    over = sum(n > cfg.max_input_tokens for n in phi_base.input_lengths(
+        [baseline_input(b) for b in baselines.values()]))
+    truncation["baseline_over_limit"] = over
+    if over:
+        warn(f"{over} of {len(baselines)} baselines are longer than {cfg.max_input_tokens} tokens on their own: "
+             "their end is cut in every input (raise max_input_tokens)")
     res = train_erm(phi_base, [baseline_input(baselines[i.id]) for i in tr], [y[i.id] for i in tr],
                     [baseline_input(baselines[i.id]) for i in va], [y[i.id] for i in va], base_settings,
                     folders["phi_base"], label="Phi_base (b -> y)", console=console)
     train_info["phi_base"] = _result(res)
     phi = load_evaluator(cfg.evaluator, seed=seed)
-    r_inputs = [rationale_input(i.rationale, baselines[i.id]) for i in tr]
-    r_val = [rationale_input(i.rationale, baselines[i.id]) for i in va]
+    phi.max_input_tokens = cfg.max_input_tokens
+    r_inputs, cut_tr = phi.fit_inputs([i.rationale for i in tr], [baselines[i.id] for i in tr])
+    r_val, cut_va = phi.fit_inputs([i.rationale for i in va], [baselines[i.id] for i in va])
+    truncation["training"] = {k: cut_tr[k] + cut_va[k] for k in cut_tr}
     res = train_erm(phi, r_inputs, [y[i.id] for i in tr], r_val, [y[i.id] for i in va], base_settings,
                     folders["phi"], label="Phi (r + b -> y)", console=console)
     train_info["phi"] = _result(res)
@@ -141,13 +197,14 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
     environments_info: list[dict] = []
     if "larev" in cfg.methods:
         phi_la, larev_info, environments_info = train_larev_models(
-            cfg, phi_base, phi, tr, va, baselines, y, folders, store, seed=seed, console=console)
+            cfg, phi_base, phi, tr, va, baselines, y, folders, store, weights, seed=seed, console=console)
         scorers["larev"] = phi_la
         train_info.update(larev_info)
+        for note in antonym_notes(larev_info["antonym_sources"]):
+            warn(note)
         why = collapse_warning(phi_la, larev_info["phi_la"]["best_val_loss"], train_info["phi"]["best_val_loss"])
         if why:
-            warnings.append(why)
-            console.print("[yellow]information: " + why)
+            warn(why)
     if "rev" not in cfg.methods:
         scorers.pop("rev")
 
@@ -160,36 +217,112 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
             texts[v][it.id] = t
     texts.update(generated_rationales(scored, cfg, store, seed=seed, console=console))
     ids = [i.id for i in scored]
-    base_pred = phi_base.predict([baseline_input(baselines[i]) for i in ids], candidates)
-    base_acc = sum(_same(p, y[i]) for p, i in zip(base_pred, ids, strict=True)) / max(1, len(ids))
+    held_out = ids or [i.id for i in va]
+    baseline_only = baseline_only_accuracy(phi_base, held_out, baselines, y, candidates,
+                                           "test" if ids else "validation")
+    why = baseline_leak_warning(baseline_only, cfg.baseline_warn_accuracy, "larev" in cfg.methods)
+    if why:
+        warn(why)
+    truncation["scoring"] = {}
     with console.status("information: scoring rationale variants"):
         per_item, accuracy, rows = score_variants(scorers, phi_base, texts, baselines, y, ids,
-                                                  reduction=cfg.reduction, candidates=candidates)
-    scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"), item_id=f"{test_name}/{r.pop('item').removeprefix('test:')}",
-                    value=r.pop("score"), details=r) for r in rows]
+                                                  reduction=cfg.reduction, candidates=candidates,
+                                                  truncation=truncation["scoring"])
+    cut = sum(c["rationale_truncated"] for c in [truncation["training"], *truncation["scoring"].values()])
+    total = sum(c["inputs"] for c in [truncation["training"], *truncation["scoring"].values()])
+    truncation["rationale_truncated"], truncation["inputs"] = cut, total
+    if cut:
+        warn(f"{cut} of {total} r + b inputs were longer than {cfg.max_input_tokens} tokens: their rationale was "
+             "shortened to fit (b is never cut); see the truncation table")
+    scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"),
+                    item_id=f"{test_name}/{r.pop('item').removeprefix('test:')}", value=r.pop("score"), details=r)
+              for r in rows]
     absolute = {m: {v: estimate(list(per_item[m][v].values()), stats, seed) for v in per_item[m]} for m in per_item}
     separation = {m: separations(per_item[m], stats, seed) for m in per_item}
     p_adjust = adjust_rows([row for sep in separation.values() for row in sep.values()], stats.p_adjust)
     table = {"methods": list(scorers), "evaluator": cfg.evaluator, "reduction": cfg.reduction,
              "baseline": cfg.baseline, "absolute": absolute, "separation": separation, "p_adjust": p_adjust,
              "accuracy": accuracy,
-             "baseline_accuracy": base_acc, "labels": candidates, "n_train": len(tr), "n_val": len(va),
+             "baseline_accuracy": baseline_only["accuracy"] if ids else None, "baseline_only": baseline_only,
+             "baseline_rules": baseline_rules, "truncation": truncation,
+             "substitutes": sorted({"fallback", "llm failed -> rule"} & set(baseline_rules)) + sorted(
+                 s for s in train_info.get("antonym_sources", {}) if is_substitute(s) or s.endswith("(llm gave none)")),
+             "penalties": {"lambda_irm": weights.lambda_irm, "lambda_probe": weights.lambda_probe,
+                           "source": weights.source} if "larev" in cfg.methods else None,
+             "labels": candidates, "n_train": len(tr), "n_val": len(va),
              "n_test": len(scored), "training": train_info, "environments": environments_info[:200],
              "settings": cfg.model_dump(mode="json", exclude={"train", "test"}), "warnings": warnings,
-             "examples": [{"item": i.id, "baseline": baselines[i.id], "label": y[i.id],
-                           **{v: texts[v].get(i.id) for v in texts}} for i in scored[:20]]}
+             "examples": [{"item": i.id, "baseline": baselines[i.id], "baseline_rule": built[i.id].rule,
+                           "label": y[i.id], **{v: texts[v].get(i.id) for v in texts}} for i in scored[:20]]}
     store.delete_scores(run_id, FAMILY)
     store.put_scores(run_id, scores)
     store.put_artefact(run_id, "information.json", "json", json.dumps(table, default=str))
     return table
 
 
+def baseline_only_accuracy(phi_base, ids: list[str], baselines: dict[str, str], y: dict[str, str],
+                           candidates: list[str] | None, split: str) -> dict[str, Any]:
+    """How well Phi_base predicts y from b alone on held-out items: accuracy (its most likely label), the
+    mean p(y | b) and the mean log p(y | b) (sum over y's tokens)."""
+    import math
+
+    if not ids:
+        return {"split": split, "n": 0, "accuracy": None, "mean_p_label": None, "mean_log_p_label": None}
+    inputs = [baseline_input(baselines[i]) for i in ids]
+    if candidates and all(y[i] in candidates for i in ids):
+        cand = phi_base.candidate_log_likelihoods(inputs, candidates)
+        preds = [candidates[max(range(len(candidates)), key=c.__getitem__)] for c in cand]
+        ll = [c[candidates.index(y[i])] for c, i in zip(cand, ids, strict=True)]
+    else:
+        preds = phi_base.predict(inputs, candidates)
+        ll = phi_base.log_likelihood(inputs, [y[i] for i in ids], reduction="sum")
+    return {"split": split, "n": len(ids),
+            "accuracy": sum(_same(p, y[i]) for p, i in zip(preds, ids, strict=True)) / len(ids),
+            "mean_p_label": sum(math.exp(v) for v in ll) / len(ll), "mean_log_p_label": sum(ll) / len(ll)}
+
+
+def baseline_leak_warning(baseline_only: dict[str, Any], threshold: float, larev_run: bool) -> str | None:
+    """The warning for a baseline that gives the label away (None when Phi_base is below ``threshold``)."""
+    acc = baseline_only.get("accuracy")
+    if acc is None or acc < threshold:
+        return None
+    bound = -baseline_only["mean_log_p_label"]
+    return (f"the baseline alone gives the label away: from b alone, Phi_base ranks the true label first for "
+            f"{acc:.1%} of {baseline_only['n']} held-out {baseline_only['split']} items (mean p(y | b) = "
+            f"{baseline_only['mean_p_label']:.3f}, mean log p(y | b) = {-bound:.3f} nats). The label is recoverable "
+            "from b, so an evaluator need not read r: REV(r) = log p(y | r, b) - log p(y | b) is at most "
+            f"{bound:.3g} nats on average, and what Phi gains over Phi_base can come from reading b with more "
+            "confidence rather than from the rationale. REV scores and Gold - X separations then do not measure "
+            "rationale quality. This is the failure of REV under baseline label leakage that the LAREV thesis "
+            "reports on e-SNLI (Li, 2026, Table 5.10). "
+            + ("Compare with the LAREV rows, whose Phi_LA is trained not to rely on b."
+               if larev_run else "Run LAREV (methods: [rev, larev]), which trains the evaluator not to rely on b."))
+
+
+def antonym_notes(sources: dict[str, int]) -> list[str]:
+    """Warnings about antonym environments (E3) built from stand-ins instead of antonyms."""
+    n = sum(sources.values())
+    out = []
+    random_n = sum(c for s, c in sources.items() if is_substitute(s))
+    if random_n:
+        out.append(f"{random_n} of {n} antonym environments (E3) hold a random word (of the same part of speech when "
+                   "known), not an antonym: no antonym model gave one and WordNet had none. For those examples E3 "
+                   "only breaks the leak term's link to the label instead of reversing it; set antonym_model for "
+                   "real antonyms")
+    failed = sum(c for s, c in sources.items() if s.endswith("(llm gave none)"))
+    if failed:
+        out.append(f"{failed} of {n} antonym requests to the antonym model gave no usable word: WordNet or a random "
+                   "word was used instead")
+    return out
+
+
 def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str, str]], baselines: dict[str, str],
-                   y: dict[str, str], ids: list[str], *, reduction: str = "mean", candidates: list[str] | None = None
-                   ) -> tuple[dict, dict, list[dict]]:
+                   y: dict[str, str], ids: list[str], *, reduction: str = "sum", candidates: list[str] | None = None,
+                   truncation: dict[str, dict[str, int]] | None = None) -> tuple[dict, dict, list[dict]]:
     """REV-style scores of every (method, variant, item): log p(y | r, b) under the method's evaluator minus
     log p(y | b) under Phi_base. Returns (method -> variant -> item -> score, method -> variant -> accuracy,
-    one row per score with its log-probabilities and the evaluator's prediction)."""
+    one row per score with its log-probabilities and the evaluator's prediction). ``truncation``, when
+    given, receives per variant the counts of :meth:`~reasonscope.information.evaluator.Evaluator.fit_inputs`."""
     base_ll = dict(zip(ids, phi_base.log_likelihood([baseline_input(baselines[i]) for i in ids], [y[i] for i in ids],
                                                     reduction=reduction), strict=True))
     per_item: dict[str, dict[str, dict[str, float]]] = {m: {} for m in scorers}
@@ -198,30 +331,41 @@ def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str,
     for method, ev in scorers.items():
         for variant, by_item in texts.items():
             have = [i for i in ids if i in by_item]
-            inputs = [rationale_input(by_item[i], baselines[i]) for i in have]
-            ll = ev.log_likelihood(inputs, [y[i] for i in have], reduction=reduction)
-            preds = ev.predict(inputs, candidates)
+            inputs, counts = ev.fit_inputs([by_item[i] for i in have], [baselines[i] for i in have])
+            if truncation is not None:
+                truncation[variant] = counts  # the same for every method (one tokenizer)
+            if candidates and reduction == "sum" and all(y[i] in candidates for i in have):
+                # one pass over the candidates gives both the prediction and log p(y | r, b)
+                cand = ev.candidate_log_likelihoods(inputs, candidates)
+                ll = [c[candidates.index(y[i])] for c, i in zip(cand, have, strict=True)]
+                preds = [candidates[max(range(len(candidates)), key=c.__getitem__)] for c in cand]
+            else:
+                ll = ev.log_likelihood(inputs, [y[i] for i in have], reduction=reduction)
+                preds = ev.predict(inputs, candidates)
             accuracy[method][variant] = sum(_same(p, y[i]) for p, i in zip(preds, have, strict=True)) / max(1, len(have))
             per_item[method][variant] = {i: v - base_ll[i] for i, v in zip(have, ll, strict=True)}
             rows += [{"method": method, "variant": variant, "item": i, "score": v - base_ll[i], "log_p_phi": v,
                       "log_p_base": base_ll[i], "prediction": p, "rationale": by_item[i], "baseline": baselines[i],
-                      "label": y[i]} for i, v, p in zip(have, ll, preds, strict=True)]
+                      "label": y[i], "reduction": reduction} for i, v, p in zip(have, ll, preds, strict=True)]
     return per_item, accuracy, rows
 
 
 def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[Item], baselines: dict[str, str],
-                  seed: int) -> dict[str, Path]:
+                  seed: int, weights: PenaltyWeights | None = None) -> dict[str, Path]:
     """``root/<model>-<fingerprint>`` per model: the fingerprint hashes everything that determines the
-    trained weights (evaluator, data, baselines, split, seed and that model's settings), so a finished or
-    interrupted model is resumed only when nothing changed, and a changed setting trains a new one."""
+    trained weights (evaluator, data, baselines, split, seed, input budget and that model's settings, for
+    Phi_LA the penalty weights actually used), so a finished or interrupted model is resumed only when
+    nothing changed, and a changed setting trains a new one."""
     data = stable_hash([[i.id, i.rationale, baselines[i.id], str(i.target)] for i in tr] + ["|"] +
                        [[i.id, i.rationale, baselines[i.id], str(i.target)] for i in va])
     common = {"evaluator": cfg.evaluator, "seed": seed, "data": data, "lr": cfg.lr,
-              "mixed_precision": cfg.mixed_precision}
+              "mixed_precision": cfg.mixed_precision, "max_input_tokens": cfg.max_input_tokens}
     erm = {**common, "epochs": cfg.epochs, "batch": cfg.batch_size}
     probe = {**erm, "probe_epochs": cfg.probe_epochs, "probe_batch": cfg.probe_batch_size, "ig": cfg.ig_steps,
              "antonym_model": cfg.antonym_model.spec if cfg.antonym_model else None}
-    la = {**probe, "larev_epochs": cfg.larev_epochs, "lambda_irm": cfg.lambda_irm, "lambda_probe": cfg.lambda_probe}
+    weights = weights or PenaltyWeights(cfg.lambda_irm or 0.0, cfg.lambda_probe or 0.0, "plan")
+    la = {**probe, "larev_epochs": cfg.larev_epochs, "lambda_irm": weights.lambda_irm,
+          "lambda_probe": weights.lambda_probe}
     return {name: root / f"{name}-{stable_hash({'model': name, **spec}, 10)}"
             for name, spec in (("phi_base", erm), ("phi", erm), ("probe", probe), ("phi_la", la))}
 
@@ -273,9 +417,11 @@ def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed:
 
 
 def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va: list[Item], baselines: dict[str, str],
-                       y: dict[str, str], folders: dict[str, Path], store: Store, *, seed: int, console: Console):
-    """Leakage terms (IG on Phi_base), environments, probe psi, Phi_LA."""
-    from .leakage import AntonymSource, content_words, environments, leakage_term, token_attributions
+                       y: dict[str, str], folders: dict[str, Path], store: Store, weights: PenaltyWeights, *,
+                       seed: int, console: Console):
+    """Leakage terms (IG on Phi_base, batched and cached), environments, probe psi, Phi_LA."""
+    from .ig_cache import AttributionCache
+    from .leakage import AntonymSource, content_words, environments, leakage_attributions, leakage_term
 
     try:
         import captum  # noqa: F401
@@ -285,14 +431,20 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     from .training import LarevExample, TrainSettings, train_larev, train_probe
 
     mask = phi.tokenizer.mask_token or "<mask>"
-    terms = {}
     shift = len(baseline_input(""))
-    with console.status("information: integrated gradients on Phi_base (leakage terms)"):
-        for it in tr + va:
-            offsets, attr = token_attributions(phi_base, baseline_input(baselines[it.id]), y[it.id],
-                                               n_steps=cfg.ig_steps)
-            terms[it.id] = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift
-                                                           else (0, 0) for s, e in offsets], attr)
+    cache = AttributionCache(folders["phi_base"].parent / "ig-cache.sqlite")
+    try:
+        attributions = leakage_attributions(phi_base, [baseline_input(baselines[it.id]) for it in tr + va],
+                                            [y[it.id] for it in tr + va], n_steps=cfg.ig_steps,
+                                            batch_size=cfg.ig_batch_size, cache=cache,
+                                            fingerprint=folders["phi_base"].name, console=console,
+                                            label="integrated gradients on Phi_base")
+    finally:
+        cache.close()
+    terms = {}
+    for it, (offsets, attr) in zip(tr + va, attributions, strict=True):
+        terms[it.id] = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift
+                                                       else (0, 0) for s, e in offsets], attr)
     asked = [(t.word, baselines[i]) for i, t in terms.items() if t is not None and not t.word.isdigit()]
     antonym = AntonymSource(content_words(list(baselines.values())), _llm_antonyms(cfg, asked, store, seed, console),
                             seed)
@@ -304,18 +456,18 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
         env_info.append({"item": it.id, "baseline": baselines[it.id], **prov, **{f"env_{k}": v for k, v in envs.items()},
                          "attribution": term.attribution if term else None})
         if it.id in train_ids:
-            examples.append(LarevExample([rationale_input(it.rationale, envs[e]) for e in ("original", "mask",
-                                                                                          "antonym")],
-                                         baseline_input(envs["mask"]), y[it.id]))
+            env_inputs, _ = phi.fit_inputs([it.rationale] * 3, [envs[e] for e in ("original", "mask", "antonym")])
+            examples.append(LarevExample(env_inputs, baseline_input(envs["mask"]), y[it.id]))
             masked_train.append(baseline_input(envs["mask"]))
     masked_val = [baseline_input(e["env_mask"]) for e in env_info[len(tr):]]
     probe_settings = TrainSettings(cfg.probe_epochs, cfg.lr, cfg.probe_batch_size, seed, cfg.mixed_precision)
     psi = train_probe(phi, masked_train, [y[i.id] for i in tr], masked_val, [y[i.id] for i in va], probe_settings,
                       folders["probe"], console=console)
     la_settings = TrainSettings(cfg.larev_epochs, cfg.lr, 1, seed, cfg.mixed_precision)
-    phi_la, res = train_larev(cfg.evaluator, examples, psi, [rationale_input(i.rationale, baselines[i.id]) for i in va],
-                              [y[i.id] for i in va], la_settings, folders["phi_la"], lambda_irm=cfg.lambda_irm,
-                              lambda_probe=cfg.lambda_probe, console=console)
+    val_inputs, _ = phi.fit_inputs([i.rationale for i in va], [baselines[i.id] for i in va])
+    phi_la, res = train_larev(cfg.evaluator, examples, psi, val_inputs, [y[i.id] for i in va], la_settings,
+                              folders["phi_la"], lambda_irm=weights.lambda_irm, lambda_probe=weights.lambda_probe,
+                              console=console, max_input_tokens=cfg.max_input_tokens)
     sources: dict[str, int] = {}
     for e in env_info:
         sources[e.get("antonym_source", "none")] = sources.get(e.get("antonym_source", "none"), 0) + 1

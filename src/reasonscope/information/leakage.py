@@ -1,11 +1,16 @@
-"""Leakage terms and IRM environments for LAREV (seed 002).
+"""Leakage terms and IRM environments for LAREV (Li, 2026, *LAREV: Leakage-Aware Rationale Evaluation
+with Conditional V-information*).
 
 Attribution
 -----------
 Integrated Gradients (captum ``LayerIntegratedGradients``) on the input-embedding layer of Phi_base,
 input = the baseline input "baseline: b", target = log p(y | b) (the summed log-likelihood of the label
 tokens), reference = the same sequence with every non-special token replaced by the pad token,
-``n_steps`` = 20 (Riemann trapezoid). A token's attribution is the sum of its embedding attributions.
+``n_steps`` = 20 (captum's default Gauss-Legendre rule). A token's attribution is the sum of its
+embedding attributions. Texts are attributed in batches (``ig_batch_size`` texts per call, padded, the
+attention mask keeping padding out; :func:`batch_token_attributions`), with a progress bar, and every
+result is cached on disk by (Phi_base's fingerprint, text, label, ``n_steps``) so that a resumed or
+repeated run does not attribute a text twice (:func:`leakage_attributions`).
 
 Leakage term t_leak
 -------------------
@@ -21,7 +26,10 @@ E3 t_leak replaced by an antonym (a number by another number, +- up to its own s
 first source that gives one: an LLM rewrite through any
 provider (``antonym_model``), WordNet antonyms (when ``nltk`` and its WordNet data are installed),
 else a random content word of the same part of speech drawn from the other baselines (part of speech
-from lemminflect's lexicon; seeded). The source used is recorded per example.
+from lemminflect's lexicon; seeded). The source used is recorded per example. A random word is a
+substitution, not an antonym (E3 then only breaks the leak term's correlation with the label instead
+of reversing it): such examples are counted (:func:`is_substitute`), warned about and shown in the
+report, as are LLM antonym requests that gave nothing usable ("(llm gave none)").
 """
 
 from __future__ import annotations
@@ -51,35 +59,52 @@ def stop_words() -> frozenset[str]:
 
 def token_attributions(evaluator, text: str, target: str, *, n_steps: int = 20) -> tuple[list[tuple[int, int]], list[float]]:
     """(character offsets, attribution) of each input token of ``text`` (IG on the input embeddings)."""
+    return batch_token_attributions(evaluator, [text], [target], n_steps=n_steps)[0]
+
+
+def batch_token_attributions(evaluator, texts: list[str], targets: list[str], *, n_steps: int = 20
+                             ) -> list[tuple[list[tuple[int, int]], list[float]]]:
+    """:func:`token_attributions` of several texts in one attribution call (seq2seq evaluators): the texts
+    are padded to one length, the attention mask keeps the padding out of every forward pass, and
+    captum runs all ``len(texts) * n_steps`` interpolation points as one batch. A causal evaluator is
+    attributed one text at a time (its target follows the input, so padding would sit between them)."""
     import torch
     from captum.attr import LayerIntegratedGradients
 
+    if not texts:
+        return []
+    if evaluator.kind != "seq2seq" and len(texts) > 1:
+        return [row for t, y in zip(texts, targets, strict=True)
+                for row in batch_token_attributions(evaluator, [t], [y], n_steps=n_steps)]
     tok = evaluator.tokenizer
     model = evaluator.model
     model.eval()
-    enc = tok([text], return_tensors="pt", return_offsets_mapping=True, truncation=True,
+    enc = tok(list(texts), return_tensors="pt", return_offsets_mapping=True, truncation=True, padding=True,
               max_length=evaluator.max_input_tokens, add_special_tokens=evaluator.kind == "seq2seq")
-    offsets = [tuple(o) for o in enc.pop("offset_mapping")[0].tolist()]
+    offsets = [[tuple(o) for o in row] for row in enc.pop("offset_mapping").tolist()]
     ids = enc["input_ids"].to(evaluator.device)
-    special = torch.tensor([tid in tok.all_special_ids for tid in ids[0].tolist()], device=ids.device)
+    mask = enc["attention_mask"].to(evaluator.device)
+    special_ids = torch.tensor(sorted(set(tok.all_special_ids)), device=ids.device)
+    special = torch.isin(ids, special_ids) | (mask == 0)
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     reference = torch.where(special, ids, torch.full_like(ids, pad))
-    n_input = ids.shape[1]
-    target_batch = evaluator.batch([text], [target])
+    target_batch = evaluator.batch(list(texts), list(targets))
 
     if evaluator.kind == "seq2seq":
         labels = target_batch["labels"].to(evaluator.device)
         layer = model.get_encoder().get_input_embeddings()
 
-        def forward(input_ids):
-            reps = input_ids.shape[0]
-            out = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), labels=labels.repeat(reps, 1))
-            lp = torch.log_softmax(out.logits.float(), -1).gather(-1, labels.repeat(reps, 1)[..., None].clamp(min=0))
-            return (lp[..., 0] * (labels.repeat(reps, 1) != -100)).sum(-1)
+        def forward(input_ids, attention_mask, labels):
+            out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+            lp = torch.log_softmax(out.logits.float(), -1).gather(-1, labels.clamp(min=0)[..., None])[..., 0]
+            return (lp * (labels != -100)).sum(-1)
+
+        extra = (mask, labels)
     else:
         full = target_batch["input_ids"].to(evaluator.device)
-        labels = target_batch["labels"].to(evaluator.device)
-        tail = full[:, full.shape[1] - (labels != -100).sum():]
+        lab = target_batch["labels"].to(evaluator.device)
+        tail = full[:, full.shape[1] - (lab != -100).sum():]
+        n_input = ids.shape[1]
         layer = model.get_input_embeddings()
 
         def forward(input_ids):
@@ -88,10 +113,54 @@ def token_attributions(evaluator, text: str, target: str, *, n_steps: int = 20) 
             logits = model(input_ids=seq).logits[:, n_input - 1:-1].float()
             return torch.log_softmax(logits, -1).gather(-1, tail.repeat(reps, 1)[..., None])[..., 0].sum(-1)
 
+        extra = None
     lig = LayerIntegratedGradients(forward, layer)
-    attr = lig.attribute(ids, baselines=reference, n_steps=n_steps, internal_batch_size=n_steps)
-    values = attr.sum(-1)[0].detach().cpu().tolist()
-    return offsets, [0.0 if s else v for v, s in zip(values, special.tolist(), strict=True)]
+    attr = lig.attribute(ids, baselines=reference, additional_forward_args=extra, n_steps=n_steps,
+                         internal_batch_size=n_steps * len(texts))
+    attr = attr[:, : ids.shape[1]]  # a causal model's embedding layer also sees the target tokens after the input
+    values = attr.sum(-1).detach().cpu().masked_fill(special.cpu(), 0.0).tolist()
+    out = []
+    for row_offsets, row_values, row_mask in zip(offsets, values, mask.cpu().tolist(), strict=True):
+        n = sum(row_mask)  # right padding: the first n positions are the text's own tokens
+        out.append((row_offsets[:n], row_values[:n]))
+    return out
+
+
+def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_steps: int = 20, batch_size: int = 4,
+                         cache=None, fingerprint: str = "", console=None, label: str = "integrated gradients"
+                         ) -> list[tuple[list[tuple[int, int]], list[float]]]:
+    """Token attributions of many texts: looked up in ``cache`` (an
+    :class:`~reasonscope.information.ig_cache.AttributionCache`) under (``fingerprint``, text, target,
+    ``n_steps``), the rest computed ``batch_size`` texts per attribution call (texts sorted by length,
+    so that a batch carries little padding) with a progress bar, each batch written to the cache as soon
+    as it is done (a killed run keeps what it computed). Returns the attributions in the order of ``texts``."""
+    keys = [cache.key(fingerprint, t, y, n_steps) if cache is not None else str(i)
+            for i, (t, y) in enumerate(zip(texts, targets, strict=True))]
+    found = cache.get_many(keys) if cache is not None else {}
+    # texts of similar length share a batch, so little of each attribution call is spent on padding
+    todo = sorted((i for i, k in enumerate(keys) if k not in found), key=lambda i: len(texts[i]))
+    progress = None
+    if console is not None and todo:
+        from ..calls import make_progress
+
+        progress = make_progress(console)
+        progress.start()
+        task = progress.add_task(f"{label} ({len(texts) - len(todo)} cached)", total=len(todo))
+    try:
+        for start in range(0, len(todo), max(1, batch_size)):
+            chunk = todo[start:start + max(1, batch_size)]
+            rows = batch_token_attributions(evaluator, [texts[i] for i in chunk], [targets[i] for i in chunk],
+                                            n_steps=n_steps)
+            fresh = {keys[i]: row for i, row in zip(chunk, rows, strict=True)}
+            found.update(fresh)
+            if cache is not None:
+                cache.put_many(fresh)
+            if progress is not None:
+                progress.advance(task, len(chunk))
+    finally:
+        if progress is not None:
+            progress.stop()
+    return [found[k] for k in keys]
 
 
 def leakage_term(text: str, offsets: list[tuple[int, int]], attributions: list[float]) -> LeakageTerm | None:
@@ -149,20 +218,28 @@ class AntonymSource:
         rng = random.Random(f"{self.seed}|{key}|{word}")
         if word.isdigit():  # a number has no antonym: another number of the same size
             return str(int(word) + rng.choice([-1, 1]) * rng.randint(1, max(1, int(word)))), "other number"
+        note = ""
         if self.llm is not None:
             ant = self.llm(word, sentence)
             if ant:
                 return ant, "llm"
+            note = " (llm gave none)"
         ant = wordnet_antonym(word)
         if ant:
-            return ant, "wordnet"
+            return ant, "wordnet" + note
         pos = part_of_speech(word)
         same = sorted({w for w in self.pool if w.lower() != word.lower() and pos is not None
                        and part_of_speech(w) == pos})
         if same:
-            return rng.choice(same), f"random {pos}"
+            return rng.choice(same), f"random {pos}{note}"
         others = sorted({w for w in self.pool if w.lower() != word.lower()})
-        return (rng.choice(others), "random word (part of speech unknown)") if others else ("something", "fixed")
+        return (rng.choice(others), f"random word (part of speech unknown){note}") if others else ("something",
+                                                                                                  f"fixed{note}")
+
+
+def is_substitute(source: str) -> bool:
+    """Whether an antonym source is a stand-in rather than an antonym (a random word, a fixed word)."""
+    return source.startswith(("random", "fixed"))
 
 
 def environments(baseline: str, term: LeakageTerm | None, mask_token: str, antonym: AntonymSource, key: str

@@ -1,13 +1,23 @@
-"""Training the evaluators of REV and LAREV on Hugging Face Accelerate (seed 002).
+"""Training the evaluators of REV and LAREV on Hugging Face Accelerate (LAREV thesis, Li 2026).
 
 One loop (:func:`train_loop`) serves every model: AdamW at a fixed learning rate, mini-batches in a
 seeded order per epoch, the validation loss after each epoch, and **model selection on it** (the
-best epoch's weights are saved as safetensors with their config and tokenizer in ``OUT/best``).
-After every epoch the Accelerate state (weights, optimizer, RNG) goes to ``OUT/checkpoint`` and the
-progress to ``OUT/state.json``: a killed run continues from the last finished epoch, and a finished
-one is loaded instead of trained (the checkpoint is deleted once training finishes; ``best`` stays). Mixed precision and multi-GPU / multi-node come from Accelerate
+best epoch's weights are saved as safetensors with their config and tokenizer in ``OUT/best``, with
+``best/training.json`` naming its epoch and validation loss). After every epoch the Accelerate state
+(weights, optimizer, RNG) and the progress (``state.json``) go to ``OUT/checkpoint``, and the
+progress is copied to ``OUT/state.json``: a killed run continues from the last finished epoch, and a
+finished one is loaded instead of trained (the checkpoint is deleted once training finishes;
+``best`` stays). Mixed precision and multi-GPU / multi-node come from Accelerate
 (``mixed_precision`` setting; ``accelerate launch`` for several processes, each taking its share of
 every batch list).
+
+Crash safety: nothing is overwritten in place. ``best`` and ``checkpoint`` are written to
+``<name>.tmp`` and swapped in by renames (the old folder moves to ``<name>.old`` and is deleted
+after), ``state.json`` is written to a temporary file and renamed over the old one. A kill at any
+point leaves either the old or the new folder whole: a leftover ``.tmp`` is deleted unread, a lone
+``.old`` is moved back. Only the checkpoint's own ``state.json`` says which epoch its weights belong
+to, so a checkpoint without one (half-written by an older version, or damaged) is never loaded: the
+run warns and starts that model afresh.
 
 The models (defaults from the source document: lr 3e-5; 8 epochs for Phi_base, Phi and the probe,
 2 for Phi_LA; batch 8, probe batch 16, Phi_LA batch = one example's three environments):
@@ -20,7 +30,8 @@ The models (defaults from the source document: lr 3e-5; 8 epochs for Phi_base, P
   ERM = mean over the three environments of CE(y | r + b_e), IRM = the IRMv1 penalty
   (:func:`irm_penalty`), L_probe = CE of the frozen probe's decoder on Phi_LA's encoding of b~
   (gradients reach Phi_LA's encoder, never psi), and lambda(t) = lambda * min(1, t / (T / 3)) for step
-  t of T (linear warm-up over the first third). Defaults lambda_IRM = 5, lambda_probe = 5e-4.
+  t of T (linear warm-up over the first third). Weights by dataset (:mod:`reasonscope.information.defaults`):
+  ECQA 5 / 5e-4, e-SNLI 25 / 0.005.
   Model selection on the ERM validation loss of r + b.
 """
 
@@ -29,6 +40,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +92,75 @@ def warmup(value: float, step: int, total: int) -> float:
 
 def _state(folder: Path) -> dict:
     p = folder / "state.json"
-    return json.loads(p.read_text()) if p.is_file() else {}
+    try:
+        return json.loads(p.read_text()) if p.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON beside ``path`` and rename it into place (never a half-written file)."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def swap_in(tmp: Path, final: Path) -> None:
+    """Replace the folder ``final`` by the complete folder ``tmp`` with renames only."""
+    import shutil
+
+    old = final.with_name(final.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover(final: Path) -> list[str]:
+    """Undo what a kill during :func:`swap_in` or a save can leave: delete ``<final>.tmp`` (incomplete),
+    move a lone ``<final>.old`` back. Returns notes on what was found."""
+    import shutil
+
+    notes = []
+    tmp, old = final.with_name(final.name + ".tmp"), final.with_name(final.name + ".old")
+    if tmp.exists():
+        shutil.rmtree(tmp, ignore_errors=True)
+        notes.append(f"{tmp}: an interrupted save, deleted unread")
+    if old.exists():
+        if final.exists():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.rename(final)
+            notes.append(f"{final}: restored from {old.name} (a swap was interrupted)")
+    return notes
+
+
+def resume_point(folder: Path) -> tuple[dict, list[str]]:
+    """The progress of the last whole checkpoint (``checkpoint/state.json``; {} when there is none) and notes
+    on anything found that cannot be trusted (a checkpoint without its own progress file is not loaded)."""
+    import shutil
+
+    notes = recover(folder / "checkpoint") + recover(folder / "best")
+    ckpt = folder / "checkpoint"
+    if not ckpt.is_dir():
+        if _state(folder).get("epochs_run") and not _state(folder).get("finished"):
+            notes.append(f"{folder}/state.json reports {_state(folder)['epochs_run']} epochs but there is no "
+                         "checkpoint: training starts afresh")
+        return {}, notes
+    state = _state(ckpt)
+    if not state.get("epochs_run"):
+        shutil.rmtree(ckpt, ignore_errors=True)
+        notes.append(f"{ckpt}: incomplete checkpoint (no state.json naming its epoch), not loaded; training "
+                     "starts afresh")
+        return {}, notes
+    best = folder / "best" / "training.json"
+    if best.is_file():  # the best folder describes its own weights (it may be one epoch ahead of the checkpoint)
+        meta = json.loads(best.read_text())
+        state = {**state, "best_val": meta["val_loss"], "best_epoch": meta["epoch"]}
+    return state, notes
 
 
 def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_fn: Callable[[Any, Any, int, int], Any],
@@ -98,11 +178,19 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     logging.getLogger("accelerate").setLevel(logging.ERROR)  # "removed shared tensor" notes on every save
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    state = _state(folder)
-    if state.get("finished") and (folder / "best" / "evaluator.json").is_file():
+    early = recover(folder / "best")
+    done = _state(folder)
+    if done.get("finished") and (folder / "best" / "evaluator.json").is_file():
         _load_best(evaluator, folder)
-        return TrainResult(folder, state["epochs_run"], state["best_epoch"], state["best_val"], state["history"],
-                           resumed_from=state["epochs_run"], examples_per_s=state.get("examples_per_s"))
+        return TrainResult(folder, done["epochs_run"], done["best_epoch"], done["best_val"], done["history"],
+                           resumed_from=done["epochs_run"], examples_per_s=done.get("examples_per_s"))
+    state, notes = resume_point(folder)
+    for note in early + notes:
+        warnings.warn(note, stacklevel=2)
+        if console is not None:
+            from rich.markup import escape
+
+            console.print(f"[yellow]{escape(label)}:[/yellow] {escape(note)}")
     set_seed(settings.seed)
     accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=not torch.cuda.is_available())
     trainable = params if params is not None else [p for p in evaluator.model.parameters() if p.requires_grad]
@@ -110,7 +198,7 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     model, optimizer = accelerator.prepare(evaluator.model, optimizer)
     evaluator.model = model
     start_epoch = int(state.get("epochs_run", 0))
-    if start_epoch and (folder / "checkpoint").is_dir():
+    if start_epoch:
         accelerator.load_state(str(folder / "checkpoint"))
     history = list(state.get("history", []))
     best_val = state.get("best_val", float("inf"))
@@ -152,18 +240,26 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
                 if val < best_val:
                     best_val, best_epoch = val, epoch + 1
                     unwrapped = accelerator.unwrap_model(model)
-                    Evaluator(unwrapped, evaluator.tokenizer, evaluator.kind, evaluator.source).save(folder / "best")
-                accelerator.save_state(str(folder / "checkpoint"))
-                (folder / "state.json").write_text(json.dumps({
-                    "epochs_run": epoch + 1, "best_val": best_val, "best_epoch": best_epoch, "history": history,
-                    "finished": epoch + 1 == settings.epochs,
-                    "examples_per_s": seen / elapsed if elapsed else None}))
+                    tmp = folder / "best.tmp"
+                    Evaluator(unwrapped, evaluator.tokenizer, evaluator.kind, evaluator.source).save(tmp)
+                    (tmp / "training.json").write_text(json.dumps({"epoch": best_epoch, "val_loss": best_val}))
+                    swap_in(tmp, folder / "best")
+                progress_state = {"epochs_run": epoch + 1, "best_val": best_val, "best_epoch": best_epoch,
+                                  "history": history, "finished": epoch + 1 == settings.epochs,
+                                  "examples_per_s": seen / elapsed if elapsed else None}
+                tmp = folder / "checkpoint.tmp"
+                accelerator.save_state(str(tmp))
+                (tmp / "state.json").write_text(json.dumps(progress_state))
+                swap_in(tmp, folder / "checkpoint")
+                write_json_atomic(folder / "state.json", progress_state)
             accelerator.wait_for_everyone()
     finally:
         if progress is not None:
             progress.stop()
     evaluator.model = accelerator.unwrap_model(model)
-    if (folder / "state.json").is_file() and _state(folder).get("finished"):
+    if state.get("finished") and start_epoch >= settings.epochs and accelerator.is_main_process:
+        write_json_atomic(folder / "state.json", state)  # killed after the last checkpoint, before this file
+    if _state(folder).get("finished"):
         import shutil
 
         shutil.rmtree(folder / "checkpoint", ignore_errors=True)  # the best weights stay in OUT/best
@@ -233,7 +329,7 @@ def freeze_encoder(evaluator: Evaluator) -> list:
 def train_probe(phi: Evaluator, masked_inputs: list[str], targets: list[str], val_inputs: list[str],
                 val_targets: list[str], settings: TrainSettings, folder: str | Path, *, console=None) -> Evaluator:
     """psi: initialised from the trained Phi, encoder frozen, decoder trained on b~ -> y."""
-    psi = Evaluator(copy.deepcopy(phi.model), phi.tokenizer, phi.kind, phi.source)
+    psi = Evaluator(copy.deepcopy(phi.model), phi.tokenizer, phi.kind, phi.source, phi.max_input_tokens)
     params = freeze_encoder(psi)
     make = lambda idx: psi.batch([masked_inputs[i] for i in idx], [targets[i] for i in idx])  # noqa: E731
     train_loop(psi, _batches(len(masked_inputs), settings.batch_size, settings.seed, make),
@@ -281,9 +377,10 @@ def larev_loss(evaluator: Evaluator, model, psi: Evaluator, ex_batch: tuple[dict
 
 def train_larev(source: str, examples: list[LarevExample], psi: Evaluator, val_inputs: list[str],
                 val_targets: list[str], settings: TrainSettings, folder: str | Path, *, lambda_irm: float = 5.0,
-                lambda_probe: float = 5e-4, console=None) -> tuple[Evaluator, TrainResult]:
+                lambda_probe: float = 5e-4, console=None, max_input_tokens: int = 256) -> tuple[Evaluator, TrainResult]:
     """Phi_LA from the pretrained backbone ``source``; one example (three environments) per step."""
     phi_la = load_evaluator(source, seed=settings.seed)
+    phi_la.max_input_tokens = max_input_tokens
     phi_la.model.to(psi.device)
 
     def make(idx):

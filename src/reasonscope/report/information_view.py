@@ -1,6 +1,8 @@
 """Information (REV, LAREV) outputs: the absolute score table (method x variant), the separation table
-(Gold - X and SUM) with CIs, accuracy per variant, training summary, and a grouped bar chart of REV
-and LAREV side by side."""
+(Gold - X and SUM) with CIs, both naming the log-likelihood reduction, accuracy per variant, the
+baseline-only check on held-out items, how baselines and antonym environments were built (stand-ins
+flagged), truncated inputs, training summary and penalty weights, and a grouped bar chart of REV and
+LAREV side by side."""
 
 from __future__ import annotations
 
@@ -15,17 +17,24 @@ def _r(v):
     return round(v, 4) if isinstance(v, float) else v
 
 
+def _reduction(t: dict[str, Any]) -> str:
+    return {"sum": "sum over y's tokens", "mean": "mean per y token"}.get(t.get("reduction"), str(t.get("reduction")))
+
+
 def information_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """One table per sheet; every score table names its reduction in a column."""
     absolute, separation, accuracy, training = [], [], [], []
+    reduction = _reduction(t)
     for m, row in t["absolute"].items():
         for v, e in row.items():
             absolute.append({"method": m.upper(), "variant": v, "score": _r(e["value"]), "low": _r(e["low"]),
-                             "high": _r(e["high"]), "n": e["n"]})
+                             "high": _r(e["high"]), "n": e["n"], "log p reduction": reduction})
     for m, row in t["separation"].items():
         for pair, e in row.items():
             separation.append({"method": m.upper(), "separation": pair.replace("-", " - "), "value": _r(e["value"]),
                                "low": _r(e["low"]), "high": _r(e["high"]), "n": e["n"], "p_value": fmt_p(e["p_value"]),
-                               "p_adjusted": fmt_p(e.get("p_adjusted")), "test": e.get("test"), "null": e.get("null")})
+                               "p_adjusted": fmt_p(e.get("p_adjusted")), "test": e.get("test"), "null": e.get("null"),
+                               "log p reduction": reduction})
     for m, row in t["accuracy"].items():
         accuracy.append({"method": m.upper(), **{v: _r(a) for v, a in row.items()},
                          "phi_base_on_b": _r(t["baseline_accuracy"])})
@@ -34,8 +43,40 @@ def information_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             training.append({"model": name, "best_epoch": info.get("best_epoch"),
                              "best_val_loss": _r(info.get("best_val_loss")),
                              "examples_per_s": _r(info.get("examples_per_s"))})
+    b = t.get("baseline_only") or {}
+    limit = (t.get("settings") or {}).get("baseline_warn_accuracy")
+    baseline_only = [{"held-out split": b.get("split"), "n": b.get("n"), "Phi_base accuracy on b": _r(b.get("accuracy")),
+                      "mean p(y | b)": _r(b.get("mean_p_label")), "warn at": limit,
+                      "label given away": None if b.get("accuracy") is None or limit is None
+                      else b["accuracy"] >= limit}] if b else []
     return {"information_scores": absolute, "information_separation": separation,
-            "information_accuracy": accuracy, "information_training": training}
+            "information_accuracy": accuracy, "information_baseline_only": baseline_only,
+            "information_substitutions": substitution_rows(t), "information_truncation": truncation_rows(t),
+            "information_training": training,
+            "information_penalties": [t["penalties"]] if t.get("penalties") else []}
+
+
+def substitution_rows(t: dict[str, Any]) -> list[dict[str, Any]]:
+    """How every baseline and antonym environment was built; stand-ins are flagged."""
+    rows = []
+    flagged = set(t.get("substitutes") or [])
+    for what, counts in (("baseline", t.get("baseline_rules") or {}),
+                         ("antonym environment (E3)", (t.get("training") or {}).get("antonym_sources") or {})):
+        for source, n in sorted(counts.items()):
+            rows.append({"what": what, "built by": source, "count": n, "of": sum(counts.values()),
+                         "substitution": source in flagged})
+    return rows
+
+
+def truncation_rows(t: dict[str, Any]) -> list[dict[str, Any]]:
+    tr = t.get("truncation") or {}
+    rows = []
+    for scope, counts in [("training (Phi)", tr.get("training")), *[(f"scoring: {v}", c)
+                                                                     for v, c in (tr.get("scoring") or {}).items()]]:
+        if counts:
+            rows.append({"inputs": scope, "n": counts["inputs"], "rationale shortened": counts["rationale_truncated"],
+                         "b over the limit": counts["baseline_over_limit"], "limit (tokens)": tr.get("max_input_tokens")})
+    return rows
 
 
 def information_plot(t: dict[str, Any], folder: Path) -> dict[str, Path]:
@@ -53,6 +94,6 @@ def information_plot(t: dict[str, Any], folder: Path) -> dict[str, Path]:
         ax.axhline(0, color="grey", lw=0.5)
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
-    axes[0].set_ylabel(f"log p(y|r,b) - log p(y|b) ({t['reduction']} per token; 95% CI)")
+    axes[0].set_ylabel(f"log p(y|r,b) - log p(y|b)\n({_reduction(t)}; 95% CI)", fontsize=8)
     fig.tight_layout()
     return {"information_scores": save(fig, folder / "information_scores.png")}

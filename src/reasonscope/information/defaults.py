@@ -1,0 +1,43 @@
+"""LAREV's penalty weights per dataset.
+
+The LAREV thesis (Li, 2026) tunes lambda_IRM and lambda_probe per dataset: 5 and 5e-4 on ECQA
+(open-label QA), 25 and 0.005 on e-SNLI (fixed-label NLI, "more structured and label-constrained").
+A plan that sets a weight keeps it; an unset weight is taken by the training set's format: ``esnli``,
+or any dataset whose items are NLI pairs (``metadata.premise`` and ``metadata.hypothesis`` on every
+item), gets the e-SNLI values; ``ecqa`` and every other format the ECQA values (the document gives no
+others; QA is the closer task). The chosen values and their source are recorded with the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import InformationConfig
+from ..types import Item
+
+DATASET_PENALTIES = {"esnli": (25.0, 0.005), "ecqa": (5.0, 5e-4)}
+
+
+@dataclass(frozen=True)
+class PenaltyWeights:
+    lambda_irm: float
+    lambda_probe: float
+    source: str  # why these values, e.g. "plan", "e-SNLI default (format esnli)"
+
+
+def penalty_weights(cfg: InformationConfig, items: list[Item]) -> PenaltyWeights:
+    fmt = cfg.train.format
+    nli = bool(items) and all("premise" in it.metadata and "hypothesis" in it.metadata for it in items)
+    if fmt == "esnli" or nli:
+        default, why = DATASET_PENALTIES["esnli"], f"e-SNLI default ({'format esnli' if fmt == 'esnli' else 'NLI items'})"
+    elif fmt == "ecqa":
+        default, why = DATASET_PENALTIES["ecqa"], "ECQA default (format ecqa)"
+    else:
+        default, why = DATASET_PENALTIES["ecqa"], f"ECQA default (format {fmt}: no dataset-specific values)"
+    irm = cfg.lambda_irm if cfg.lambda_irm is not None else default[0]
+    probe = cfg.lambda_probe if cfg.lambda_probe is not None else default[1]
+    if cfg.lambda_irm is not None and cfg.lambda_probe is not None:
+        why = "plan"
+    elif cfg.lambda_irm is not None or cfg.lambda_probe is not None:
+        why = f"plan ({'lambda_irm' if cfg.lambda_irm is not None else 'lambda_probe'}), other from the {why}"
+    return PenaltyWeights(irm, probe, why)

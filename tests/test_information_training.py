@@ -1,0 +1,91 @@
+"""Crash safety of evaluator training: saves go beside and are renamed into place, a half-written
+checkpoint is never loaded, and a kill between the steps of a save resumes from a consistent state."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import reasonscope.information.training as training
+from reasonscope.information.evaluator import load_evaluator
+from reasonscope.information.training import TrainSettings, recover, swap_in, train_erm
+from reasonscope.information.variants import baseline_input
+
+INPUTS = [baseline_input(f"Ana has {i} apples") for i in range(6)]
+TARGETS = [str(i) for i in range(6)]
+SETTINGS = TrainSettings(epochs=2, lr=1e-3, batch_size=3)
+
+
+def _train(model_dir, folder):
+    return train_erm(load_evaluator(str(model_dir)), INPUTS, TARGETS, INPUTS[:2], TARGETS[:2], SETTINGS, folder,
+                     label="m")
+
+
+def test_a_half_written_checkpoint_is_detected_and_not_loaded(tiny_seq2seq, tmp_path):
+    folder = tmp_path / "m"
+    (folder / "checkpoint").mkdir(parents=True)
+    (folder / "checkpoint" / "model.safetensors").write_bytes(b"\x00" * 10)  # torn write, no state.json
+    (folder / "state.json").write_text(json.dumps({"epochs_run": 1, "best_val": 0.1, "best_epoch": 1,
+                                                   "history": [], "finished": False}))
+    with pytest.warns(UserWarning, match="incomplete checkpoint"):
+        res = _train(tiny_seq2seq, folder)
+    assert res.resumed_from == 0 and [h["epoch"] for h in res.history] == [1, 2]
+    assert json.loads((folder / "state.json").read_text())["finished"]
+    best = json.loads((folder / "best" / "training.json").read_text())
+    assert best == {"epoch": res.best_epoch, "val_loss": res.best_val}
+
+
+def test_a_kill_during_the_checkpoint_save_leaves_nothing_half_loaded(tiny_seq2seq, tmp_path, monkeypatch):
+    folder = tmp_path / "m"
+    real = training.swap_in
+    calls = []
+
+    def killed_on_checkpoint_swap(tmp, final):
+        calls.append(final.name)
+        if final.name == "checkpoint":
+            raise KeyboardInterrupt  # the new checkpoint is complete in checkpoint.tmp, not yet renamed
+        real(tmp, final)
+
+    monkeypatch.setattr(training, "swap_in", killed_on_checkpoint_swap)
+    with pytest.raises(KeyboardInterrupt):
+        _train(tiny_seq2seq, folder)
+    assert calls == ["best", "checkpoint"] and (folder / "checkpoint.tmp").is_dir()
+    assert not (folder / "checkpoint").exists() and not (folder / "state.json").exists()
+    monkeypatch.setattr(training, "swap_in", real)
+    with pytest.warns(UserWarning, match="interrupted save, deleted unread"):
+        res = _train(tiny_seq2seq, folder)
+    assert res.resumed_from == 0 and not (folder / "checkpoint.tmp").exists()
+    assert [h["epoch"] for h in res.history] == [1, 2]
+
+
+def test_a_kill_before_the_progress_file_resumes_from_the_checkpoint(tiny_seq2seq, tmp_path, monkeypatch):
+    folder = tmp_path / "m"
+    real = training.write_json_atomic
+
+    def killed(path, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "write_json_atomic", killed)
+    with pytest.raises(KeyboardInterrupt):
+        _train(tiny_seq2seq, folder)
+    assert not (folder / "state.json").exists()
+    assert json.loads((folder / "checkpoint" / "state.json").read_text())["epochs_run"] == 1
+    monkeypatch.setattr(training, "write_json_atomic", real)
+    res = _train(tiny_seq2seq, folder)
+    assert res.resumed_from == 1 and [h["epoch"] for h in res.history] == [1, 2]
+    assert not (folder / "checkpoint").exists()  # finished: the checkpoint goes, best stays
+
+
+def test_swap_and_recover(tmp_path):
+    final, tmp = tmp_path / "best", tmp_path / "best.tmp"
+    final.mkdir()
+    (final / "w").write_text("old")
+    tmp.mkdir()
+    (tmp / "w").write_text("new")
+    swap_in(tmp, final)
+    assert (final / "w").read_text() == "new" and not tmp.exists() and not (tmp_path / "best.old").exists()
+    final.rename(tmp_path / "best.old")  # killed between the two renames of a swap
+    assert recover(final) == [f"{final}: restored from best.old (a swap was interrupted)"]
+    assert (final / "w").read_text() == "new"
+    assert recover(final) == []
