@@ -21,9 +21,6 @@ import re
 import time
 from pathlib import Path
 
-DEFAULT_DATA = next((p / "shared" / "data" / "gsm8k_train.jsonl.gz" for p in Path(__file__).resolve().parents
-                     if (p / "shared" / "data" / "gsm8k_train.jsonl.gz").is_file()), Path("gsm8k_train.jsonl.gz"))
-
 # -- the baseline: the checker as it was before (regex equations, exact comparison) ---------------------
 _NUM = r"[$€£]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
 _OP = r"[-+*/x×÷]"
@@ -65,7 +62,7 @@ def old_checker(text: str) -> tuple[bool, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="GSM8K JSONL(.gz) with an `answer` field")
+    ap.add_argument("--data", type=Path, required=True, help="GSM8K JSONL(.gz) with an `answer` field")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

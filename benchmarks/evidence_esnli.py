@@ -29,8 +29,6 @@ from reasonscope.data.loaders import esnli_row
 from reasonscope.evidence.analysis import make_analyzer
 from reasonscope.evidence.family import Prediction, run_evidence
 
-DEFAULT_DATA = next((p / "shared" / "data" / "esnli_dev.csv.gz" for p in Path(__file__).resolve().parents
-                     if (p / "shared" / "data" / "esnli_dev.csv.gz").is_file()), Path("esnli_dev.csv.gz"))
 TEMPLATE_WORDS = {"premise", "hypothesis"}
 CONFIGS = [  # (label, text_fields, stop_words)
     ("prompt input (`Premise: ... Hypothesis: ...`), no stop words", ["input"], "none"),
@@ -95,7 +93,7 @@ def fmt(est) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="e-SNLI CSV(.gz) with Sentence1, Sentence2, ...")
+    ap.add_argument("--data", type=Path, required=True, help="e-SNLI CSV(.gz) with Sentence1, Sentence2, ...")
     ap.add_argument("--test", type=int, default=3000, help="test pairs (the rest train the classifier)")
     ap.add_argument("--resamples", type=int, default=1000)
     args = ap.parse_args()
