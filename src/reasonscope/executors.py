@@ -36,9 +36,9 @@ def ray_session(num_cpus: int | None = None):
 
 
 def _make_scorer(kind: str, settings: dict[str, Any]):
-    from .config import NLIConfig, SimilarityConfig
     from .scorers.nli import make_nli
     from .scorers.similarity import make_similarity
+    from .settings import NLIConfig, SimilarityConfig
 
     scorer, reason = make_nli(NLIConfig(**settings)) if kind == "nli" else make_similarity(SimilarityConfig(**settings))
     if scorer is None:

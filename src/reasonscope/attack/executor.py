@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from ..config import AttackConfig, ModelConfig
+from ..settings import ModelConfig
 from ..types import Item
 from .attacker import AttackSettings
+from .settings import AttackConfig
 
 
 def make_attacker(model_cfg: ModelConfig, cfg: AttackConfig, settings: AttackSettings):

@@ -43,7 +43,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..calls import make_progress
-from ..config import AttackConfig, ModelConfig, StatsConfig
+from ..settings import ModelConfig, StatsConfig
 from ..store import Store
 from ..types import Completion, Item, Score, stable_hash
 from .answers import is_correct, same_answer
@@ -51,6 +51,7 @@ from .attacker import AttackSettings
 from .judging import judge_chains, meaning_checks
 from .layout import PROMPT_VERSION
 from .outcomes import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
+from .settings import AttackConfig
 from .transfer import run_transfer
 
 FAMILY = "attack"

@@ -51,9 +51,11 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
                      name: str = typer.Option("attributes", help="Run name (--input)."),
                      seed: int = typer.Option(0), wait_lock: float = WAIT_LOCK) -> None:
     """Score rationales on the twelve attributes with LLM judges and ROSCOE-style metrics, then rate models."""
-    from ..config import AttributesConfig, ScorePlan, StatsConfig
+    from ..config import ScorePlan
     from ..data.loaders import DatasetError
     from ..data.predictions import parse_mapping
+    from ..settings import StatsConfig
+    from .settings import AttributesConfig
 
     if (input_path is None) == (run_dir is None):
         fail("give exactly one of --input FILE or --run RUN_DIR")

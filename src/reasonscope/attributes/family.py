@@ -68,10 +68,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..calls import complete_cached, planned_request
-from ..config import AttributesConfig, StatsConfig
 from ..judge.parse import combine_orders, hostile_flags, parse_judgement, parse_pairwise
 from ..judge.prompts import PAIRWISE_VERSION, SCALES, TEMPLATE_VERSION, judge_messages, pairwise_messages
 from ..models.base import LanguageModel
+from ..settings import StatsConfig
 from ..stats.agreement import alpha_permutation_test, krippendorff_alpha, mean_spearman
 from ..stats.bootstrap import estimate, mean_or_none
 from ..stats.multiple import adjust_rows
@@ -86,6 +86,7 @@ from .ratings import (
     rating_warnings,
     ratings_table,
 )
+from .settings import AttributesConfig
 
 FAMILY = "attributes"
 

@@ -54,7 +54,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..config import DatasetConfig
+from ..settings import DatasetConfig
 from ..text.answers import parse_target
 from ..text.nesting import nesting_exceeds
 from ..types import Item

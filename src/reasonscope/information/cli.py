@@ -65,7 +65,7 @@ def information_score(run_dir: Path = typer.Argument(..., help="A run directory 
                                                           "are scored too."),
                       wait_lock: float = WAIT_LOCK) -> None:
     """Score rationale variants (and generated rationales) with the evaluators trained in RUN_DIR."""
-    from ..config import DatasetConfig, ModelConfig
+    from ..settings import DatasetConfig, ModelConfig
 
     config = run_dir / "config.yaml"
     if not config.is_file():

@@ -52,7 +52,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..calls import complete_cached, planned_request
-from ..config import InformationConfig, StatsConfig
+from ..settings import StatsConfig
 from ..stats.bootstrap import bootstrap_mean, estimate, paired_difference
 from ..stats.multiple import adjust_rows
 from ..store import Store
@@ -61,6 +61,7 @@ from ..types import Item, Score, stable_hash
 from .baseline import Baseline, label_text, rewrite_messages, rule_baseline_with_rule
 from .defaults import PenaltyWeights, penalty_weights
 from .leakage import is_substitute
+from .settings import InformationConfig
 from .variants import SEPARATIONS, VARIANTS, baseline_input, variant_texts
 
 FAMILY = "information"
