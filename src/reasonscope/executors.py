@@ -99,13 +99,12 @@ class RayScorer:
         return self.pool.map("pairwise", a, b)
 
 
-def distribute(models, families, executor: str, workers: int = 2):
+def distribute(models, behavior, executor: str, workers: int = 2):
     """Replace the loaded scoring models by Ray-backed ones (same settings) when ``executor == 'ray'``."""
     if executor == "local":
         return models
     if executor != "ray":
         raise ValueError(f"unknown executor {executor!r}; expected local or ray")
-    behavior = families.behavior
     if behavior is None:
         return models
     pool = RayPool({"nli": behavior.nli.model_dump(), "similarity": behavior.similarity.model_dump()},

@@ -66,13 +66,13 @@ def fmt_estimate(e: dict) -> str:
 
 def print_summary(summary_path: Path) -> None:
     """Print each family's section of a run's ``summary.json`` with that family's printer."""
-    from importlib import import_module
+    from ..families import get_family
 
     data = json.loads(summary_path.read_text())
     for name in SUMMARY_ORDER:
         tables = data.get(name)
         if tables:
-            import_module(f"reasonscope.{name}.printer").print_summary(tables, out, console)
+            get_family(name).print_summary(tables, out, console)
 
 
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,

@@ -1,6 +1,7 @@
 """The root of the command line: it only assembles. Core commands live one group per module
 (:mod:`.run`, :mod:`.demo`, :mod:`.score`, :mod:`.report`, :mod:`.plan`, :mod:`.providers`,
-:mod:`.cache`); each family brings its own sub-app from ``<family>/cli.py``.
+:mod:`.cache`); each registered family (:mod:`reasonscope.families`) brings its own sub-app
+(``<family>/cli.py``, through :meth:`reasonscope.family.Family.cli`).
 
 A sub-app created with a name (``typer.Typer(name="information")``) becomes a command group
 (``reasonscope information train``); an unnamed one contributes its commands at the top level
@@ -13,12 +14,13 @@ from importlib import import_module
 
 import typer
 
+from ..families import all_families
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="reasonscope: measure the quality of a language model's reasoning, not only its answers.")
 
 # Top-level commands and groups, in the order `reasonscope --help` lists them.
 _CORE_BEFORE = ("run", "demo", "score")
-_FAMILIES = ("behavior", "evidence", "information", "attributes", "attack")
 _CORE_AFTER = ("report", "plan", "providers")
 
 
@@ -32,20 +34,11 @@ def mount(root: typer.Typer, sub: typer.Typer | None) -> None:
         root.registered_commands.extend(sub.registered_commands)
 
 
-def _family_app(name: str) -> typer.Typer | None:
-    try:
-        return import_module(f"reasonscope.{name}.cli").app
-    except ModuleNotFoundError as err:
-        if err.name != f"reasonscope.{name}.cli":
-            raise
-        return None
-
-
 mount(app, import_module(".cache", __package__).app)
 for _name in _CORE_BEFORE:
     mount(app, import_module(f".{_name}", __package__).app)
-for _name in _FAMILIES:
-    mount(app, _family_app(_name))
+for _family in all_families():  # registry order
+    mount(app, _family.cli())
 for _name in _CORE_AFTER:
     mount(app, import_module(f".{_name}", __package__).app)
 
