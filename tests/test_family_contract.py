@@ -150,3 +150,9 @@ def test_no_family_imports_another(name):
     for path in _sources(name):
         bad = _imports(path) & (FAMILY_PACKAGES - {name})
         assert not bad, f"{path.relative_to(SRC)} imports the families {sorted(bad)}"
+
+
+def test_attack_executor_does_not_import_the_family_module():
+    tree = ast.parse((SRC / "attack" / "executor.py").read_text(encoding="utf-8"))
+    imported = {(n.level, n.module) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert (1, "family") not in imported and (0, "reasonscope.attack.family") not in imported

@@ -48,6 +48,7 @@ from ..store import Store
 from ..types import Completion, Item, Score, stable_hash
 from .answers import is_correct, same_answer
 from .attacker import AttackSettings
+from .executor import attack_items
 from .judging import judge_chains, meaning_checks
 from .layout import PROMPT_VERSION
 from .outcomes import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
@@ -121,13 +122,12 @@ def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Ite
     done = store.cached_keys(keys.values())
     todo = [(k, it) for k, it in items if keys[k] not in done]
     if todo:
-        from .executor import attack_items
-
         progress = make_progress(console)
         with progress:
             task = progress.add_task(f"attack {model_cfg.display_name}", total=len(items),
                                      completed=len(items) - len(todo))
-            for k, record in attack_items(model_cfg, todo, cfg, settings, executor=executor):
+            for k, record in attack_items(model_cfg, todo, cfg, settings, attack=attack_item,
+                                            executor=executor):
                 store.put_completion(keys[k], provider="attack", model_id=model_cfg.spec,
                                      request={"item": k, "methods": cfg.methods, "settings": asdict(settings),
                                               "prompt": PROMPT_VERSION, "record": RECORD_VERSION},
