@@ -156,3 +156,26 @@ def test_attack_executor_does_not_import_the_family_module():
     tree = ast.parse((SRC / "attack" / "executor.py").read_text(encoding="utf-8"))
     imported = {(n.level, n.module) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert (1, "family") not in imported and (0, "reasonscope.attack.family") not in imported
+
+
+@pytest.mark.parametrize("package", ["reasonscope", "reasonscope.data", "reasonscope.text", "reasonscope.models",
+                                     "reasonscope.scorers", "reasonscope.judge", "reasonscope.stats",
+                                     *(f"reasonscope.{n}" for n in NAMES)])
+def test_package_front_exports_resolve(package):
+    import importlib
+
+    module = importlib.import_module(package)
+    assert module.__all__
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{package}.{name}"
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        module.no_such_name  # noqa: B018
+
+
+def test_version_is_the_installed_distribution():
+    from importlib.metadata import version
+
+    import reasonscope
+
+    assert reasonscope.__version__ == version("reasonscope")
+    assert reasonscope.get_family("behavior") is get_family("behavior")
