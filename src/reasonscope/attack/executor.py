@@ -4,8 +4,8 @@
 as actors free up and results are yielded as they finish, so the caller commits each at once.
 ``RAY_ADDRESS`` connects to an existing cluster.
 
-The per-item work is passed in (``attack``, :func:`reasonscope.attack.family.attack_item`), so this
-module does not import the family module that calls it."""
+The per-item work (:func:`reasonscope.attack.item.attack_item`, or the function given as ``attack``)
+lives outside the family module, which calls this one: there is no import cycle."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from ..settings import ModelConfig
 from ..types import Item
 from .attacker import AttackSettings
+from .item import attack_item
 from .settings import AttackConfig
 
 
@@ -39,7 +40,7 @@ AttackItem = Callable[..., dict]  # (attacker, item, item_key, methods) -> the i
 
 
 def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig, settings: AttackSettings,
-                 *, attack: AttackItem, executor: str = "local") -> Iterator[tuple[str, dict]]:
+                 *, executor: str = "local", attack: AttackItem = attack_item) -> Iterator[tuple[str, dict]]:
     """Yield ``(item key, record)`` as each item's attack finishes, ``attack(attacker, item, key, methods)``
     run locally or on Ray actors."""
     if executor == "local":
