@@ -36,9 +36,9 @@ def ray_session(num_cpus: int | None = None):
 
 
 def _make_scorer(kind: str, settings: dict[str, Any]):
-    from .config import NLIConfig, SimilarityConfig
     from .scorers.nli import make_nli
     from .scorers.similarity import make_similarity
+    from .settings import NLIConfig, SimilarityConfig
 
     scorer, reason = make_nli(NLIConfig(**settings)) if kind == "nli" else make_similarity(SimilarityConfig(**settings))
     if scorer is None:
@@ -99,13 +99,12 @@ class RayScorer:
         return self.pool.map("pairwise", a, b)
 
 
-def distribute(models, families, executor: str, workers: int = 2):
+def distribute(models, behavior, executor: str, workers: int = 2):
     """Replace the loaded scoring models by Ray-backed ones (same settings) when ``executor == 'ray'``."""
     if executor == "local":
         return models
     if executor != "ray":
         raise ValueError(f"unknown executor {executor!r}; expected local or ray")
-    behavior = families.behavior
     if behavior is None:
         return models
     pool = RayPool({"nli": behavior.nli.model_dump(), "similarity": behavior.similarity.model_dump()},

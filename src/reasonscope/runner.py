@@ -300,21 +300,7 @@ class Runner:
 
     def _score(self, store: Store, run_id: str, data, scoring_models) -> None:
         plan = self.plan
-        if plan.families.attack is not None:
-            from .attack.family import score_attack
-
-            datasets = {name: items for name, items in store.items().items()
-                        if name in {d.name for d in plan.datasets}}
-            score_attack(store, run_id, plan.families.attack, plan.stats, datasets, plan.models,
-                         seed=plan.experiment.seed, executor=self.executor, console=self.console)
-        info = plan.families.information
-        if info is not None:
-            from .information.family import run_information
-
-            sets = store.items()
-            run_information(store, run_id, info, plan.stats, sets[info.train.name],
-                            sets[info.test.name] if info.test is not None else None, plan.run_dir,
-                            seed=plan.experiment.seed, console=self.console)
         score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed,
                   temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,
-                  executor=self.executor, data=data, models=scoring_models, base_dir=self.base_dir)
+                  executor=self.executor, data=data, models=scoring_models, base_dir=self.base_dir,
+                  run_dir=plan.run_dir, plan_models=plan.models, datasets=[d.name for d in plan.datasets])

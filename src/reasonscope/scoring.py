@@ -1,8 +1,10 @@
-"""Scoring a stored run with the families enabled in its plan (behavior, evidence, attributes). Reads
-the store and calls no generator: the NLI judge, similarity models and attribute judges are scoring
-models, and the judges' calls go through the store's request cache like every call (a re-score asks
-nothing twice). Results replace the family's previous scores for the run, so re-scoring is idempotent.
-The attack and information families run from the runner (they generate or train themselves).
+"""Scoring a stored run with the families enabled in its plan: one loop over the registered families
+(:mod:`reasonscope.families`), each scored through :class:`reasonscope.family.Family`. Behavior,
+evidence and attributes read the store and call no generator: the NLI judge, similarity models and
+attribute judges are scoring models, and the judges' calls go through the store's request cache like
+every call (a re-score asks nothing twice). Attack and information generate or train on their own and
+are scored first (only a generated run enables them). Results replace the family's previous scores
+for the run, so re-scoring is idempotent.
 
 :func:`prepare_scorers` loads the scoring models; the runner calls it in a background thread
 while generation runs (model loading and imports then overlap with waiting for the provider).
@@ -10,136 +12,53 @@ while generation runs (model loading and imports then overlap with waiting for t
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
-from .config import FamiliesConfig, StatsConfig
-from .results import RunData, load_run_data
+from .config import FamiliesConfig
+from .families import enabled_families
+from .family import ScoringContext, ScoringModels
+from .results import RunData
+from .settings import ModelConfig, StatsConfig
 from .store import Store
 
-
-@dataclass
-class ScoringModels:
-    nli: Any = None
-    nli_reason: str | None = None
-    sim: Any = None
-    sim_reason: str | None = None
+__all__ = ["ScoringModels", "prepare_scorers", "score_run"]
 
 
 def prepare_scorers(families: FamiliesConfig | Any) -> ScoringModels:
     """Load the scoring models the families need (each may be None with the reason)."""
-    out = ScoringModels()
     if families.behavior is not None:
-        from .behavior import family  # noqa: F401  (imports scipy.stats ahead of scoring)
-        from .scorers.nli import make_nli
-        from .scorers.similarity import make_similarity
+        from .behavior.entry import prepare_scoring_models
 
-        out.nli, out.nli_reason = make_nli(families.behavior.nli)
-        out.sim, out.sim_reason = make_similarity(families.behavior.similarity)
-    return out
+        return prepare_scoring_models(families.behavior)
+    return ScoringModels()
 
 
 def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: StatsConfig, *, seed: int = 0,
               temperatures: dict[str, float] | None = None, console: Console | None = None,
               executor: str = "local", data: RunData | None = None, models: ScoringModels | None = None,
-              base_dir=None) -> dict:
+              base_dir: Path | None = None, run_dir: Path | None = None,
+              plan_models: Sequence[ModelConfig] = (), datasets: Sequence[str] = ()) -> dict:
+    """Score the run with every enabled family; returns family name -> its tables (``summary.json`` section)."""
     console = console or Console(stderr=True)
-    data = data or load_run_data(store, run_id)
     out: dict = {}
-    behavior = families.behavior
-    if behavior is not None and data.generations:
-        from .behavior.family import score_behavior
-
-        if models is None:
-            with console.status("behavior: loading scoring models"):
-                models = prepare_scorers(families)
-        if executor != "local":
-            from .executors import distribute
-
-            with console.status(f"behavior: starting the {executor} executor"):
-                models = distribute(models, families, executor)
-        for reason in (models.nli_reason, models.sim_reason):
-            if reason:
-                console.print("[yellow]behavior: " + escape(reason))
-        with console.status("behavior: scoring"):
-            scores, tables = score_behavior(data, behavior, stats, seed=seed, temperatures=temperatures,
-                                            nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
-                                            sim_reason=models.sim_reason)
-        tables["backends"]["executor"] = executor
-        store.delete_scores(run_id, "behavior")
-        store.put_scores(run_id, scores)
-        store.put_artefact(run_id, "behavior.json", "json", json.dumps(tables, default=str))
-        out["behavior"] = tables
-    evidence = families.evidence
-    if evidence is not None:
-        out["evidence"] = score_evidence(store, run_id, evidence, stats, data, seed=seed, console=console)
-    attributes = getattr(families, "attributes", None)
-    if attributes is not None:
-        from .attributes.family import score_attributes
-
-        out["attributes"] = score_attributes(store, run_id, attributes, stats, data, seed=seed, console=console,
-                                             base_dir=base_dir)
+    for family, settings in enabled_families(families):
+        ctx = ScoringContext(store=store, run_id=run_id, settings=settings, stats=stats, console=console, seed=seed,
+                             executor=executor, base_dir=base_dir, run_dir=run_dir, models=list(plan_models),
+                             datasets=tuple(datasets), temperatures=temperatures, scoring_models=models, _data=data)
+        result = family.score(ctx)
+        data = ctx._data  # loaded at most once for all families
+        if result is not None:
+            out[family.name] = result.tables
     return out
 
 
-def score_evidence(store: Store, run_id: str, ev, stats: StatsConfig, data: RunData, *, seed: int = 0,
-                   console: Console | None = None) -> dict:
-    """RACE for each model that labelled the test items (generated or imported predictions).
+def __getattr__(name: str) -> Any:
+    if name == "score_evidence":  # moved to reasonscope.evidence.stored
+        from .evidence.stored import score_evidence
 
-    A failed generation (``stats.failed_generations``): ``exclude`` leaves the item out (it has no
-    prediction; counted in ``llm.failed``); ``wrong`` keeps it as an unreadable prediction, wrong in
-    the LLM's accuracy and left out of coverage."""
-    from .evidence.family import GENERATION_FAILED, Prediction, class_labels, parse_prediction, run_evidence
-    from .text.answers import extract_answer
-
-    train = store.items(ev.train.name).get(ev.train.name, [])
-    test = store.items(ev.test.name).get(ev.test.name, [])
-    labels = class_labels(train)
-    by_model: dict[str, dict] = {}
-    failed: dict[str, int] = {}
-    prefix = f"{ev.test.name}/"
-    ours = [g for g in data.generations if g.item_id.startswith(prefix)]
-    dedicated = [g for g in ours if g.variant == "evidence"]
-    for g in dedicated or [g for g in ours if g.variant == "original" and g.sample == 0]:
-        pred = parse_prediction(g.raw_text, labels)
-        if not dedicated and pred.label is None:  # imported outputs: answer line + rationale, not JSON
-            ext = extract_answer(g.raw_text, "label", choices=labels)
-            pred = Prediction(ext.answer, ext.trace, ext.reason if ext.answer is None else None, g.raw_text)
-        preds = by_model.setdefault(g.model, {})
-        if g.error:
-            failed[g.model] = failed.get(g.model, 0) + 1
-            if stats.failed_generations == "exclude":
-                continue
-            pred.label, pred.reason = None, f"{GENERATION_FAILED}: {g.error}"
-        preds[g.item_id[len(prefix):]] = pred
-    tables: dict = {}
-    scores = []
-    for model, preds in by_model.items():
-        with (console or Console(stderr=True)).status(f"evidence: {model}"):
-            s, t = run_evidence(train, test, preds, k=ev.k, target=ev.target, matchers=tuple(ev.matchers),
-                                delta=ev.delta, delta_chars=ev.delta_chars,
-                                stop_words=ev.stop_words, text_fields=ev.text_fields,
-                                min_df=ev.min_df, max_features=ev.max_features, C=ev.C,
-                                sweep_k=tuple(ev.sweep_k), sweep_delta=tuple(ev.sweep_delta),
-                                sweep_delta_chars=tuple(ev.sweep_delta_chars),
-                                confidence=stats.confidence, n_resamples=stats.n_resamples,
-                                n_permutations=ev.n_permutations, p_adjust=stats.p_adjust, seed=seed, model=model)
-        n_failed = failed.get(model, 0)
-        t["llm"]["failed"] = n_failed
-        t["settings"]["failed_generations"] = stats.failed_generations
-        if n_failed:
-            t["warnings"].append(f"evidence, {model}: {n_failed} failed generations "
-                                 + ("left out (stats.failed_generations: exclude)"
-                                    if stats.failed_generations == "exclude" else
-                                    "counted as wrong in accuracy and left out of coverage "
-                                    "(stats.failed_generations: wrong)"))
-        scores += s
-        tables[model] = t
-    store.delete_scores(run_id, "evidence")
-    store.put_scores(run_id, scores)
-    store.put_artefact(run_id, "evidence.json", "json", json.dumps(tables, default=str))
-    return tables
+        return score_evidence
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,16 +2,21 @@
 (``pip install 'reasonscope[ray]'``): ``workers`` Ray actors, one GPU each when the cluster has GPUs
 (else one CPU each), each loading the target model and the meaning filter once; items are handed out
 as actors free up and results are yielded as they finish, so the caller commits each at once.
-``RAY_ADDRESS`` connects to an existing cluster."""
+``RAY_ADDRESS`` connects to an existing cluster.
+
+The per-item work (:func:`reasonscope.attack.item.attack_item`, or the function given as ``attack``)
+lives outside the family module, which calls this one: there is no import cycle."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from ..config import AttackConfig, ModelConfig
+from ..settings import ModelConfig
 from ..types import Item
 from .attacker import AttackSettings
+from .item import attack_item
+from .settings import AttackConfig
 
 
 def make_attacker(model_cfg: ModelConfig, cfg: AttackConfig, settings: AttackSettings):
@@ -31,14 +36,17 @@ def make_attacker(model_cfg: ModelConfig, cfg: AttackConfig, settings: AttackSet
     return Attacker(lm.model, lm.tokenizer, settings, similarity=similarity)
 
 
-def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig, settings: AttackSettings,
-                 *, executor: str = "local") -> Iterator[tuple[str, dict]]:
-    from .family import attack_item
+AttackItem = Callable[..., dict]  # (attacker, item, item_key, methods) -> the item's white-box record
 
+
+def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig, settings: AttackSettings,
+                 *, executor: str = "local", attack: AttackItem = attack_item) -> Iterator[tuple[str, dict]]:
+    """Yield ``(item key, record)`` as each item's attack finishes, ``attack(attacker, item, key, methods)``
+    run locally or on Ray actors."""
     if executor == "local":
         attacker = make_attacker(model_cfg, cfg, settings)
         for key, item in items:
-            yield key, attack_item(attacker, item, key, cfg.methods)
+            yield key, attack(attacker, item, key, cfg.methods)
         return
     if executor != "ray":
         raise ValueError(f"unknown executor {executor!r}; expected local or ray")
@@ -54,7 +62,7 @@ def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: Att
             self.attacker = make_attacker(model_cfg, cfg, settings)
 
         def attack(self, key, item):
-            return key, attack_item(self.attacker, item, key, cfg.methods)
+            return key, attack(self.attacker, item, key, cfg.methods)
 
     actors = [AttackActor.remote() for _ in range(workers)]
     queue = list(items)

@@ -43,21 +43,21 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..calls import make_progress
-from ..config import AttackConfig, ModelConfig, StatsConfig
+from ..settings import ModelConfig, StatsConfig
 from ..store import Store
 from ..types import Completion, Item, Score, stable_hash
-from .answers import is_correct, same_answer
+from .answers import same_answer
 from .attacker import AttackSettings
+from .executor import attack_items
+from .item import RECORD_VERSION, attack_item
 from .judging import judge_chains, meaning_checks
 from .layout import PROMPT_VERSION
 from .outcomes import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
+from .settings import AttackConfig
 from .transfer import run_transfer
 
 FAMILY = "attack"
 WHITE_BOX = ("hf", "smollm2")
-# the version of the cached per-item record: 2 = insertions redrawn until they pass the meaning filter,
-# validity recorded (records of version 1 are not reused)
-RECORD_VERSION = 2
 EXCLUDED_LABELS = {"clean_wrong": "clean reasoning already wrong", "not_judged": "not judged",
                    "invalid": "invalid attack"}
 
@@ -74,29 +74,6 @@ def attack_key(spec: str, revision: str | None, item: Item, methods: list[str], 
                                     "answer_type": item.answer_type, "methods": sorted(methods),
                                     "settings": asdict(settings), "prompt": PROMPT_VERSION,
                                     "record": RECORD_VERSION}, length=48)
-
-
-def attack_item(attacker, item: Item, item_key: str, methods: list[str]) -> dict:
-    """The white-box part for one item: clean chain, correctness, and each method's perturbed chain."""
-    layout = attacker.layout_for(item.input)
-    clean = attacker.answer_first(layout)
-    record: dict[str, Any] = {"version": RECORD_VERSION, "clean": asdict(clean),
-                              "correct": is_correct(clean.answer, item), "methods": {}}
-    if not record["correct"] or not clean.reasoning:
-        record["skipped"] = "answered incorrectly" if not record["correct"] else "empty reasoning"
-        return record
-    full = attacker.layout_for(item.input, clean)
-    record["tokens"] = {"question": len(full.question), "answer": len(full.answer), "cot": len(full.cot),
-                        "lambda": attacker.lam(full)}
-    for method in methods:
-        if method == "token":
-            res = attacker.token_attack(full, item_key, item.input)
-        elif method == "embedding":
-            res = attacker.embedding_attack(full, item_key)
-        else:
-            res = attacker.random_attack(full, item_key, item.input)
-        record["methods"][method] = asdict(res)
-    return record
 
 
 def white_box_targets(models: list[ModelConfig], console: Console) -> tuple[list[ModelConfig], dict[str, str]]:
@@ -120,13 +97,12 @@ def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Ite
     done = store.cached_keys(keys.values())
     todo = [(k, it) for k, it in items if keys[k] not in done]
     if todo:
-        from .executor import attack_items
-
         progress = make_progress(console)
         with progress:
             task = progress.add_task(f"attack {model_cfg.display_name}", total=len(items),
                                      completed=len(items) - len(todo))
-            for k, record in attack_items(model_cfg, todo, cfg, settings, executor=executor):
+            for k, record in attack_items(model_cfg, todo, cfg, settings, attack=attack_item,
+                                            executor=executor):
                 store.put_completion(keys[k], provider="attack", model_id=model_cfg.spec,
                                      request={"item": k, "methods": cfg.methods, "settings": asdict(settings),
                                               "prompt": PROMPT_VERSION, "record": RECORD_VERSION},

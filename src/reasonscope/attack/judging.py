@@ -13,9 +13,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..calls import complete_cached, planned_request
-from ..config import ModelConfig
 from ..judge.parse import parse_verdict
 from ..judge.prompts import REASONING_VERSION, reasoning_check_messages, same_meaning_messages
+from ..settings import ModelConfig
 from ..store import Store
 
 Verdict = tuple[bool | None, str | None]

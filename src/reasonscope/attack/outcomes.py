@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import StatsConfig
+from ..settings import StatsConfig
 from ..stats.bootstrap import estimate
 from .arithmetic import ArithmeticCheck, check_arithmetic
 

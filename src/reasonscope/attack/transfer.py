@@ -15,13 +15,14 @@ from typing import Any
 from rich.console import Console
 
 from ..calls import complete_cached, planned_request
-from ..config import AttackConfig, StatsConfig
+from ..settings import StatsConfig
 from ..store import Store
 from ..types import Item
 from .answers import is_correct, same_answer
 from .judging import judge_chains
 from .layout import FEW_SHOT, PROMPT_VERSION
 from .outcomes import ChainCheck, classify, outcome_rates
+from .settings import AttackConfig
 
 _ANSWER = re.compile(r"Answer:\s*(.*)")
 _REASONING = re.compile(r"Reasoning:\s*(.*)", re.S)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import AutomaticAttributesConfig
 from . import roscoe
+from .settings import AutomaticAttributesConfig
 
 AUTOMATIC_METRICS = ("faithfulness", "informativeness", "repetition_step", "repetition_word", "self_consistency",
                      "source_consistency", "perplexity_chain")

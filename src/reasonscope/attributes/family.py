@@ -58,27 +58,34 @@ correlation (:mod:`reasonscope.attributes.ratings`). The per-record scores are k
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rich.console import Console
-from rich.markup import escape
 
-from ..calls import complete_cached, planned_request
-from ..config import AttributesConfig, StatsConfig
-from ..judge.parse import combine_orders, hostile_flags, parse_judgement, parse_pairwise
-from ..judge.prompts import PAIRWISE_VERSION, SCALES, TEMPLATE_VERSION, judge_messages, pairwise_messages
+from ..judge.parse import hostile_flags
+from ..judge.prompts import TEMPLATE_VERSION
 from ..models.base import LanguageModel
-from ..stats.agreement import alpha_permutation_test, krippendorff_alpha, mean_spearman
+from ..settings import StatsConfig
 from ..stats.bootstrap import estimate, mean_or_none
 from ..stats.multiple import adjust_rows
 from ..store import Store
 from ..text.steps import split_steps
-from ..types import Item, Score
+from ..types import Score
 from .automatic import AUTOMATIC_METRICS, METRIC_BACKEND, automatic_metrics, load_backends
+from .judging import (  # noqa: F401
+    _EMPTY,
+    Judged,
+    Target,
+    _top_reasons,
+    agreement_row,
+    judge_pointwise,
+    make_judges,
+    per_judge_scores,
+    run_targets,
+    unit_scores,
+)
+from .preferences import judge_pairwise, score_preferences  # noqa: F401  (re-exported)
 from .ratings import (
     RATING_WARNING_PREFIXES,
     preference_ratings,
@@ -86,98 +93,9 @@ from .ratings import (
     rating_warnings,
     ratings_table,
 )
+from .settings import AttributesConfig
 
 FAMILY = "attributes"
-
-
-@dataclass
-class Target:
-    """A rationale to judge: ``model``'s answer to the item ``unit`` (a dataset/item key or a preference
-    record and side)."""
-
-    model: str
-    unit: str
-    question: str
-    rationale: str
-    item: Item | None = None
-    reference: str | None = None
-    error: str | None = None
-    steps: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Judged:
-    judge: str
-    key: str
-    scores: dict[str, float]
-    unscored: dict[str, str]
-    explanations: dict[str, str]
-    raw: str
-
-
-def run_targets(data) -> list[Target]:
-    """The primary answer (original, sample 0) of every model to every item of a run."""
-    out = []
-    for g in data.generations:
-        if g.variant != "original" or g.sample != 0:
-            continue
-        item = data.items[g.item_id]
-        out.append(Target(g.model, g.item_id, item.input, g.raw_text, item,
-                          None if item.target is None else str(item.target), g.error, g.steps))
-    return out
-
-
-def make_judges(cfg: AttributesConfig, console: Console) -> tuple[list[LanguageModel], dict[str, str]]:
-    from ..models.registry import usable_models
-
-    judges, skipped = usable_models(cfg.judges)
-    for why in skipped.values():
-        console.print("[yellow]attributes: judge skipped: " + escape(why))
-    return judges, skipped
-
-
-def judge_pointwise(judge: LanguageModel, targets: list[Target], cfg: AttributesConfig, store: Store, *, seed: int,
-                    console: Console) -> dict[tuple[str, str], Judged]:
-    """``(model, unit)`` -> the judge's parsed verdict on that rationale (failed generations are skipped)."""
-    names = cfg.names
-    scale_max = SCALES[cfg.scale][1]
-    planned = {}
-    for t in targets:
-        if t.error:
-            continue
-        context = f"Reference answer: {t.reference}" if cfg.show_reference and t.reference else None
-        messages = judge_messages(t.question, t.rationale, scale=cfg.scale, attributes=names, context=context)
-        planned[(t.model, t.unit)] = planned_request(
-            judge, "attributes", None, f"judge:{t.model}", 0, messages, seed, TEMPLATE_VERSION,
-            {"task": "judge", "attributes": names, "text": t.rationale, "scale_max": scale_max},
-            item_id=t.unit)
-    completions = complete_cached(judge, list(planned.values()), store, console=console,
-                                     label=f"judge {judge.name}")
-    out = {}
-    for unit, p in planned.items():
-        c = completions[p.key]
-        if c.error:
-            why = f"judge call failed: {c.error}"
-            res = Judged(judge.name, p.key, {}, {a: why for a in names}, {}, c.text)
-        else:
-            parsed = parse_judgement(c.text, names, scale_max=scale_max)
-            res = Judged(judge.name, p.key, parsed.scores, parsed.unscored, parsed.explanations, c.text)
-        out[unit] = res
-    return out
-
-
-def unit_scores(targets: list[Target], verdicts: dict[str, dict[tuple[str, str], Judged]], names: list[str]
-                ) -> dict[tuple[str, str], dict[str, float | None]]:
-    """Mean over judges of each attribute of each (model, unit); None when no judge scored it."""
-    out = {}
-    for t in targets:
-        row: dict[str, float | None] = {}
-        for a in names:
-            vals = [v[(t.model, t.unit)].scores[a] for v in verdicts.values()
-                    if (t.model, t.unit) in v and a in v[(t.model, t.unit)].scores]
-            row[a] = sum(vals) / len(vals) if vals else None
-        out[(t.model, t.unit)] = row
-    return out
 
 
 def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: StatsConfig, data, *, seed: int = 0,
@@ -297,120 +215,6 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     store.put_scores(run_id, scores)
     store.put_artefact(run_id, "attributes.json", "json", json.dumps(table, default=str))
     return table
-
-
-_EMPTY = Judged("", "", {}, {}, {}, "")
-
-
-def agreement_row(scores: dict[str, dict[str, float | None]], *, seed: int, units: int) -> dict[str, Any]:
-    """Krippendorff's alpha with its one-sided permutation p-value (agreement above chance) and the mean
-    pairwise Spearman rho of one attribute."""
-    test = alpha_permutation_test(scores, seed=seed)
-    return {"krippendorff_alpha": krippendorff_alpha(scores), "alpha_p_value": test.p_value, "alpha_test": test.label,
-            "alpha_null": test.null, "spearman": mean_spearman(scores), "units": units}
-
-
-def per_judge_scores(verdicts: dict[str, dict[tuple[str, str], Judged]], attribute: str
-                     ) -> dict[str, dict[str, float | None]]:
-    return {j: {f"{m}|{u}": r.scores.get(attribute) for (m, u), r in v.items()} for j, v in verdicts.items()}
-
-
-def _top_reasons(results) -> list[str]:
-    counts: dict[str, int] = {}
-    for r in results:
-        for why in r.unscored.values():
-            counts[why] = counts.get(why, 0) + 1
-    return [f"{n}x {why}" for why, n in sorted(counts.items(), key=lambda kv: -kv[1])[:5]]
-
-
-def score_preferences(path: Path, judges: list[LanguageModel], cfg: AttributesConfig, store: Store,
-                      stats: StatsConfig, *, seed: int, console: Console) -> tuple[dict, list[str]]:
-    """Pointwise attributes of both responses, SHAP explanation of the human winner, pairwise judging
-    in both orders, and the recorded battles rated by the human labels and by each attribute."""
-    from ..data.preferences import load_preferences
-
-    records = load_preferences(path)
-    names = cfg.names
-    warnings: list[str] = []
-    out: dict[str, Any] = {"path": str(path), "n": len(records),
-                           "winners": {w: sum(1 for r in records if r.winner == w) for w in ("a", "b", "tie")}}
-    targets = [Target(r.model_a if side == "a" else r.model_b, f"{r.id}|{side}", r.question,
-                      r.response_a if side == "a" else r.response_b) for r in records for side in ("a", "b")]
-    verdicts = {j.name: judge_pointwise(j, targets, cfg.model_copy(update={"show_reference": False}), store,
-                                        seed=seed, console=console) for j in judges}
-    per_unit = unit_scores(targets, verdicts, names)
-    decided = [r for r in records if r.winner != "tie"]
-    feats = np.array([[_diff(per_unit[(r.model_a, f"{r.id}|a")][a], per_unit[(r.model_b, f"{r.id}|b")][a])
-                       for a in names] for r in decided], dtype=float).reshape(len(decided), len(names))
-    labels = np.array([1 if r.winner == "a" else 0 for r in decided], dtype=int)
-    out["explain"] = None
-    if not judges:
-        warnings.append("preference explanation needs attribute scores: no judge ran")
-    elif len(decided) < 4 or len(set(labels.tolist())) < 2 or np.isnan(feats).all():
-        warnings.append(f"preference explanation needs both winners among 4+ decided records with scores "
-                        f"(have {len(decided)})")
-    else:
-        try:
-            from .explain import explain_preferences
-
-            exp = explain_preferences(feats, labels, names, folds=cfg.folds, seed=seed)
-            out["explain"] = {"n": exp.n, "cv_accuracy": exp.cv_accuracy, "cv_auc": exp.cv_auc, "folds": cfg.folds,
-                              "importance": exp.importance,
-                              "shap_values": np.asarray(exp.shap_values).round(6).tolist(),
-                              "features": [[None if math.isnan(x) else x for x in row] for row in exp.features]}
-            if exp.cv_accuracy is None:
-                warnings.append(f"preference classifier not cross-validated: each winner needs {cfg.folds}+ records")
-        except ImportError as err:
-            warnings.append(f"preference explanation not computed: {err} (pip install 'reasonscope[explain]')")
-    out["pairwise"] = {}
-    if cfg.pairwise:
-        for j in judges:
-            out["pairwise"][j.name] = judge_pairwise(j, records, store, seed=seed, console=console)
-    out["scores"] = [{"id": r.id, "model_a": r.model_a, "model_b": r.model_b, "human": r.winner,
-                      "a": per_unit[(r.model_a, f"{r.id}|a")], "b": per_unit[(r.model_b, f"{r.id}|b")]}
-                     for r in records]
-    out["ratings"] = preference_ratings(out["scores"], names, margin=cfg.margin, n_resamples=cfg.rating_resamples,
-                                        seed=seed, confidence=stats.confidence)
-    human = out["ratings"]["human"]
-    out["human_ratings"] = human["bradley_terry"] if human else None
-    out["human_elo"] = human["elo"] if human else None
-    warnings += preference_warnings(out["ratings"])
-    return out, warnings
-
-
-def _diff(a: float | None, b: float | None) -> float:
-    return float("nan") if a is None or b is None else a - b
-
-
-def judge_pairwise(judge: LanguageModel, records, store: Store, *, seed: int, console: Console) -> dict:
-    """Each record judged twice (A first, then B first); a win only when both orders agree."""
-    planned = []
-    for r in records:
-        for order, (first, second) in (("ab", (r.response_a, r.response_b)), ("ba", (r.response_b, r.response_a))):
-            planned.append((r, order, planned_request(judge, "preferences", None, f"pairwise:{order}", 0,
-                                                      pairwise_messages(r.question, first, second), seed,
-                                                      PAIRWISE_VERSION, {"task": "pairwise", "texts": [first, second]},
-                                                      item_id=r.id)))
-    completions = complete_cached(judge, [p for *_, p in planned], store, console=console,
-                                     label=f"pairwise {judge.name}")
-    verdicts: dict[str, dict[str, tuple[str | None, str | None]]] = {}
-    for r, order, p in planned:
-        c = completions[p.key]
-        verdicts.setdefault(r.id, {})[order] = (None, f"judge call failed: {c.error}") if c.error \
-            else parse_pairwise(c.text)
-    rows, agree, compared = [], 0, 0
-    counts = {"consistent": 0, "inconsistent": 0, "unparsed": 0}
-    for r in records:
-        (ab, why_ab), (ba, why_ba) = verdicts[r.id]["ab"], verdicts[r.id]["ba"]
-        winner, status = combine_orders(ab, ba)
-        counts[status] += 1
-        if winner in ("a", "b") and r.winner in ("a", "b"):
-            compared += 1
-            agree += winner == r.winner
-        rows.append({"id": r.id, "human": r.winner, "judge": winner, "status": status, "a_first": ab, "b_first": ba,
-                     "reasons": [w for w in (why_ab, why_ba) if w]})
-    return {**counts, "n": len(records), "compared": compared,
-            "agreement_with_human": agree / compared if compared else None, "records": rows}
 
 
 def rebuild_ratings(store: Store, run_id: str, *, margin: float, n_resamples: int, seed: int,

@@ -19,15 +19,16 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from ..config import BEHAVIOR_METRICS, BehaviorConfig, StatsConfig
 from ..results import RunData, is_correct
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
+from ..settings import BEHAVIOR_METRICS, StatsConfig
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
 from ..stats.multiple import adjust_rows
 from ..types import Item, Score
 from . import metrics as M
 from .efficiency import corpus_efficiency, paired_corpus_efficiency
+from .settings import BehaviorConfig
 from .strategies import all_strategies, composite
 
 FAMILY = "behavior"

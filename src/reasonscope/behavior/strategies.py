@@ -9,7 +9,7 @@ left out and the remaining weights renormalised; the output lists what was left 
 
 from __future__ import annotations
 
-from ..config import normalize_weights
+from .settings import normalize_weights
 
 BUILTIN_STRATEGIES: dict[str, dict[str, float]] = {
     "balanced": {"CQ": 1 / 6, "CS": 1 / 6, "RS": 1 / 6, "LS": 1 / 6, "ES": 1 / 6, "SS": 1 / 6},

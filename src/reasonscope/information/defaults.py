@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import InformationConfig
 from ..types import Item
+from .settings import InformationConfig
 
 DATASET_PENALTIES = {"esnli": (25.0, 0.005), "ecqa": (5.0, 5e-4)}
 

@@ -44,97 +44,38 @@ Alongside, what could make the numbers mean less than they seem:
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from ..calls import complete_cached, planned_request
-from ..config import InformationConfig, StatsConfig
-from ..stats.bootstrap import bootstrap_mean, estimate, paired_difference
+from ..settings import StatsConfig
+from ..stats.bootstrap import estimate
 from ..stats.multiple import adjust_rows
 from ..store import Store
-from ..text.answers import normalize_text
 from ..types import Item, Score, stable_hash
-from .baseline import Baseline, label_text, rewrite_messages, rule_baseline_with_rule
+from .baseline import label_text
 from .defaults import PenaltyWeights, penalty_weights
+from .inputs import baseline_notes, generated_rationales, make_baselines, split_train
+from .larev import _llm_antonyms, train_larev_models  # noqa: F401  (_llm_antonyms: imported from here by tests)
 from .leakage import is_substitute
-from .variants import SEPARATIONS, VARIANTS, baseline_input, variant_texts
+from .settings import InformationConfig
+from .tables import (
+    _result,
+    antonym_notes,
+    baseline_leak_warning,
+    baseline_only_accuracy,
+    collapse_warning,
+    score_variants,
+    separations,
+)
+from .variants import VARIANTS, baseline_input, variant_texts
 
 FAMILY = "information"
-
-
-def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
-                   console: Console) -> dict[str, Baseline]:
-    """item id -> baseline and the rule that built it (an ``llm`` rewrite that failed or came back empty is
-    replaced by the rule baseline and marked ``llm failed -> rule``)."""
-    if cfg.baseline == "rule":
-        return {it.id: rule_baseline_with_rule(it) for it in items}
-    if cfg.baseline == "column":
-        missing = [it.id for it in items if cfg.baseline_column not in it.metadata]
-        if missing:
-            raise ValueError(f"baseline column {cfg.baseline_column!r} missing from items {missing[:5]}")
-        return {it.id: Baseline(str(it.metadata[cfg.baseline_column]), "column") for it in items}
-    from ..models.registry import create_model
-
-    model = create_model(cfg.baseline_model)
-    planned = {it.id: planned_request(model, "information", None, "baseline", 0,
-                                      rewrite_messages(it.input, label_text(it)), seed, "baseline-rewrite-v1",
-                                      {"task": "baseline"}, item_id=it.id) for it in items}
-    completions = complete_cached(model, list(planned.values()), store, console=console, label="baseline rewrite")
-    out = {}
-    for it in items:
-        c = completions[planned[it.id].key]
-        text = c.text.strip().splitlines()[0].strip() if c.text and c.text.strip() and not c.error else ""
-        out[it.id] = Baseline(text, "llm") if text else Baseline(rule_baseline_with_rule(it).text, "llm failed -> rule")
-    return out
-
-
-def baseline_notes(baselines: dict[str, Baseline]) -> tuple[dict[str, int], list[str]]:
-    """(rule -> count, warnings about the baselines that a stand-in rule built)."""
-    counts: dict[str, int] = {}
-    for b in baselines.values():
-        counts[b.rule] = counts.get(b.rule, 0) + 1
-    n, out = len(baselines), []
-    if counts.get("llm failed -> rule"):
-        out.append(f"{counts['llm failed -> rule']} of {n} llm baseline rewrites failed or came back empty: those "
-                   "items use the rule baseline instead (rule 'llm failed -> rule' in the baselines table)")
-    if counts.get("fallback"):
-        out.append(f"{counts['fallback']} of {n} rule baselines use the fallback wording 'Asked \"<question>\", the "
-                   "reply is <y>.' because the question rules could not rewrite the question (rule 'fallback')")
-    return counts, out
-
-
-def generated_rationales(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
-                         console: Console) -> dict[str, dict[str, str]]:
-    """variant name -> item id -> rationale, from each generator model."""
-    from ..models.registry import create_model
-
-    out: dict[str, dict[str, str]] = {}
-    for mc in cfg.generators:
-        model = create_model(mc)
-        if model.missing_requirements():
-            console.print(f"[yellow]information: generator {mc.display_name} skipped")
-            continue
-        msgs = {it.id: [{"role": "user", "content": f"Question: {it.input}\nAnswer: {label_text(it)}\n"
-                         "Explain in one or two sentences why this answer is right."}] for it in items}
-        planned = {i: planned_request(model, "information", None, "rationale", 0, m, seed, "rationale-v1",
-                                      {"task": "rationale"}, item_id=i) for i, m in msgs.items()}
-        completions = complete_cached(model, list(planned.values()), store, console=console,
-                                         label=f"rationales {model.name}")
-        out[f"generated:{model.name}"] = {i: completions[p.key].text.strip() for i, p in planned.items()
-                                         if not completions[p.key].error}
-        model.close()
-    return out
-
-
-def split_train(items: list[Item], fraction: float, seed: int) -> tuple[list[Item], list[Item]]:
-    order = list(items)
-    random.Random(seed).shuffle(order)
-    n_val = max(1, round(fraction * len(order))) if len(order) > 1 else 0
-    return order[n_val:], order[:n_val]
+__all__ = ["FAMILY", "antonym_notes", "baseline_leak_warning", "baseline_notes", "baseline_only_accuracy",
+           "collapse_warning", "generated_rationales", "make_baselines", "model_folders", "run_information",
+           "score_variants", "separations", "split_train", "train_larev_models"]
 
 
 def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: StatsConfig, train_items: list[Item],
@@ -260,96 +201,6 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
     return table
 
 
-def baseline_only_accuracy(phi_base, ids: list[str], baselines: dict[str, str], y: dict[str, str],
-                           candidates: list[str] | None, split: str) -> dict[str, Any]:
-    """How well Phi_base predicts y from b alone on held-out items: accuracy (its most likely label), the
-    mean p(y | b) and the mean log p(y | b) (sum over y's tokens)."""
-    import math
-
-    if not ids:
-        return {"split": split, "n": 0, "accuracy": None, "mean_p_label": None, "mean_log_p_label": None}
-    inputs = [baseline_input(baselines[i]) for i in ids]
-    if candidates and all(y[i] in candidates for i in ids):
-        cand = phi_base.candidate_log_likelihoods(inputs, candidates)
-        preds = [candidates[max(range(len(candidates)), key=c.__getitem__)] for c in cand]
-        ll = [c[candidates.index(y[i])] for c, i in zip(cand, ids, strict=True)]
-    else:
-        preds = phi_base.predict(inputs, candidates)
-        ll = phi_base.log_likelihood(inputs, [y[i] for i in ids], reduction="sum")
-    return {"split": split, "n": len(ids),
-            "accuracy": sum(_same(p, y[i]) for p, i in zip(preds, ids, strict=True)) / len(ids),
-            "mean_p_label": sum(math.exp(v) for v in ll) / len(ll), "mean_log_p_label": sum(ll) / len(ll)}
-
-
-def baseline_leak_warning(baseline_only: dict[str, Any], threshold: float, larev_run: bool) -> str | None:
-    """The warning for a baseline that gives the label away (None when Phi_base is below ``threshold``)."""
-    acc = baseline_only.get("accuracy")
-    if acc is None or acc < threshold:
-        return None
-    bound = -baseline_only["mean_log_p_label"]
-    return (f"the baseline alone gives the label away: from b alone, Phi_base ranks the true label first for "
-            f"{acc:.1%} of {baseline_only['n']} held-out {baseline_only['split']} items (mean p(y | b) = "
-            f"{baseline_only['mean_p_label']:.3f}, mean log p(y | b) = {-bound:.3f} nats). The label is recoverable "
-            "from b, so an evaluator need not read r: REV(r) = log p(y | r, b) - log p(y | b) is at most "
-            f"{bound:.3g} nats on average, and what Phi gains over Phi_base can come from reading b with more "
-            "confidence rather than from the rationale. REV scores and Gold - X separations then do not measure "
-            "rationale quality. This is the failure of REV under baseline label leakage that the LAREV thesis "
-            "reports on e-SNLI (Li, 2026, Table 5.10). "
-            + ("Compare with the LAREV rows, whose Phi_LA is trained not to rely on b."
-               if larev_run else "Run LAREV (methods: [rev, larev]), which trains the evaluator not to rely on b."))
-
-
-def antonym_notes(sources: dict[str, int]) -> list[str]:
-    """Warnings about antonym environments (E3) built from stand-ins instead of antonyms."""
-    n = sum(sources.values())
-    out = []
-    random_n = sum(c for s, c in sources.items() if is_substitute(s))
-    if random_n:
-        out.append(f"{random_n} of {n} antonym environments (E3) hold a random word (of the same part of speech when "
-                   "known), not an antonym: no antonym model gave one and WordNet had none. For those examples E3 "
-                   "only breaks the leak term's link to the label instead of reversing it; set antonym_model for "
-                   "real antonyms")
-    failed = sum(c for s, c in sources.items() if s.endswith("(llm gave none)"))
-    if failed:
-        out.append(f"{failed} of {n} antonym requests to the antonym model gave no usable word: WordNet or a random "
-                   "word was used instead")
-    return out
-
-
-def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str, str]], baselines: dict[str, str],
-                   y: dict[str, str], ids: list[str], *, reduction: str = "sum", candidates: list[str] | None = None,
-                   truncation: dict[str, dict[str, int]] | None = None) -> tuple[dict, dict, list[dict]]:
-    """REV-style scores of every (method, variant, item): log p(y | r, b) under the method's evaluator minus
-    log p(y | b) under Phi_base. Returns (method -> variant -> item -> score, method -> variant -> accuracy,
-    one row per score with its log-probabilities and the evaluator's prediction). ``truncation``, when
-    given, receives per variant the counts of :meth:`~reasonscope.information.evaluator.Evaluator.fit_inputs`."""
-    base_ll = dict(zip(ids, phi_base.log_likelihood([baseline_input(baselines[i]) for i in ids], [y[i] for i in ids],
-                                                    reduction=reduction), strict=True))
-    per_item: dict[str, dict[str, dict[str, float]]] = {m: {} for m in scorers}
-    accuracy: dict[str, dict[str, float]] = {m: {} for m in scorers}
-    rows: list[dict] = []
-    for method, ev in scorers.items():
-        for variant, by_item in texts.items():
-            have = [i for i in ids if i in by_item]
-            inputs, counts = ev.fit_inputs([by_item[i] for i in have], [baselines[i] for i in have])
-            if truncation is not None:
-                truncation[variant] = counts  # the same for every method (one tokenizer)
-            if candidates and reduction == "sum" and all(y[i] in candidates for i in have):
-                # one pass over the candidates gives both the prediction and log p(y | r, b)
-                cand = ev.candidate_log_likelihoods(inputs, candidates)
-                ll = [c[candidates.index(y[i])] for c, i in zip(cand, have, strict=True)]
-                preds = [candidates[max(range(len(candidates)), key=c.__getitem__)] for c in cand]
-            else:
-                ll = ev.log_likelihood(inputs, [y[i] for i in have], reduction=reduction)
-                preds = ev.predict(inputs, candidates)
-            accuracy[method][variant] = sum(_same(p, y[i]) for p, i in zip(preds, have, strict=True)) / max(1, len(have))
-            per_item[method][variant] = {i: v - base_ll[i] for i, v in zip(have, ll, strict=True)}
-            rows += [{"method": method, "variant": variant, "item": i, "score": v - base_ll[i], "log_p_phi": v,
-                      "log_p_base": base_ll[i], "prediction": p, "rationale": by_item[i], "baseline": baselines[i],
-                      "label": y[i], "reduction": reduction} for i, v, p in zip(have, ll, preds, strict=True)]
-    return per_item, accuracy, rows
-
-
 def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[Item], baselines: dict[str, str],
                   seed: int, weights: PenaltyWeights | None = None) -> dict[str, Path]:
     """``root/<model>-<fingerprint>`` per model: the fingerprint hashes everything that determines the
@@ -368,135 +219,3 @@ def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[I
           "lambda_probe": weights.lambda_probe}
     return {name: root / f"{name}-{stable_hash({'model': name, **spec}, 10)}"
             for name, spec in (("phi_base", erm), ("phi", erm), ("probe", probe), ("phi_la", la))}
-
-
-def collapse_warning(phi_la, la_val: float, phi_val: float) -> str | None:
-    """A warning when Phi_LA's validation loss is near that of uniform logits (log V per token): the
-    IRM penalty can be lowered fastest by flattening the logits, which makes every LAREV score the same."""
-    import math
-
-    uniform = math.log(len(phi_la.tokenizer))
-    if la_val >= 0.75 * uniform and la_val > phi_val + 1.0:
-        return (f"Phi_LA collapsed: its validation loss {la_val:.2f} per token is near uniform logits' "
-                f"{uniform:.2f} (Phi: {phi_val:.2f}); the IRM penalty dominated training, so LAREV scores are not "
-                "meaningful. Lower lambda_irm or train longer (the warm-up is the first third of the steps); "
-                "an evaluator whose output head starts untrained (embedded-minilm-ed) is most exposed.")
-    return None
-
-
-def _same(pred: str, gold: str) -> bool:
-    return normalize_text(pred) == normalize_text(gold)
-
-
-def _result(res) -> dict:
-    return {"best_epoch": res.best_epoch, "best_val_loss": res.best_val, "epochs": res.epochs_run,
-            "resumed_from_epoch": res.resumed_from, "examples_per_s": res.examples_per_s, "history": res.history,
-            "folder": str(res.folder / "best")}
-
-
-def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed: int) -> dict[str, dict]:
-    """Gold - X for the three degraded variants (paired by item) and their SUM."""
-    out: dict[str, dict] = {}
-    gold = per_item.get("gold", {})
-    sums: dict[str, float] = {}
-    for a, b in SEPARATIONS:
-        other = per_item.get(b, {})
-        ids = [i for i in gold if i in other]
-        d = paired_difference([gold[i] for i in ids], [other[i] for i in ids], confidence=stats.confidence,
-                              n_resamples=stats.n_resamples, seed=seed, n_permutations=stats.n_permutations,
-                              method=stats.method)
-        out[f"{a}-{b}"] = {"value": d.value, "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value,
-                           "test": d.test_label, "null": (d.test or {}).get("null")}
-        for i in ids:
-            sums[i] = sums.get(i, 0.0) + gold[i] - other[i]
-    complete = [i for i in sums if all(i in per_item.get(b, {}) for _, b in SEPARATIONS)]
-    s = bootstrap_mean([sums[i] for i in complete], confidence=stats.confidence, n_resamples=stats.n_resamples,
-                       seed=seed)
-    out["SUM"] = {"value": s.value, "low": s.low, "high": s.high, "n": s.n, "p_value": None}
-    return out
-
-
-def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va: list[Item], baselines: dict[str, str],
-                       y: dict[str, str], folders: dict[str, Path], store: Store, weights: PenaltyWeights, *,
-                       seed: int, console: Console):
-    """Leakage terms (IG on Phi_base, batched and cached), environments, probe psi, Phi_LA."""
-    from .ig_cache import AttributionCache
-    from .leakage import AntonymSource, content_words, environments, leakage_attributions, leakage_term
-
-    try:
-        import captum  # noqa: F401
-    except ImportError:
-        raise RuntimeError("LAREV needs captum for integrated gradients: pip install 'reasonscope[information]' "
-                           "(or methods: [rev])") from None
-    from .training import LarevExample, TrainSettings, train_larev, train_probe
-
-    mask = phi.tokenizer.mask_token or "<mask>"
-    shift = len(baseline_input(""))
-    cache = AttributionCache(folders["phi_base"].parent / "ig-cache.sqlite")
-    try:
-        attributions = leakage_attributions(phi_base, [baseline_input(baselines[it.id]) for it in tr + va],
-                                            [y[it.id] for it in tr + va], n_steps=cfg.ig_steps,
-                                            batch_size=cfg.ig_batch_size, cache=cache,
-                                            fingerprint=folders["phi_base"].name, console=console,
-                                            label="integrated gradients on Phi_base")
-    finally:
-        cache.close()
-    terms = {}
-    for it, (offsets, attr) in zip(tr + va, attributions, strict=True):
-        terms[it.id] = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift
-                                                       else (0, 0) for s, e in offsets], attr)
-    asked = [(t.word, baselines[i]) for i, t in terms.items() if t is not None and not t.word.isdigit()]
-    antonym = AntonymSource(content_words(list(baselines.values())), _llm_antonyms(cfg, asked, store, seed, console),
-                            seed)
-    examples, masked_train, env_info = [], [], []
-    train_ids = {it.id for it in tr}
-    for it in tr + va:
-        term = terms[it.id]
-        envs, prov = environments(baselines[it.id], term, mask, antonym, it.id)
-        env_info.append({"item": it.id, "baseline": baselines[it.id], **prov, **{f"env_{k}": v for k, v in envs.items()},
-                         "attribution": term.attribution if term else None})
-        if it.id in train_ids:
-            env_inputs, _ = phi.fit_inputs([it.rationale] * 3, [envs[e] for e in ("original", "mask", "antonym")])
-            examples.append(LarevExample(env_inputs, baseline_input(envs["mask"]), y[it.id]))
-            masked_train.append(baseline_input(envs["mask"]))
-    masked_val = [baseline_input(e["env_mask"]) for e in env_info[len(tr):]]
-    probe_settings = TrainSettings(cfg.probe_epochs, cfg.lr, cfg.probe_batch_size, seed, cfg.mixed_precision)
-    psi = train_probe(phi, masked_train, [y[i.id] for i in tr], masked_val, [y[i.id] for i in va], probe_settings,
-                      folders["probe"], console=console)
-    la_settings = TrainSettings(cfg.larev_epochs, cfg.lr, 1, seed, cfg.mixed_precision)
-    val_inputs, _ = phi.fit_inputs([i.rationale for i in va], [baselines[i.id] for i in va])
-    phi_la, res = train_larev(cfg.evaluator, examples, psi, val_inputs, [y[i.id] for i in va], la_settings,
-                              folders["phi_la"], lambda_irm=weights.lambda_irm, lambda_probe=weights.lambda_probe,
-                              console=console, max_input_tokens=cfg.max_input_tokens)
-    sources: dict[str, int] = {}
-    for e in env_info:
-        sources[e.get("antonym_source", "none")] = sources.get(e.get("antonym_source", "none"), 0) + 1
-    probe_state = json.loads((folders["probe"] / "state.json").read_text())
-    return phi_la, {"probe": {"best_val_loss": probe_state["best_val"], "best_epoch": probe_state["best_epoch"],
-                              "examples_per_s": probe_state.get("examples_per_s")},
-                    "phi_la": _result(res), "antonym_sources": sources}, env_info
-
-
-def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: Store, seed: int, console: Console):
-    """(word, sentence) -> the provider's one-word antonym (None when unreadable), all asked in one cached pass;
-    None without an antonym model."""
-    if cfg.antonym_model is None or not asked:
-        return None
-    from ..models.registry import create_model
-
-    model = create_model(cfg.antonym_model)
-    if model.missing_requirements():
-        return None
-    planned = {(word, sentence): planned_request(
-        model, "information", None, "antonym", 0,
-        [{"role": "user", "content": f"Sentence: {sentence}\nGive one word with the opposite meaning of '{word}' that "
-          "fits the sentence. Reply with the word only."}], seed, "antonym-v1", {"task": "antonym"}, item_id=word)
-        for word, sentence in asked}
-    completions = complete_cached(model, list(planned.values()), store, console=console, label="antonyms")
-    table: dict[tuple[str, str], str | None] = {}
-    for pair, p in planned.items():
-        c = completions[p.key]
-        words = c.text.strip().split()
-        table[pair] = words[0].strip(".,;:'\"") if words and not c.error else None
-    model.close()
-    return lambda word, sentence: table.get((word, sentence))

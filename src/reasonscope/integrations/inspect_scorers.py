@@ -65,7 +65,6 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from ..behavior import metrics as M
-from ..config import NLIConfig, SimilarityConfig
 from ..data.adapters.common import answer_type_of
 from ..data.adapters.inspect_logs import input_text, output_fields, single_target
 from ..data.loaders import RowError
@@ -73,6 +72,7 @@ from ..data.predictions import VALID_TYPES
 from ..results import interpret, is_correct
 from ..scorers.nli import make_nli
 from ..scorers.similarity import make_similarity
+from ..settings import NLIConfig, SimilarityConfig
 from ..stats.bootstrap import mean_or_none
 from ..types import Generation, Item
 

@@ -54,7 +54,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from ..config import ModelConfig
+from ..settings import ModelConfig
 from ..types import Completion
 from .limits import RateLimits
 

@@ -1,0 +1,14 @@
+"""Reusable model-based scorers: NLI and similarity (BERTScore, embedding cosine). Public names are re-exported here, imported on first use."""
+
+from .._lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "NLIScorer": "nli",
+    "HFCrossEncoderNLI": "nli",
+    "LLMJudgeNLI": "nli",
+    "make_nli": "nli",
+    "Similarity": "similarity",
+    "BERTScoreF1": "similarity",
+    "EmbeddingCosine": "similarity",
+    "make_similarity": "similarity",
+})

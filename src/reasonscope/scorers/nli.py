@@ -22,8 +22,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import NLIConfig
 from ..models.loading import model_loading
+from ..settings import NLIConfig
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..config import SimilarityConfig
 from ..models.loading import model_loading
+from ..settings import SimilarityConfig
 
 
 def resolve_model(name: str) -> str:

@@ -1,0 +1,26 @@
+"""Lazy re-exports for package ``__init__`` modules: ``from reasonscope.stats import bootstrap_mean``
+imports :mod:`reasonscope.stats.bootstrap` on first use only, so importing a package stays cheap and
+a family's settings can be read without loading its scoring stack (or creating an import cycle)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
+
+
+def lazy_exports(package: str, names: dict[str, str]) -> tuple[list[str], Callable[[str], Any], Callable[[], list]]:
+    """``__all__``, ``__getattr__`` and ``__dir__`` for a package exporting ``name -> submodule``."""
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{package}.{module}"), name)
+        setattr(import_module(package), name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(names) | set(vars(import_module(package))))
+
+    return sorted(names), __getattr__, __dir__

@@ -1,0 +1,48 @@
+"""The attributes (rationale attributes and human preferences) family as the registry sees it (:class:`reasonscope.family.Family`).
+
+Imports stay light: scoring, the sub-app and the printer are imported when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..family import FamilyResult, MetricSpec, ScoringContext
+from .settings import AttributesConfig
+
+if TYPE_CHECKING:
+    import typer
+    from rich.console import Console
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("attribute_score", "Attribute score", "attributes", description="judge score of one attribute, "
+               "normalised to 0-1"),
+    MetricSpec("rating", "Attribute rating", "attributes", range=None, unit="Elo", aggregation="Bradley-Terry MLE "
+               "over battles", description="per-attribute battles won by the higher score"),
+)
+
+
+class AttributesFamily:
+    name = "attributes"
+    settings = AttributesConfig
+    metrics = METRICS
+
+    def score(self, ctx: ScoringContext) -> FamilyResult | None:
+        from .family import score_attributes
+
+        tables = score_attributes(ctx.store, ctx.run_id, ctx.settings, ctx.stats, ctx.data, seed=ctx.seed,
+                                  console=ctx.console, base_dir=ctx.base_dir)
+        return FamilyResult.from_tables(tables)
+
+    def cli(self) -> typer.Typer | None:
+        from .cli import app
+
+        return app
+
+    def print_summary(self, tables: dict, out: Console, err: Console) -> None:
+        from .printer import print_summary
+
+        print_summary(tables, out, err)
+
+
+FAMILY = AttributesFamily()

@@ -1,0 +1,74 @@
+"""Console summary of the attributes family: attribute scores, ratings, preference explanation."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..cli.common import fmt_estimate
+
+
+def print_summary(t: dict, out: Console, err: Console) -> None:
+    """Print the ``attributes`` section of ``summary.json`` (tables to ``out``, notes to ``err``)."""
+    if t.get("scores"):
+        models = list(t["scores"])
+        table = Table(title=f"attributes (mean [95% CI]; judges: {', '.join(t['judges']) or 'none'})")
+        table.add_column("attribute")
+        for m in models:
+            table.add_column(m)
+        for a in next(iter(t["scores"].values())):
+            table.add_row(a, *(fmt_estimate(t["scores"][m][a]) for m in models))
+        out.print(table)
+    if t.get("ratings"):
+        table = Table(title=f"attribute ratings (Bradley-Terry MLE [95% bootstrap CI], rank [95% bounds]; "
+                            f"ties: |difference| <= {t['margin']} + 1e-9)")
+        for col in ("attribute", "model", "rating", "rank", "elo", "battles"):
+            table.add_column(col)
+        for a, r in t["ratings"].items():
+            _rating_rows(table, a, r)
+        out.print(table)
+    pref = t.get("preferences") or {}
+    _print_preference_ratings(pref.get("ratings"), out)
+    exp = pref.get("explain")
+    if exp:
+        acc = "n/a" if exp["cv_accuracy"] is None else f"{exp['cv_accuracy']:.3f}"
+        auc = "n/a" if exp["cv_auc"] is None else f"{exp['cv_auc']:.3f}"
+        table = Table(title=f"what explains human preferences (LightGBM, {exp['folds']}-fold accuracy {acc}, AUC {auc}, "
+                            f"n={exp['n']})")
+        for col in ("attribute", "mean |SHAP|", "direction"):
+            table.add_column(col)
+        for r in exp["importance"]:
+            table.add_row(r["attribute"], f"{r['mean_abs_shap']:.4f}", r["direction"])
+        out.print(table)
+    for j, p in pref.get("pairwise", {}).items():
+        agree = "n/a" if p["agreement_with_human"] is None else f"{p['agreement_with_human']:.3f}"
+        out.print(f"pairwise judge {escape(j)}: {p['consistent']} consistent, {p['inconsistent']} inconsistent across "
+                  f"orders, {p['unparsed']} unparsed; agreement with humans {agree} (n={p['compared']})")
+    for w in t.get("warnings", []):
+        err.print("[yellow]attributes:[/yellow] " + escape(w))
+
+
+def _rating_rows(table: Table, label: str, r: dict) -> None:
+    for m, bt in sorted(r["bradley_terry"].items(), key=lambda kv: kv[1]["rank"]):
+        ci = f" [{bt['low']:.0f}, {bt['high']:.0f}]" if bt["low"] is not None else ""
+        bounds = f" ({bt['rank_low']}-{bt['rank_high']})" if bt["rank_low"] is not None else ""
+        table.add_row(label, m, f"{bt['rating']:.0f}{ci}", f"{bt['rank']}{bounds}", f"{r['elo'][m]:.1f}",
+                      str(r["battles"]))
+
+
+def _print_preference_ratings(p: dict | None, out: Console) -> None:
+    if not p or not p.get("human"):
+        return
+    table = Table(title="preference battles decided by each attribute vs by the human label (Bradley-Terry MLE; "
+                        "rank correlation of the ratings over models)")
+    for col in ("decided by", "battles", "ties", "Spearman vs human", "Kendall vs human", "top model"):
+        table.add_column(col)
+    human = p["human"]
+    top = lambda r: min(r["bradley_terry"], key=lambda m: r["bradley_terry"][m]["rank"])  # noqa: E731
+    table.add_row("human label", str(human["battles"]), str(human["ties"]), "", "", top(human))
+    for a, r in p["attributes"].items():
+        ag = r["agreement_with_human"]
+        fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+        table.add_row(a, str(r["battles"]), str(r["ties"]), fmt(ag["spearman"]), fmt(ag["kendall"]), top(r))
+    out.print(table)

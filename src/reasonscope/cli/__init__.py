@@ -1,0 +1,24 @@
+"""The ``reasonscope`` command line (typer + rich). Every family is reached through a plan
+(``reasonscope run``), and ``reasonscope score`` scores outputs the user already has; families with
+commands of their own mount them here (``reasonscope evidence``, ``reasonscope information train``).
+
+``reasonscope.cli:app`` is the entry point; ``python -m reasonscope.cli`` runs it too. The root app is
+built on first access (:mod:`.root`), so a family's ``cli.py`` can import :mod:`.common` without a
+cycle. Exit codes and the run-directory lock: see :mod:`.common`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .common import LOCKED_EXIT, fail
+
+__all__ = ["LOCKED_EXIT", "app", "fail", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("app", "main"):
+        from . import root
+
+        return getattr(root, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

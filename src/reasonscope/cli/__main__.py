@@ -1,0 +1,5 @@
+"""``python -m reasonscope.cli``."""
+
+from .root import main
+
+main()

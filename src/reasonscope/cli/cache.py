@@ -1,0 +1,59 @@
+"""``reasonscope cache ls|clear RUN_DIR``: inspect or clear the request cache of a run directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ..rundir import RunDirLock, RunDirLocked
+from .common import WAIT_LOCK, console, fail, locked, out, run_status
+
+app = typer.Typer(name="cache", no_args_is_help=True, help="Inspect or clear the request cache of a run directory.")
+
+
+@app.command("ls")
+def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+    """List cached completions per provider and model."""
+    from ..store import Store
+
+    try:
+        store = Store.open_existing(run_dir)
+    except (FileNotFoundError, ValueError) as err:
+        fail(str(err))
+        return
+    table = Table(title=f"request cache of {run_dir}")
+    for col in ("provider", "model_id", "source", "entries", "failed", "tokens"):
+        table.add_column(col)
+    for row in store.cache_summary():
+        table.add_row(*(str(row[k]) for k in ("provider", "model_id", "source", "entries", "failed", "tokens")))
+    out.print(table)
+    for r in store.runs():
+        out.print(f"run {r['run_id']} {r['kind']} {run_status(r)}")
+
+
+@app.command("clear")
+def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
+                model: str | None = typer.Option(None, help="Only this model id."),
+                failed_only: bool = typer.Option(False, help="Only failed completions."),
+                yes: bool = typer.Option(False, "--yes", help="Do not ask."),
+                wait_lock: float = WAIT_LOCK) -> None:
+    """Delete cached completions (they will be requested again on the next run)."""
+    from ..store import Store
+
+    try:
+        store = Store.open_existing(run_dir)
+    except (FileNotFoundError, ValueError) as err:
+        fail(str(err))
+        return
+    if not yes and sys.stdin.isatty():
+        typer.confirm("Delete cached completions?", abort=True)
+    try:
+        with RunDirLock(run_dir, wait=wait_lock):
+            n = store.clear_cache(model_id=model, failed_only=failed_only)
+    except RunDirLocked as err:
+        locked(err)
+        return
+    console.print(f"deleted {n} cached completions")

@@ -1,0 +1,81 @@
+"""``reasonscope score``: score outputs the user already has (a predictions file or another framework's logs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..config import PlanError, load_plan, parse_plan
+from ..rundir import RunDirLocked
+from .common import WAIT_LOCK, console, fail, locked, print_summary
+
+app = typer.Typer()
+
+
+@app.command()
+def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JSONL / JSON / CSV of existing outputs."),
+          from_: str | None = typer.Option(None, "--from", help="Read another framework's logs at PATH instead: "
+                                           "lm-eval (samples files of --log_samples) or inspect (eval logs)."),
+          log_path: Path | None = typer.Argument(None, metavar="[PATH]", help="The log file or folder for --from."),
+          map_: str | None = typer.Option(None, "--map", help="field=column,... (input, target, prediction, id, "
+                                          "model, sample, variant, rationale, answer_type, choices, ...)."),
+          plan_path: Path | None = typer.Option(None, "--plan", help="A score plan (YAML) instead of the options."),
+          output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
+          name: str = typer.Option("scored", help="Run name (the run directory is OUTPUT_DIR/NAME)."),
+          skip_bad_rows: bool = typer.Option(False, help="Skip malformed rows (counted and listed) instead of failing."),
+          answer_type: str | None = typer.Option(None, help="Answer type for rows without one."),
+          budget: int | None = typer.Option(None, help="Token budget for ES when rows carry no max_tokens."),
+          tokenizer: str | None = typer.Option(None, help="HF id or path to count prediction tokens for ES."),
+          nli: str = typer.Option("none", help="NLI backend for LS: none, hf:<id-or-path>, llm:<model spec>."),
+          similarity: str = typer.Option("embedding", help="SS method: embedding or bertscore (embedded MiniLM)."),
+          evidence_train: str | None = typer.Option(None, help="A labelled training split (file, or 'topics'): "
+                                                     "also score the records' rationales with RACE."),
+          evidence_format: str = typer.Option("csv", help="Format of --evidence-train (agnews, imdb, csv, ...)."),
+          wait_lock: float = WAIT_LOCK) -> None:
+    """Score outputs you already have (no generation): the same metrics and report as a generated run."""
+    from ..config import ScorePlan
+    from ..data.loaders import DatasetError
+    from ..data.predictions import parse_mapping
+    from ..importer import score_file
+
+    try:
+        if plan_path is not None:
+            plan = load_plan(plan_path, ScorePlan)
+        else:
+            if from_ is not None:
+                if input_path is not None and log_path is not None:
+                    fail("give the log as PATH or as --input, not both")
+                    return
+                input_path = log_path or input_path
+            elif log_path is not None:
+                fail(f"PATH {log_path} needs --from lm-eval|inspect (a predictions file is given with --input)")
+                return
+            if input_path is None:
+                fail("give --input FILE, --from lm-eval|inspect PATH, or --plan PLAN.yaml")
+                return
+            backend, _, model = nli.partition(":")
+            nli_cfg = {"backend": backend} | ({"model": model} if model else {})
+            plan = parse_plan({
+                "experiment": {"name": name, "output_dir": output_dir},
+                "input": {"path": str(input_path), "format": from_ or "predictions",
+                          "mapping": parse_mapping(map_), "skip_bad_rows": skip_bad_rows,
+                          "answer_type": answer_type, "budget": budget, "tokenizer": tokenizer},
+                "families": {"behavior": {"nli": nli_cfg, "similarity": {"method": similarity}},
+                             **({"evidence": {"train": (
+                                 {"name": "topics-train", "format": "topics", "size": 200, "split": "train"}
+                                 if evidence_train == "topics" else
+                                 {"name": "evidence-train", "format": evidence_format, "path": evidence_train})}}
+                                if evidence_train else {})},
+            }, "<command line>", model=ScorePlan)
+        summary = score_file(plan, console=console, wait_lock=wait_lock)
+    except RunDirLocked as err:
+        locked(err)
+        return
+    except (PlanError, DatasetError, ValueError) as err:
+        fail(str(err))
+        return
+    console.print(f"[green]scored[/green] {summary.records} records of {summary.items} items"
+                  + (f", {len(summary.bad_rows)} bad rows skipped" if summary.bad_rows else "")
+                  + f" -> {summary.run_dir}/")
+    print_summary(summary.run_dir / "summary.json")

@@ -1,0 +1,17 @@
+"""The evidence family, RACE: do rationales cite the evidence a TF-IDF classifier relies on? Public names are re-exported here, imported on first use."""
+
+from .._lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "EvidenceConfig": "settings",
+    "ScoreEvidenceConfig": "settings",
+    "run_evidence": "family",
+    "Prediction": "family",
+    "parse_prediction": "family",
+    "score_evidence": "stored",
+    "FAMILY": "entry",
+    "exact_match": "matchers",
+    "token_match": "matchers",
+    "edit_match": "matchers",
+    "edit_chars_match": "matchers",
+})

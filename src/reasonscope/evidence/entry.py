@@ -1,0 +1,50 @@
+"""The evidence (RACE) family as the registry sees it (:class:`reasonscope.family.Family`).
+
+Imports stay light: scoring, the sub-app and the printer are imported when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..family import FamilyResult, MetricSpec, ScoringContext
+from .settings import EvidenceConfig
+
+if TYPE_CHECKING:
+    import typer
+    from rich.console import Console
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("coverage_support", "Supporting evidence covered", "evidence", description="share of the top-k "
+               "supporting classifier features the rationale cites"),
+    MetricSpec("coverage_contradict", "Contradicting evidence covered", "evidence", higher_is_better=None,
+               description="share of the top-k contradicting classifier features the rationale cites"),
+    MetricSpec("asymmetry", "Support - contradiction asymmetry", "evidence", range=(-1.0, 1.0), higher_is_better=None,
+               description="supporting minus contradicting coverage"),
+)
+
+
+class EvidenceFamily:
+    name = "evidence"
+    settings = EvidenceConfig
+    metrics = METRICS
+
+    def score(self, ctx: ScoringContext) -> FamilyResult | None:
+        from .stored import score_evidence
+
+        tables = score_evidence(ctx.store, ctx.run_id, ctx.settings, ctx.stats, ctx.data, seed=ctx.seed,
+                                console=ctx.console)
+        return FamilyResult.from_tables(tables)
+
+    def cli(self) -> typer.Typer | None:
+        from .cli import app
+
+        return app
+
+    def print_summary(self, tables: dict, out: Console, err: Console) -> None:
+        from .printer import print_summary
+
+        print_summary(tables, out, err)
+
+
+FAMILY = EvidenceFamily()

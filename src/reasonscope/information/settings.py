@@ -1,0 +1,57 @@
+"""Settings of the information family, REV and LAREV (``families.information`` in a plan)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ..settings import DatasetConfig, ModelConfig, Strict
+
+
+class InformationConfig(Strict):
+    """REV and LAREV (see reasonscope.information)."""
+
+    train: DatasetConfig = Field(..., description="Items with gold rationales to train the evaluators on.")
+    test: DatasetConfig | None = Field(None, description="Items whose rationale variants are scored (none: "
+                                       "train only; score later with `reasonscope information score`).")
+    methods: list[Literal["rev", "larev"]] = Field(default_factory=lambda: ["rev", "larev"], min_length=1)
+    evaluator: str = Field("t5-small", description="HF seq2seq id (t5-small, facebook/bart-base), causal LM id or "
+                           "path, or embedded-minilm-ed (MiniLM encoder-decoder, offline).")
+    baseline: Literal["rule", "llm", "column"] = Field("rule", description="Baseline constructor.")
+    baseline_model: ModelConfig | None = Field(None, description="Provider of the llm baseline rewrite.")
+    baseline_column: str | None = Field(None, description="metadata key holding the baseline (column).")
+    reduction: Literal["sum", "mean"] = Field("sum", description="log p(y | .) as the sum over y's tokens (the "
+                                              "documents' sequence log-likelihood) or their per-token mean.")
+    epochs: int = Field(8, ge=1, le=100, description="Epochs of Phi_base and Phi.")
+    probe_epochs: int = Field(8, ge=1, le=100)
+    larev_epochs: int = Field(2, ge=1, le=100)
+    lr: float = Field(3e-5, gt=0, lt=1)
+    batch_size: int = Field(8, ge=1, le=4096)
+    probe_batch_size: int = Field(16, ge=1, le=4096)
+    lambda_irm: float | None = Field(None, ge=0, description="IRM penalty weight; unset: by dataset format "
+                                     "(e-SNLI/NLI items 25, ECQA and others 5, the LAREV thesis's values).")
+    lambda_probe: float | None = Field(None, ge=0, description="Leakage-probe penalty weight; unset: by dataset "
+                                       "format (e-SNLI/NLI items 0.005, ECQA and others 5e-4).")
+    max_input_tokens: int = Field(256, ge=16, le=8192, description="Evaluator input budget; a longer r + b input "
+                                  "has its rationale shortened (b is never cut) and is counted.")
+    baseline_warn_accuracy: float = Field(0.95, ge=0, le=1, description="Warn when Phi_base alone predicts the "
+                                          "label of at least this share of held-out items (REV cannot mean much).")
+    ig_steps: int = Field(20, ge=2, le=500, description="Integrated-gradients steps.")
+    ig_batch_size: int = Field(4, ge=1, le=1024, description="Baselines attributed per integrated-gradients call "
+                               "(each call runs ig_batch_size x ig_steps interpolation points at once; 4 was "
+                               "fastest on CPU, raise it on a GPU).")
+    antonym_model: ModelConfig | None = Field(None, description="Provider that gives antonyms (else WordNet, "
+                                              "else a random word of the same part of speech).")
+    generators: list[ModelConfig] = Field(default_factory=list, description="Task models whose rationales are "
+                                          "scored too (variant generated:<name>).")
+    val_fraction: float = Field(0.1, gt=0, lt=0.5)
+    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+
+    @model_validator(mode="after")
+    def _baseline_source(self) -> InformationConfig:
+        if self.baseline == "llm" and self.baseline_model is None:
+            raise ValueError("baseline: llm needs baseline_model")
+        if self.baseline == "column" and not self.baseline_column:
+            raise ValueError("baseline: column needs baseline_column")
+        return self
