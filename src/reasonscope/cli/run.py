@@ -17,7 +17,7 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
         retry_failed: bool = typer.Option(False, help="Send again requests stored as failed."),
         skip_bad_rows: bool = typer.Option(False, help="Skip malformed dataset rows (counted and listed)."),
         executor: str = typer.Option("local", help="Executor for per-item scoring work: local, or ray "
-                                     "(pip install 'reasonscope[ray]'; RAY_ADDRESS for a cluster)."),
+                                     "(pip install 'reasonscope\\[ray]'; RAY_ADDRESS for a cluster)."),
         max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "
                                               "this: a share of its requests that ended (5%) or a count (3)."),
         wait_lock: float = WAIT_LOCK) -> None:

@@ -1,0 +1,91 @@
+"""ROSCOE-style automatic attribute metrics on real human explanations (e-SNLI): matched vs mismatched.
+
+    python benchmarks/attributes_esnli.py --data PATH/esnli_dev.csv.gz [--pairs 500]
+
+A check that the embedding-based metrics of the attributes family measure what they claim on real text.
+For each of the first ``--pairs`` e-SNLI validation pairs, its first human explanation is scored against
+its own premise and hypothesis (*matched*), and the first explanation of another pair, a seeded
+derangement, against the same source (*mismatched*). Faithfulness (each step aligned to the source) and
+informativeness (both directions) should be higher when the explanation belongs to the pair; repetition
+does not depend on the source and must be identical in both (a control). Printed per metric: the mean of
+each side with a 95% bootstrap CI, the paired difference with its CI and sign-flip p-value, and the share
+of pairs where the matched explanation scores higher (ties count one half). Embeddings: the embedded
+all-MiniLM-L6-v2, as in the family's default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import random
+import time
+
+import numpy as np
+
+from reasonscope.attributes.automatic import AutomaticBackends, automatic_metrics
+from reasonscope.scorers.similarity import EmbeddingCosine
+from reasonscope.stats.bootstrap import bootstrap_mean, paired_difference
+from reasonscope.text.steps import split_steps
+
+METRICS = ("faithfulness", "informativeness", "repetition_step", "repetition_word")
+
+
+def read_pairs(path: str, n: int) -> list[tuple[list[str], str]]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(io.StringIO(fh.read())))
+    out = []
+    for row in rows:
+        if row.get("Explanation_1", "").strip():
+            out.append(([row["Sentence1"].strip(), row["Sentence2"].strip()], row["Explanation_1"].strip()))
+        if len(out) == n:
+            break
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    pairs = read_pairs(args.data, args.pairs)
+    order = list(range(len(pairs)))
+    rng = random.Random(args.seed)
+    while True:  # a derangement: no pair keeps its own explanation
+        rng.shuffle(order)
+        if all(i != j for i, j in enumerate(order)):
+            break
+    sim = EmbeddingCosine("embedded-minilm")  # the family's default embedding, loaded as the family loads it
+    steps = [split_steps(expl) for _, expl in pairs]
+    start = time.perf_counter()
+    # Every distinct sentence is embedded once, in batches; the metrics then look the vectors up.
+    texts = sorted({t for source, _ in pairs for t in source} | {t for chain in steps for t in chain})
+    vectors = {}
+    for at in range(0, len(texts), 256):
+        batch = texts[at:at + 256]
+        vectors.update(zip(batch, sim.embed(batch).numpy(), strict=True))
+    backends = AutomaticBackends(embed=lambda xs: np.stack([vectors[x] for x in xs]),
+                                 descriptions={"embedding": sim.description})
+    matched = [automatic_metrics(steps[i], pairs[i][0], backends) for i in range(len(pairs))]
+    mismatched = [automatic_metrics(steps[j], pairs[i][0], backends) for i, j in enumerate(order)]
+    seconds = time.perf_counter() - start
+    print(f"e-SNLI validation, first {len(pairs)} pairs with an explanation; embeddings {sim.description}; "
+          f"{2 * len(pairs)} rationales scored in {seconds:.1f} s")
+    print("| metric | matched | mismatched | matched - mismatched | p | P(matched > mismatched) |")
+    print("|---|---|---|---|---|---|")
+    for metric in METRICS:
+        a = [m.get(metric) for m in matched]
+        b = [m.get(metric) for m in mismatched]
+        ea, eb = bootstrap_mean(a, seed=args.seed), bootstrap_mean(b, seed=args.seed)
+        diff = paired_difference(a, b, seed=args.seed)
+        wins = sum((x > y) + 0.5 * (x == y) for x, y in zip(a, b, strict=True) if x is not None and y is not None)
+        share = wins / sum(1 for x, y in zip(a, b, strict=True) if x is not None and y is not None)
+        print(f"| {metric} | {ea.value:.3f} [{ea.low:.3f}, {ea.high:.3f}] | {eb.value:.3f} [{eb.low:.3f}, "
+              f"{eb.high:.3f}] | {diff.value:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}] | {diff.p_value:.2g} | "
+              f"{share:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
