@@ -30,6 +30,7 @@ ATTACHED = ("_low", "_high", "_n", "_failed", "_reason", "_left_out")
 class Cell:
     text: str
     sub: str = ""
+    numeric: bool = True  # right-aligned; text (names, labels, test descriptions) is left-aligned
 
 
 @dataclass
@@ -98,7 +99,8 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
     settings = []
     for k in keys:
         if k.startswith("setting_"):
-            values = list(dict.fromkeys(_text(r.get(k)) for r in rows))
+            values = list(dict.fromkeys(", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
+                                        for v in (r.get(k) for r in rows)))
             settings.append((column_label(k, family).removeprefix("Setting: "), " / ".join(values)))
     described = [column_spec(k, family) for k in shown]
     how = " ".join([note] + [f"{s.label}: {s.description}." for s in described if s and s.description]).strip()
@@ -123,4 +125,5 @@ def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None)
         text = format_estimate(v, r.get(ci[0]), r.get(ci[1]))
     else:
         text = _text(v)
-    return Cell(text, "; ".join(subs))
+    numeric = v is None or (isinstance(v, float | int) and not isinstance(v, bool))
+    return Cell(text, "; ".join(subs), numeric)
