@@ -154,3 +154,42 @@ def test_report_page_has_cards_human_headers_and_escapes_every_value(tmp_path):
     summary = json.loads((tmp_path / "x" / "summary.json").read_text())
     cq = summary["behavior"]["metrics"][evil_model]["CQ"]
     assert format_estimate(cq["value"], cq["low"], cq["high"]) in html
+
+
+@pytest.mark.slow
+def test_every_column_of_a_five_family_report_has_a_declared_label(five_family_run):
+    from reasonscope.results import load_run_data
+    from reasonscope.store import Store
+
+    store = Store.open_existing(five_family_run)
+    try:
+        run_id = load_run_data(store, store.runs()[0]["run_id"]).run["run_id"]
+        sheets = _sheets(store, run_id)
+    finally:
+        store.close()
+    shown = {key: rows for key, rows in sheets.items() if key in SHEETS and rows}
+    assert {SHEETS[k][0] for k in shown} == set(FAMILIES)
+    missing = sorted({(SHEETS[k][0], col) for k, rows in shown.items() for row in rows for col in row
+                      if not has_label(col, SHEETS[k][0]) and not col.endswith(("_low", "_high", "_n", "_failed",
+                                                                                    "_reason", "_left_out"))
+                      and col not in ("low", "high")})
+    strategies = {r["strategy"] for r in sheets["strategy_weights"]}  # columns named after the strategies
+    assert [m for m in missing if m[1] not in strategies] == []
+    html = (five_family_run / "report.html").read_text()
+    assert html.count('class="card"') == 5 and "setting_" not in html.split('<section class="cards">')[1].split(
+        "<h2 id=\"items\">")[0]
+
+
+def _sheets(store, run_id):
+    from reasonscope.report.attack_view import attack_sheets
+    from reasonscope.report.attributes_view import attributes_sheets
+    from reasonscope.report.evidence_view import evidence_sheets
+    from reasonscope.report.information_view import information_sheets
+    from reasonscope.report.tables import behavior_tables
+
+    def art(name):
+        return json.loads(store.artefact(run_id, f"{name}.json"))
+
+    return {**behavior_tables(art("behavior")), **evidence_sheets(art("evidence")),
+            **attributes_sheets(art("attributes")), **information_sheets(art("information")),
+            **attack_sheets(art("attack"))}

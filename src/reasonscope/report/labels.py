@@ -38,7 +38,11 @@ COLUMNS: dict[str, str] = {
     "gold": "Gold", "leaky": "Leaky", "gold_leaky": "Gold-Leaky", "vacuous": "Vacuous",
     "phi_base_on_b": "Baseline evaluator on b", "best_epoch": "Best epoch", "best_val_loss": "Best validation loss",
     "examples_per_s": "Examples per second", "lambda_irm": "lambda IRM", "lambda_probe": "lambda probe",
-    "source": "Source",
+    "source": "Source", "held-out split": "Held-out split", "Phi_base accuracy on b": "Baseline evaluator accuracy on b",
+    "mean p(y | b)": "Mean p(y | b)", "warn at": "Warned at accuracy", "label given away": "Label given away",
+    "what": "What", "built by": "Built by", "count": "Count", "of": "Of", "substitution": "Substitution",
+    "inputs": "Inputs", "rationale shortened": "Rationale shortened", "b over the limit": "b over the limit",
+    "limit (tokens)": "Limit (tokens)",
     # attack
     "answered_correctly": "Answered correctly", "attacked": "Attacked",
     "clean_reasoning_already_wrong": "Clean reasoning already wrong", "not_judged": "Not judged",
