@@ -73,6 +73,7 @@ def behavior_card(t: dict[str, Any]) -> Card:
 def evidence_card(evidence: dict[str, Any]) -> Card:
     lines, matchers, warnings = [], set(), []
     for model, t in evidence.items():
+        warnings += t.get("warnings", [])
         matcher = next((m for m in HIGHLIGHT_PREFERENCE if m in t["coverage"]), next(iter(t["coverage"]), None))
         if matcher is None:
             lines.append(CardLine(model, "n/a (no matcher ran)"))
@@ -80,7 +81,6 @@ def evidence_card(evidence: dict[str, Any]) -> Card:
         matchers.add(matcher)
         group = t["coverage"][matcher]["correct"]
         lines.append(_line(model, group["support"], n=group["n"]))
-        warnings += t.get("warnings", [])
     return Card("evidence", "Evidence (RACE)", "evidence", "Support coverage of correct predictions",
                 _direction("evidence", "coverage_support"), lines,
                 f"TF-IDF + logistic regression; matcher: {', '.join(sorted(matchers)) or 'none'}", warnings)
