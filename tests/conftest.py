@@ -29,3 +29,53 @@ def tiny_seq2seq(tmp_path_factory):
     from reasonscope.testing import build_tiny_seq2seq
 
     return build_tiny_seq2seq(tmp_path_factory.mktemp("tiny-t5"))
+
+
+FIVE_QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
+
+
+@pytest.fixture(scope="session")
+def five_family_run(tmp_path_factory, tiny_causal_lm, tiny_seq2seq):
+    """A finished run with all five families (mock models, mock judges, the tiny seq2seq evaluator and the
+    tiny causal LM attacked with a scripted answer-first chain); returns its run directory. Slow (~1 min)."""
+    import json
+
+    from reasonscope.attack.attacker import Attacker, Chain
+    from reasonscope.attack.layout import encode
+    from reasonscope.config import parse_plan
+    from reasonscope.runner import Runner
+
+    def scripted(self, layout, question_embeds=None):  # sound clean chain; any perturbation breaks it
+        if question_embeds is None and layout.question == encode(self.tokenizer, " " + FIVE_QUESTION):
+            return Chain("8", "3 + 5 = 8 apples.")
+        return Chain("8", "3 + 5 = 9 apples.")
+
+    out = tmp_path_factory.mktemp("five")
+    data = out / "q.jsonl"
+    data.write_text(json.dumps({"id": "q1", "input": FIVE_QUESTION, "target": 8, "answer_type": "number"}) + "\n")
+    plan = parse_plan({
+        "experiment": {"name": "five", "seed": 7, "output_dir": str(out)},
+        "models": [{"spec": "mock/reasoner", "name": "mock-a"},
+                   {"spec": "mock/reasoner", "name": "mock-b", "options": {"accuracy": 0.4, "seed": 5}},
+                   {"spec": f"hf/{tiny_causal_lm}", "name": "tiny"}],
+        "datasets": [{"name": "synthetic", "format": "synthetic", "size": 4},
+                     {"name": "qs", "format": "jsonl", "path": str(data)}],
+        "families": {
+            "behavior": {"samples": 2, "paraphrases": 1, "nli": {"backend": "none"},
+                         "similarity": {"method": "embedding"}},
+            "evidence": {"train": {"name": "tr", "format": "topics", "size": 60, "split": "train"},
+                         "test": {"name": "te", "format": "topics", "size": 8, "split": "test"},
+                         "n_permutations": 200},
+            "attributes": {"judges": [{"spec": "mock/judge", "name": "j1"},
+                                      {"spec": "mock/judge", "name": "j2", "options": {"seed": 4}}],
+                           "automatic": None, "rating_resamples": 20},
+            "information": {"train": {"name": "synthetic", "format": "synthetic", "size": 4},
+                            "test": {"name": "synthetic", "format": "synthetic", "size": 3},
+                            "evaluator": str(tiny_seq2seq), "epochs": 1, "probe_epochs": 1, "larev_epochs": 1,
+                            "lr": 0.001},
+            "attack": {"steps": 1, "candidates": 4, "min_similarity": None, "cot_tokens": 8,
+                       "judge": {"spec": "mock/judge", "options": {"ok_rate": 1}}}},
+        "stats": {"n_resamples": 200}})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Attacker, "answer_first", scripted)
+        return Runner(plan, show_progress=False).run().run_dir

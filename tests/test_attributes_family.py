@@ -119,7 +119,7 @@ def test_two_judges_mean_agreement_ratings_and_report(tmp_path):
                  "attributes_judgements.jsonl", "tables/attributes_ratings.csv"):
         assert (s.run_dir / name).is_file(), name
     html = (s.run_dir / "report.html").read_text()
-    assert "Attributes: rationale quality" in html and "krippendorff_alpha" in html
+    assert "Attributes: rationale quality" in html and "Judge agreement (Krippendorff&#39;s alpha)" in html
 
 
 def test_ratings_table_by_hand():

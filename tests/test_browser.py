@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -87,5 +88,55 @@ def test_cli_report_from_browser_run_dir_is_stable(tmp_path):
     try:
         drv.get((tmp_path / "x" / "report.html").as_uri())
         assert drv.execute_script("return window.__pwned === undefined")
+    finally:
+        drv.quit()
+
+
+WIDTHS = (1280, 390)  # a laptop and a phone
+
+
+def _save_screenshot(drv, tmp_path, name: str) -> Path:
+    """The whole page as PNG into the test's tmp dir and, when REASONSCOPE_ARTIFACTS names a folder, there too."""
+    path = tmp_path / name
+    drv.save_screenshot(str(path))
+    if os.environ.get("REASONSCOPE_ARTIFACTS"):
+        folder = Path(os.environ["REASONSCOPE_ARTIFACTS"])
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, folder / name)
+    return path
+
+
+@pytest.mark.slow
+def test_five_family_report_fits_a_phone_and_a_laptop(tmp_path, five_family_run):
+    from selenium.webdriver.common.by import By
+
+    html = five_family_run / "report.html"
+    drv = browser(tmp_path)
+    try:
+        for width in WIDTHS:
+            drv.set_window_size(width, 1000)
+            drv.get(html.as_uri())
+            assert drv.execute_script("return window.innerWidth") == width
+            cards = drv.find_elements(By.CSS_SELECTOR, ".card")
+            assert [c.get_attribute("id") for c in cards] == [
+                "card-behavior", "card-evidence", "card-attributes", "card-information", "card-attack"]
+            assert all(c.is_displayed() and c.size["width"] <= width and "95% CI" in c.text for c in cards)
+            # tables scroll inside their own container; the page itself never scrolls sideways
+            assert drv.execute_script("return document.documentElement.scrollWidth") <= width
+            assert drv.execute_script("return document.body.scrollWidth") <= width
+            images = drv.find_elements(By.TAG_NAME, "img")
+            assert len(images) >= 8
+            broken = drv.execute_script("return Array.from(document.images).filter("
+                                        "i => !i.complete || i.naturalWidth === 0).map(i => i.alt)")
+            assert not broken, broken
+            assert all(i.size["width"] <= width for i in images)
+            headers = [h.text for h in drv.find_elements(By.TAG_NAME, "th")]
+            assert "Correctness (CQ) [95% CI]" in headers and not [h for h in headers if "setting_" in h]
+            height = drv.execute_script("return document.documentElement.scrollHeight")
+            drv.set_window_size(width, min(height, 12000))
+            shot = _save_screenshot(drv, tmp_path, f"report_five_families_{width}px.png")
+            assert shot.stat().st_size > 50_000
+        severe = [e for e in drv.get_log("browser") if e["level"] == "SEVERE"]
+        assert not severe, severe
     finally:
         drv.quit()

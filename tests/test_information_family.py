@@ -83,7 +83,7 @@ def test_warning_substitutions_and_reduction_reach_cli_and_report(tiny_seq2seq, 
     assert flat.count("Run LAREV (methods: [rev, larev])") == 2  # live and in the summary, markup escaped
     assert "inputs over 24 tokens (rationale shortened, b kept)" in flat
     html = (tmp_path / "leak" / "report.html").read_text()
-    assert "REV cannot mean much here." in html and "log p reduction" in html and "sum over y&#39;s tokens" in html
+    assert "REV cannot mean much here." in html and "log p over y&#39;s tokens" in html and "sum over y&#39;s tokens" in html
     sheets = information_sheets(t)
     assert {r["log p reduction"] for r in sheets["information_scores"]} == {"sum over y's tokens"}
     assert sheets["information_baseline_only"][0]["label given away"] is True

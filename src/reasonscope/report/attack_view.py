@@ -59,10 +59,15 @@ def attack_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {"attack_rates": rates, "attack_items": items, "attack_transfer": transfer}
 
 
-def attack_plot(t: dict[str, Any], folder: Path) -> dict[str, Path]:
+def attack_plot(t: dict[str, Any], folder: Path, gaps: list[str] | None = None) -> dict[str, Path]:
+    """Grouped bars of the outcome rates per model and method; with no decided attack nothing is drawn and
+    why is appended to ``gaps``."""
     bars = [(f"{model}\n{method}\nn={r['n']} of {r['attacked']}", r) for model, m in t["models"].items()
             for method, r in m["rates"].items() if r["n"]]
     if not bars:
+        if gaps is not None:
+            gaps.append("no rate plot: no decided attack (no item was answered correctly, so none was attacked, or "
+                        "every attack was excluded: clean reasoning already wrong, not judged or invalid)")
         return {}
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(bars)), 3.8))

@@ -113,9 +113,14 @@ def preference_ratings_plot(p: dict[str, Any], path: Path) -> Path | None:
     return save(fig, path)
 
 
-def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
+def attributes_plots(t: dict[str, Any], folder: Path, gaps: list[str] | None = None) -> dict[str, Path]:
+    """Mean scores, ratings, rank radar, preference ratings and SHAP plots; a plot with nothing to draw is
+    not drawn and why is appended to ``gaps``."""
     out: dict[str, Path] = {}
+    gaps = [] if gaps is None else gaps
     plt = pyplot()
+    if not any(e["value"] is not None for row in (t["scores"] or {}).values() for e in row.values()):
+        gaps.append("no score plot: no attribute received a score (every judgement unscored or no judge configured)")
     if t["scores"]:
         models = list(t["scores"])
         attrs = [a for a in next(iter(t["scores"].values())) if any(t["scores"][m][a]["value"] is not None
@@ -129,6 +134,10 @@ def attributes_plots(t: dict[str, Any], folder: Path) -> dict[str, Path]:
             fig.tight_layout()
             out["attributes_scores"] = save(fig, folder / "attributes_scores.png")
     ratings = t.get("ratings") or {}
+    if not ratings:
+        gaps.append("no rating plots: ratings need at least two models scored on the same items")
+    elif len(ratings) < 3:
+        gaps.append("no rank radar: it needs at least three rated attributes")
     if ratings:
         attrs = list(ratings)
         models = sorted({m for r in ratings.values() for m in r["bradley_terry"]})

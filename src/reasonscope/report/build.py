@@ -27,17 +27,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
-
 from ..atomic_files import atomic_open, read_staged, remove_stale_temporaries, replace_together, write_text
-from ..config import BEHAVIOR_METRICS
 from ..results import RunData, load_run_data
 from ..store import Store
-from ..types import is_question_variant
 from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
-from .evidence_view import evidence_plots, evidence_sheets, instance_views
+from .evidence_view import evidence_plots, evidence_sheets
+from .html import render_html
 from .information_view import information_plot, information_sheets
+from .plots import behavior_plots
 from .spreadsheets import write_csvs, write_xlsx
 from .tables import behavior_tables
 
@@ -142,91 +140,21 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, data: RunData) -> d
             "git_hash": run["git_hash"], "versions": run["versions"], "config": run["config"], "notes": notes}
     out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
     write_csvs(run_dir / "tables", sheets)
-    images: dict[str, str] = {}
+    gaps: dict[str, list[str]] = {f: [] for f in ("behavior", "evidence", "attributes", "information", "attack")}
+    plots: dict[str, Path] = {}
     if behavior and behavior.get("metrics"):
-        from .plots import grouped_bars, radar
-
-        for name, fn in (("radar", radar), ("bars", grouped_bars)):
-            p = fn(behavior["metrics"], run_dir / f"behavior_{name}.png")
-            out[name] = p
-            images[name] = base64.b64encode(read_staged(p)).decode()
-    ev_images: dict[str, str] = {}
+        plots.update(behavior_plots(behavior["metrics"], run_dir, gaps["behavior"]))
     if evidence:
-        for name, p in evidence_plots(evidence, run_dir).items():
-            out[name] = p
-            ev_images[name] = base64.b64encode(read_staged(p)).decode()
-    family_images: dict[str, str] = {}
-    plots = {**(attributes_plots(attributes, run_dir) if attributes else {}),
-             **(attack_plot(attack, run_dir) if attack else {}),
-             **(information_plot(information, run_dir) if information else {})}
-    if plots:
-        for name, p in plots.items():
-            out[name] = p
-            family_images[name] = base64.b64encode(read_staged(p)).decode()
-    out["html"] = write_text(run_dir / "report.html", render_html(
-        data, behavior, scores_by_item, sheets, images, notes, evidence, ev_images, attributes, family_images, attack,
-        information))
+        plots.update(evidence_plots(evidence, run_dir, gaps["evidence"]))
+    if attributes:
+        plots.update(attributes_plots(attributes, run_dir, gaps["attributes"]))
+    if attack:
+        plots.update(attack_plot(attack, run_dir, gaps["attack"]))
+    if information:
+        plots.update(information_plot(information, run_dir, gaps["information"]))
+    out.update(plots)
+    images = {name: base64.b64encode(read_staged(p)).decode() for name, p in plots.items()}
+    tables = {"behavior": behavior, "evidence": evidence, "attributes": attributes, "attack": attack,
+              "information": information}
+    out["html"] = write_text(run_dir / "report.html", render_html(data, tables, scores_by_item, sheets, images, gaps))
     return out
-
-
-def _status_warnings(run: dict[str, Any]) -> list[str]:
-    """A banner for a run that did not finish (see reasonscope.store, "Run status")."""
-    if run.get("status") == "interrupted":
-        return ["this run was interrupted before it finished: the numbers cover only the generations and scores it "
-                "stored; run the same command again to complete it (stored generations are not requested again)"]
-    if run.get("status") == "running":
-        where = f" (pid {run['pid']} on {run.get('host')})" if run.get("pid") else ""
-        return [f"this run is still running{where}: this report shows what it has stored so far"]
-    return []
-
-
-def render_html(data: RunData, behavior, scores_by_item, sheets, images, notes, evidence=None,
-                ev_images=None, attributes=None, family_images=None, attack=None, information=None) -> str:
-    env = Environment(loader=PackageLoader("reasonscope.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    items = []
-    by_item: dict[str, list] = {}
-    for g in data.generations:
-        by_item.setdefault(g.item_id, []).append(g)
-    for key, gens in by_item.items():
-        item = data.items[key]
-        gens = [g for g in gens if is_question_variant(g.variant)]
-        if not gens:
-            continue
-        gens = sorted(gens, key=lambda g: (g.model, g.variant != "original", g.variant, g.sample))
-        verdicts = {}
-        rendered = []
-        for g in gens:
-            sc = scores_by_item.get((g.model, key), {})
-            probs = (sc.get("behavior.LS", {}).get("details") or {}).get("contradiction") or []
-            cq = sc.get("behavior.CQ")
-            if g.variant == "original" and g.sample == 0 and cq and cq["value"] is not None:
-                verdicts[g.model] = cq["value"] == 1.0
-            steps_scored = [(s, probs[i] if (g.variant == "original" and g.sample == 0 and i < len(probs)) else None)
-                            for i, s in enumerate(g.steps)]
-            rendered.append({**g.model_dump(), "steps_scored": steps_scored})
-        items.append({"key": key, "type": item.metadata.get("type") or item.answer_type, "input": item.input,
-                      "choices": item.choices, "target": item.target, "generations": rendered,
-                      "verdicts": verdicts})
-    warnings = _status_warnings(data.run) + list((behavior or {}).get("warnings", []))
-    for t in (evidence or {}).values():
-        warnings += t.get("warnings", [])
-    warnings += [f"attributes: {w}" for w in (attributes or {}).get("warnings", [])]
-    warnings += [f"attack: {w}" for w in (attack or {}).get("warnings", [])]
-    warnings += [f"information: {w}" for w in (information or {}).get("warnings", [])]
-    for model, why in (notes.get("skipped_models") or {}).items():
-        warnings.append(f"skipped model {model}: {why}")
-    outcome = notes.get("outcome") or {}
-    if outcome.get("code"):
-        warnings.insert(0, f"exit code {outcome['code']}: {outcome['message']}")
-    breakdowns = {label: sheets[key] for label, key in (("Per dataset", "per_dataset"), ("Per item type", "per_type"))
-                  if sheets.get(key)}
-    return env.get_template("report.html.j2").render(
-        run=data.run, behavior=behavior, metric_names=BEHAVIOR_METRICS, images=images, items=items,
-        warnings=warnings, breakdowns=breakdowns, bad_rows=notes.get("bad_rows") or {},
-        evidence=evidence, ev_views={m: instance_views(t) for m, t in (evidence or {}).items()},
-        ev_images=ev_images or {}, ev_sheets={k: v for k, v in sheets.items() if k.startswith("evidence_")},
-        attributes=attributes, family_images=family_images or {},
-        attr_sheets={k: v for k, v in sheets.items() if k.startswith("attributes_")}, attack=attack,
-        attack_sheets={k: v for k, v in sheets.items() if k in ("attack_rates", "attack_transfer")},
-        attack_rows=sheets.get("attack_items", []), information=information,
-        info_sheets={k: v for k, v in sheets.items() if k.startswith("information_")})

@@ -80,81 +80,122 @@ def instance_views(t: dict[str, Any]) -> list[dict[str, Any]]:
     return views
 
 
-def evidence_plots(evidence: dict[str, Any], run_dir: Path) -> dict[str, Path]:
+def evidence_plots(evidence: dict[str, Any], run_dir: Path, gaps: list[str] | None = None) -> dict[str, Path]:
+    """Per model: coverage scatter, confusion matrix, coverage bars by matcher and the sweeps. A plot with
+    nothing to draw is not drawn; why is appended to ``gaps`` (shown in the report instead)."""
     plt = pyplot()
+    gaps = [] if gaps is None else gaps
     out: dict[str, Path] = {}
     for n, (model, t) in enumerate(evidence.items()):
         safe = f"m{n}"
         matcher = next((m for m in HIGHLIGHT_PREFERENCE if m in t["settings"]["matchers"]), t["settings"]["matchers"][0])
         # per-instance scatter: support vs contradiction coverage, coloured by correctness
-        fig, ax = plt.subplots(figsize=(4.8, 4.2))
-        for flag, color, label in ((True, "tab:green", "correct"), (False, "tab:red", "incorrect")):
-            pts = [(i["coverage"][matcher]["support"], i["coverage"][matcher]["contradict"]) for i in t["instances"]
-                   if i["evaluated"] and i["correct"] == flag and i["coverage"].get(matcher)]
-            xs = [p[0] if p[0] is not None else -0.05 for p in pts]
-            ys = [p[1] if p[1] is not None else -0.05 for p in pts]
-            ax.scatter(xs, ys, s=18, alpha=0.6, c=color, label=f"{label} (n={len(pts)})")
-        ax.set_xlabel(f"support coverage ({matcher}); -0.05 = empty set")
-        ax.set_ylabel("contradiction coverage")
-        ax.set_xlim(-0.1, 1.05)
-        ax.set_ylim(-0.1, 1.05)
-        ax.set_title(f"{model}: per-instance coverage", fontsize=9)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        out[f"evidence_scatter_{safe}"] = save(fig, run_dir / f"evidence_scatter_{safe}.png", dpi=100)
+        points = {flag: [(i["coverage"][matcher]["support"], i["coverage"][matcher]["contradict"])
+                         for i in t["instances"] if i["evaluated"] and i["correct"] == flag and i["coverage"].get(matcher)]
+                  for flag in (True, False)}
+        if not any(points.values()):
+            gaps.append(f"{model}: no per-instance coverage scatter: no instance was evaluated with the {matcher} "
+                        "matcher (no parseable prediction with a rationale)")
+        else:
+            _scatter(plt, model, matcher, points, run_dir, safe, out)
         # confusion matrix of the LLM's predictions
         conf = t["confusion"]
-        fig, ax = plt.subplots(figsize=(5, 4.2))
-        ax.imshow(conf["matrix"], cmap="Blues")
-        ax.set_xticks(range(len(conf["predicted"])), conf["predicted"], rotation=45, ha="right", fontsize=7)
-        ax.set_yticks(range(len(conf["gold"])), conf["gold"], fontsize=7)
-        for i, row in enumerate(conf["matrix"]):
-            for j, v in enumerate(row):
-                ax.text(j, i, str(v), ha="center", va="center", fontsize=7)
-        ax.set_xlabel("LLM prediction")
-        ax.set_ylabel("gold")
-        ax.set_title(f"{model}: confusion matrix", fontsize=9)
-        fig.tight_layout()
-        out[f"evidence_confusion_{safe}"] = save(fig, run_dir / f"evidence_confusion_{safe}.png", dpi=100)
-        # coverage bars by matcher
-        fig, ax = plt.subplots(figsize=(6, 3.6))
+        if not conf["matrix"] or not any(any(row) for row in conf["matrix"]):
+            gaps.append(f"{model}: no confusion matrix: no prediction could be compared with a gold label")
+        else:
+            _confusion(plt, model, conf, run_dir, safe, out)
         matchers = list(t["coverage"])
-        bars = [("correct", "support"), ("correct", "contradict"), ("incorrect", "support"), ("incorrect", "contradict")]
-        width = 0.8 / len(bars)
-        for b, (group, side) in enumerate(bars):
-            vals, lo, hi = [], [], []
-            for m in matchers:
-                e = t["coverage"][m][group][side]
-                v = e["value"] if e["value"] is not None else 0.0
-                vals.append(v)
-                lo.append(v - e["low"] if e["low"] is not None else 0)
-                hi.append(e["high"] - v if e["high"] is not None else 0)
-            ax.bar([i + b * width for i in range(len(matchers))], vals, width, yerr=[lo, hi], capsize=2,
-                   label=f"{side} | {group}")
-        ax.set_xticks([i + width * 1.5 for i in range(len(matchers))], matchers)
-        ax.set_ylabel("coverage (95% CI)")
-        ax.set_ylim(0, 1.05)
-        ax.legend(fontsize=7)
-        ax.set_title(f"{model}: coverage by matcher", fontsize=9)
-        fig.tight_layout()
-        out[f"evidence_bars_{safe}"] = save(fig, run_dir / f"evidence_bars_{safe}.png", dpi=100)
-        # sweeps
-        for param, rows_key in (("k", "sweep_k"), ("delta", "sweep_delta"), ("delta_chars", "sweep_delta_chars")):
-            rows = t.get(rows_key, [])
-            if not rows:
-                continue
-            fig, ax = plt.subplots(figsize=(5.5, 3.6))
-            for m in sorted({r["matcher"] for r in rows}):
-                sub = [r for r in rows if r["matcher"] == m]
-                xs = [r[param] for r in sub]
-                for key, style in (("support_correct", "-"), ("contradict_incorrect", "--"),
-                                   ("asymmetry_difference", ":")):
-                    ys = [r[key] if r[key] is not None else float("nan") for r in sub]
-                    ax.plot(xs, ys, style, marker="o", ms=3, label=f"{m}: {key}")
-            ax.set_xlabel({"delta": "delta (normalised Levenshtein)",
-                           "delta_chars": "delta (Levenshtein, characters)"}.get(param, param))
-            ax.set_title(f"{model}: sweep over {param}", fontsize=9)
-            ax.legend(fontsize=6)
-            fig.tight_layout()
-            out[f"evidence_sweep_{param}_{safe}"] = save(fig, run_dir / f"evidence_sweep_{param}_{safe}.png", dpi=100)
+        if not any(t["coverage"][m][g][side]["value"] is not None for m in matchers for g in ("correct", "incorrect")
+                   for side in ("support", "contradict")):
+            gaps.append(f"{model}: no coverage bars: every coverage is n/a (empty feature sets or no instances)")
+        else:
+            _coverage_bars(plt, model, t, matchers, run_dir, safe, out)
+        _sweeps(plt, model, t, run_dir, safe, out, gaps)
     return out
+
+
+
+def _scatter(plt, model, matcher, points, run_dir, safe, out) -> None:
+    """Per-instance scatter: support vs contradiction coverage, coloured by correctness."""
+    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    for flag, color, label in ((True, "tab:green", "correct"), (False, "tab:red", "incorrect")):
+        pts = points[flag]
+        xs = [p[0] if p[0] is not None else -0.05 for p in pts]
+        ys = [p[1] if p[1] is not None else -0.05 for p in pts]
+        ax.scatter(xs, ys, s=18, alpha=0.6, c=color, label=f"{label} (n={len(pts)})")
+    ax.set_xlabel(f"support coverage ({matcher}); -0.05 = empty set")
+    ax.set_ylabel("contradiction coverage")
+    ax.set_xlim(-0.1, 1.05)
+    ax.set_ylim(-0.1, 1.05)
+    ax.set_title(f"{model}: per-instance coverage", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out[f"evidence_scatter_{safe}"] = save(fig, run_dir / f"evidence_scatter_{safe}.png", dpi=100)
+
+
+def _confusion(plt, model, conf, run_dir, safe, out) -> None:
+    """Confusion matrix of the LLM's predictions against the gold labels."""
+    fig, ax = plt.subplots(figsize=(5, 4.2))
+    ax.imshow(conf["matrix"], cmap="Blues")
+    ax.set_xticks(range(len(conf["predicted"])), conf["predicted"], rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(conf["gold"])), conf["gold"], fontsize=7)
+    for i, row in enumerate(conf["matrix"]):
+        for j, v in enumerate(row):
+            ax.text(j, i, str(v), ha="center", va="center", fontsize=7)
+    ax.set_xlabel("LLM prediction")
+    ax.set_ylabel("gold")
+    ax.set_title(f"{model}: confusion matrix", fontsize=9)
+    fig.tight_layout()
+    out[f"evidence_confusion_{safe}"] = save(fig, run_dir / f"evidence_confusion_{safe}.png", dpi=100)
+
+
+def _coverage_bars(plt, model, t, matchers, run_dir, safe, out) -> None:
+    """Coverage by matcher: support and contradiction, correct and incorrect, with 95% CIs (n/a drawn as no bar)."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    bars = [("correct", "support"), ("correct", "contradict"), ("incorrect", "support"), ("incorrect", "contradict")]
+    width = 0.8 / len(bars)
+    for b, (group, side) in enumerate(bars):
+        xs, vals, lo, hi = [], [], [], []
+        for i, m in enumerate(matchers):
+            e = t["coverage"][m][group][side]
+            if e["value"] is None:
+                continue
+            xs.append(i + b * width)
+            vals.append(e["value"])
+            lo.append(e["value"] - e["low"] if e["low"] is not None else 0)
+            hi.append(e["high"] - e["value"] if e["high"] is not None else 0)
+        ax.bar(xs, vals, width, yerr=[lo, hi], capsize=2, label=f"{side} | {group}")
+    ax.set_xticks([i + width * 1.5 for i in range(len(matchers))], matchers)
+    ax.set_ylabel("coverage (95% CI)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=7)
+    ax.set_title(f"{model}: coverage by matcher", fontsize=9)
+    fig.tight_layout()
+    out[f"evidence_bars_{safe}"] = save(fig, run_dir / f"evidence_bars_{safe}.png", dpi=100)
+
+
+SWEEP_LINES = (("support_correct", "-"), ("contradict_incorrect", "--"), ("asymmetry_difference", ":"))
+
+
+def _sweeps(plt, model, t, run_dir, safe, out, gaps) -> None:
+    """One line plot per sweep (k, delta, delta in characters); a sweep whose every value is n/a is not drawn."""
+    for param, rows_key in (("k", "sweep_k"), ("delta", "sweep_delta"), ("delta_chars", "sweep_delta_chars")):
+        rows = t.get(rows_key, [])
+        if not rows:
+            continue
+        if all(r[key] is None for r in rows for key, _ in SWEEP_LINES):
+            gaps.append(f"{model}: no sweep over {param}: every coverage in the sweep is n/a")
+            continue
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        for m in sorted({r["matcher"] for r in rows}):
+            sub = [r for r in rows if r["matcher"] == m]
+            xs = [r[param] for r in sub]
+            for key, style in SWEEP_LINES:
+                ys = [r[key] if r[key] is not None else float("nan") for r in sub]
+                ax.plot(xs, ys, style, marker="o", ms=3, label=f"{m}: {key}")
+        ax.set_xlabel({"delta": "delta (normalised Levenshtein)",
+                       "delta_chars": "delta (Levenshtein, characters)"}.get(param, param))
+        ax.set_title(f"{model}: sweep over {param}", fontsize=9)
+        ax.legend(fontsize=6)
+        fig.tight_layout()
+        out[f"evidence_sweep_{param}_{safe}"] = save(fig, run_dir / f"evidence_sweep_{param}_{safe}.png", dpi=100)

@@ -79,9 +79,13 @@ def truncation_rows(t: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def information_plot(t: dict[str, Any], folder: Path) -> dict[str, Path]:
-    methods = [m for m in t["absolute"] if t["absolute"][m]]
+def information_plot(t: dict[str, Any], folder: Path, gaps: list[str] | None = None) -> dict[str, Path]:
+    """REV and LAREV per rationale variant and their separations, side by side (95% CIs); with no score
+    nothing is drawn and why is appended to ``gaps``."""
+    methods = [m for m in t["absolute"] if any(e.get("value") is not None for e in t["absolute"][m].values())]
     if not methods:
+        if gaps is not None:
+            gaps.append("no score plot: no rationale variant was scored (no test item)")
         return {}
     variants = list(t["absolute"][methods[0]])
     plt = pyplot()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic_files import atomic_path
-from ..config import BEHAVIOR_METRICS
+from ..settings import BEHAVIOR_METRICS
 
 
 def pyplot():
@@ -81,3 +81,13 @@ def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return save(fig, path)
+
+
+def behavior_plots(metrics: dict[str, dict[str, Any]], folder: Path, gaps: list[str]) -> dict[str, Path]:
+    """The radar and the grouped bars of the behaviour metrics; when no metric has a value for any model
+    neither is drawn and why is appended to ``gaps``."""
+    if not any(mets[m]["value"] is not None for mets in metrics.values() for m in BEHAVIOR_METRICS):
+        gaps.append("no behaviour plots: every metric is n/a for every model (see the reasons in the table)")
+        return {}
+    return {"behavior_radar": radar(metrics, folder / "behavior_radar.png"),
+            "behavior_bars": grouped_bars(metrics, folder / "behavior_bars.png")}

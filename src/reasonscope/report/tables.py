@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import BEHAVIOR_METRICS
+from ..settings import BEHAVIOR_METRICS
 
 ES_READINGS = ("ES_corpus", "ES_item")
 

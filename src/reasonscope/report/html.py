@@ -1,0 +1,172 @@
+"""The self-contained HTML report: summary cards, one section per family, per-item drill-down.
+
+Layout, top to bottom: run line and warnings; one summary card per family present
+(:mod:`reasonscope.report.cards`); per family its "how computed" paragraph, its tables
+(:func:`reasonscope.report.html_tables.table_view`: human labels, ``value [low, high]`` rounded to what
+the CI supports, a note under each table), its plots inlined as base64 PNG and, where a plot had
+nothing to draw, a sentence saying why instead; then the per-item drill-down (``<details>``).
+
+Every text reaches the page through Jinja2 autoescaping; the only script is the expand/collapse
+button handler, which never inserts text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from ..results import RunData
+from ..types import is_question_variant
+from .cards import family_cards
+from .evidence_view import instance_views
+from .html_tables import TableView, table_view
+
+# sheet -> (family, title, note). The note says how the table's numbers were computed; each metric
+# column's catalogue description is appended to it (reasonscope.metric_specs).
+SHEETS: dict[str, tuple[str, str, str]] = {
+    "raw_metrics": ("behavior", "Behaviour metrics per model",
+                    "Mean over items with a 95% bootstrap CI (items resampled); under each value n = items with a "
+                    "value and the failed generations the metric read."),
+    "strategies": ("behavior", "Weighted strategy scores",
+                   "Each strategy's weighted mean of the model's metrics (weights in the next table); a metric "
+                   "that is n/a is left out and the remaining weights renormalised (\"without ...\")."),
+    "strategy_weights": ("behavior", "Strategy weights", "Normalised weight of each metric in each strategy (sum 1)."),
+    "per_dataset": ("behavior", "Per dataset", "The metrics restricted to the items of each dataset, 95% bootstrap "
+                    "CIs over those items."),
+    "per_type": ("behavior", "Per item type", "The metrics restricted to the items of each type, 95% bootstrap CIs "
+                 "over those items."),
+    "paired_differences": ("behavior", "Paired differences (A - B, same items)",
+                           "p: paired sign-flip permutation test, H0: per-item differences symmetric about 0, "
+                           "two-sided; adjusted as the Adjustment column says."),
+    "evidence_summary": ("evidence", "Classifier and LLM", "Accuracy of the TF-IDF classifier and of the LLM on the "
+                         "test split; n = test instances."),
+    "evidence_coverage": ("evidence", "Coverage by matcher and correctness",
+                          "Mean per-instance coverage of each group with a 95% bootstrap CI; an instance whose "
+                          "feature set is empty is n/a and left out."),
+    "evidence_tests": ("evidence", "Asymmetry test", "Two-group label permutation test of A(correct) - "
+                       "A(incorrect), H0: coverage independent of correctness, two-sided."),
+    "evidence_sweep_k": ("evidence", "Sweep over k", "Coverages recomputed for each number k of top features."),
+    "evidence_sweep_delta": ("evidence", "Sweep over delta (normalised)",
+                             "Coverages recomputed for each normalised edit-distance threshold."),
+    "evidence_sweep_delta_chars": ("evidence", "Sweep over delta (characters)",
+                                   "Coverages recomputed for each absolute edit-distance threshold."),
+    "attributes_scores": ("attributes", "Mean attribute scores", "Mean over items of the normalised score, 95% "
+                          "bootstrap CI over items; n = items with a score."),
+    "attributes_ratings": ("attributes", "Per-attribute ratings", "Battles per attribute between every two models "
+                           "on each item; rank bounds from the bootstrap ranks."),
+    "attributes_judges": ("attributes", "Per judge", "Each judge's unscored answers and mean score per model."),
+    "attributes_agreement": ("attributes", "Agreement between judges", "Krippendorff's alpha (interval) over the "
+                             "judged units and Spearman's rho between judges; p from the test named per row."),
+    "attributes_hostile": ("attributes", "Rationales flagged as hostile", "Rationales that address the judge or "
+                           "hold instructions; their scores are kept and flagged."),
+    "attributes_shap": ("attributes", "Preference explanation (SHAP)", "LightGBM on attribute(A) - attribute(B) "
+                        "predicting the human preference."),
+    "attributes_pairwise": ("attributes", "Pairwise judging", "Pairwise judgements, each pair judged in both orders."),
+    "attributes_human_ratings": ("attributes", "Ratings from the human labels",
+                                 "Bradley-Terry and Elo ratings of the recorded battles decided by the human labels."),
+    "attributes_preference_ratings": ("attributes", "Ratings when an attribute decides the battles",
+                                      "The recorded battles decided by each attribute's judged scores."),
+    "attributes_preference_agreement": ("attributes", "Attribute ratings vs human-label ratings",
+                                        "Rank correlation over the models."),
+    "information_scores": ("information", "Score per rationale variant", "Mean over test items with a 95% bootstrap "
+                           "CI, in nats."),
+    "information_separation": ("information", "Separations", "Mean paired difference Gold - X over the test items, "
+                               "95% bootstrap CI; p from the paired sign-flip permutation test."),
+    "information_accuracy": ("information", "Evaluator accuracy per variant", "Share of test items whose label the "
+                             "evaluator ranks first."),
+    "information_baseline_only": ("information", "Baseline-only check", "Phi_base alone on held-out items: a high "
+                                  "accuracy means b gives the label away."),
+    "information_substitutions": ("information", "How baselines and antonym environments were built",
+                                  "Stand-ins are flagged in the Substitution column."),
+    "information_truncation": ("information", "Truncated inputs", "Inputs longer than the evaluator's budget."),
+    "information_training": ("information", "Training", "Best epoch by validation loss."),
+    "information_penalties": ("information", "LAREV penalty weights", "lambda IRM and lambda probe as used."),
+    "attack_rates": ("attack", "Outcome rates", "Rates over the decided attacks (attacked minus the excluded "
+                     "columns) with 95% bootstrap CIs; higher success = more fragile reasoning, higher unattackable = "
+                     "more robust."),
+    "attack_transfer": ("attack", "Transfer to other models", "The successful perturbations replayed on each transfer "
+                        "model, rated the same way."),
+}
+HIDDEN = {"attack_rates": ("reading",), "attack_transfer": ("reading",)}
+
+
+def family_tables(sheets: dict[str, list[dict[str, Any]]]) -> dict[str, list[TableView]]:
+    """The table views of each family, in :data:`SHEETS` order; empty sheets are left out."""
+    out: dict[str, list[TableView]] = {}
+    for key, (family, title, note) in SHEETS.items():
+        view = table_view(key, sheets.get(key) or [], family, title, note, HIDDEN.get(key, ()))
+        if view is not None:
+            out.setdefault(family, []).append(view)
+    return out
+
+
+def status_warnings(run: dict[str, Any]) -> list[str]:
+    """A banner for a run that did not finish (see reasonscope.store, "Run status")."""
+    if run.get("status") == "interrupted":
+        return ["this run was interrupted before it finished: the numbers cover only the generations and scores it "
+                "stored; run the same command again to complete it (stored generations are not requested again)"]
+    if run.get("status") == "running":
+        where = f" (pid {run['pid']} on {run.get('host')})" if run.get("pid") else ""
+        return [f"this run is still running{where}: this report shows what it has stored so far"]
+    return []
+
+
+def item_views(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per item: question, gold, every question-variant generation with its steps and their contradiction
+    probabilities, and the per-model CQ verdict."""
+    items = []
+    by_item: dict[str, list] = {}
+    for g in data.generations:
+        by_item.setdefault(g.item_id, []).append(g)
+    for key, gens in by_item.items():
+        item = data.items[key]
+        gens = [g for g in gens if is_question_variant(g.variant)]
+        if not gens:
+            continue
+        gens = sorted(gens, key=lambda g: (g.model, g.variant != "original", g.variant, g.sample))
+        verdicts = {}
+        rendered = []
+        for g in gens:
+            sc = scores_by_item.get((g.model, key), {})
+            primary = g.variant == "original" and g.sample == 0
+            probs = (sc.get("behavior.LS", {}).get("details") or {}).get("contradiction") or []
+            cq = sc.get("behavior.CQ")
+            if primary and cq and cq["value"] is not None:
+                verdicts[g.model] = cq["value"] == 1.0
+            steps_scored = [(s, probs[i] if (primary and i < len(probs)) else None) for i, s in enumerate(g.steps)]
+            rendered.append({**g.model_dump(), "steps_scored": steps_scored})
+        items.append({"key": key, "type": item.metadata.get("type") or item.answer_type, "input": item.input,
+                      "choices": item.choices, "target": item.target, "generations": rendered,
+                      "verdicts": verdicts})
+    return items
+
+
+def run_warnings(run: dict[str, Any], notes: dict[str, Any], tables: dict[str, Any]) -> list[str]:
+    warnings = status_warnings(run) + list((tables.get("behavior") or {}).get("warnings", []))
+    for t in (tables.get("evidence") or {}).values():
+        warnings += t.get("warnings", [])
+    for family in ("attributes", "attack", "information"):
+        warnings += [f"{family}: {w}" for w in (tables.get(family) or {}).get("warnings", [])]
+    for model, why in (notes.get("skipped_models") or {}).items():
+        warnings.append(f"skipped model {model}: {why}")
+    outcome = notes.get("outcome") or {}
+    if outcome.get("code"):
+        warnings.insert(0, f"exit code {outcome['code']}: {outcome['message']}")
+    return warnings
+
+
+def render_html(data: RunData, tables: dict[str, Any], scores_by_item: dict[tuple[str, str], dict[str, Any]],
+                sheets: dict[str, list[dict[str, Any]]], images: dict[str, str],
+                gaps: dict[str, list[str]] | None = None) -> str:
+    """The report page. ``tables``: each family's stored result (None when absent); ``images``: plot name ->
+    base64 PNG (a name starts with its family); ``gaps``: per family, why a plot was not drawn."""
+    env = Environment(loader=PackageLoader("reasonscope.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]))
+    notes = data.run.get("notes") or {}
+    evidence = tables.get("evidence")
+    return env.get_template("report.html.j2").render(
+        run=data.run, cards=family_cards(**tables), warnings=run_warnings(data.run, notes, tables),
+        views=family_tables(sheets), images=images, gaps=gaps or {}, items=item_views(data, scores_by_item),
+        bad_rows=notes.get("bad_rows") or {}, ev_views={m: instance_views(t) for m, t in (evidence or {}).items()},
+        attack_rows=sheets.get("attack_items", []), **tables)

@@ -1,0 +1,129 @@
+"""Flat table rows (the ones the xlsx and csv hold) turned into what the HTML report shows.
+
+:func:`table_view` takes the machine rows of one sheet and returns a :class:`TableView`: human column
+labels (:func:`reasonscope.report.labels.column_label`), each estimate and its 95% CI merged into one
+``value [low, high]`` cell rounded by :func:`reasonscope.report.numbers.format_estimate`, its ``n``,
+failed count, not-applicable reason or left-out metrics as a small note under the value, p-values to
+two significant digits, per-run settings (``setting_*``) moved out of the table into a settings line,
+columns empty in every row dropped, and a "how computed" note: the sheet's own note followed by the
+catalogue description of each metric column it shows.
+
+Columns merged into a cell: ``K_low``/``K_high`` (the CI of ``K``), plain ``low``/``high`` (the CI of
+the first of ``value``, ``score``, ``bt``, ``difference``), ``K_n``, ``K_failed``, ``K_reason`` and
+``K_left_out``. The template escapes every text (Jinja2 autoescaping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .labels import column_label, column_spec
+from .numbers import format_estimate, format_number, format_p
+
+P_COLUMNS = ("p_value", "p_adjusted", "alpha_p_value", "alpha_p_adjusted")
+PLAIN_CI_OWNERS = ("value", "score", "bt", "difference")
+ATTACHED = ("_low", "_high", "_n", "_failed", "_reason", "_left_out")
+
+
+@dataclass
+class Cell:
+    text: str
+    sub: str = ""
+    numeric: bool = True  # right-aligned; text (names, labels, test descriptions) is left-aligned
+
+
+@dataclass
+class TableView:
+    """One table of the HTML report."""
+
+    key: str
+    title: str
+    headers: list[str]
+    rows: list[list[Cell]]
+    note: str = ""
+    settings: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    keys: dict[str, None] = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r))
+    return list(keys)
+
+
+def _ci_keys(key: str, keys: set[str], plain_owner: str | None) -> tuple[str, str] | None:
+    if f"{key}_low" in keys and f"{key}_high" in keys:
+        return f"{key}_low", f"{key}_high"
+    if key == plain_owner:
+        return "low", "high"
+    return None
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, float | int | bool) or v is None:
+        return format_number(v)
+    if isinstance(v, list | tuple):
+        return ", ".join(str(x) for x in v)
+    return str(v)
+
+
+def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, note: str = "",
+               hide: tuple[str, ...] = ()) -> TableView | None:
+    """The HTML view of one sheet (see the module docstring); None when ``rows`` is empty."""
+    if not rows:
+        return None
+    keys = _columns(rows)
+    present = set(keys)
+    plain_owner = next((k for k in PLAIN_CI_OWNERS if k in present), None) if {"low", "high"} <= present else None
+    consumed = {"low", "high"} if plain_owner else set()
+    shown: list[str] = []
+    for k in keys:
+        if k in hide or k.startswith("setting_") or k in consumed:
+            continue
+        if any(k.endswith(s) and k[: -len(s)] in present for s in ATTACHED):
+            continue
+        if all(r.get(k) in (None, "") for r in rows) and column_spec(k, family) is None:
+            continue  # a column empty in every row says nothing
+        shown.append(k)
+    headers = []
+    for k in shown:
+        spec = column_spec(k, family)
+        label = column_label(k, family)
+        if _ci_keys(k, present, plain_owner):
+            label += " [95% CI]"
+        if spec and spec.unit and f"({spec.unit})" not in label:
+            label += f" ({spec.unit})"
+        headers.append(label)
+    out_rows = [[_cell(r, k, present, plain_owner) for k in shown] for r in rows]
+    settings = []
+    for k in keys:
+        if k.startswith("setting_"):
+            values = list(dict.fromkeys(", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
+                                        for v in (r.get(k) for r in rows)))
+            settings.append((column_label(k, family).removeprefix("Setting: "), " / ".join(values)))
+    described = [column_spec(k, family) for k in shown]
+    how = " ".join([note] + [f"{s.label}: {s.description}." for s in described if s and s.description]).strip()
+    return TableView(key, title, headers, out_rows, how, settings)
+
+
+def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None) -> Cell:
+    v = r.get(k)
+    subs = []
+    if v is None and r.get(f"{k}_reason"):
+        subs.append(str(r[f"{k}_reason"]))
+    if r.get(f"{k}_n") is not None:
+        subs.append(f"n={r[f'{k}_n']}")
+    if r.get(f"{k}_failed"):
+        subs.append(f"{r[f'{k}_failed']} failed")
+    if r.get(f"{k}_left_out"):
+        subs.append(f"without {r[f'{k}_left_out']}")
+    ci = _ci_keys(k, present, plain_owner)
+    if k in P_COLUMNS:
+        text = format_p(v) if isinstance(v, float | int) else _text(v)
+    elif ci and isinstance(v, float | int) and not isinstance(v, bool):
+        text = format_estimate(v, r.get(ci[0]), r.get(ci[1]))
+    else:
+        text = _text(v)
+    numeric = v is None or (isinstance(v, float | int) and not isinstance(v, bool))
+    return Cell(text, "; ".join(subs), numeric)

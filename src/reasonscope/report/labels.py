@@ -1,0 +1,105 @@
+"""Human labels for every column the report's tables print (the xlsx and csv keep the machine names).
+
+A column's label comes, in order, from the metric catalogue (:mod:`reasonscope.metric_specs`, with
+its unit), from :data:`COLUMNS` (counts, settings, test columns), from a prefix rule (``setting_k``
+-> "Setting: k", ``mean_<model>`` -> "Mean score: <model>"), and as a last resort from the key
+itself with underscores turned into spaces, so no snake_case key ever reaches the page.
+"""
+
+from __future__ import annotations
+
+from ..metric_specs import MetricSpec, find_spec
+
+# machine key -> label, shared by all families (a family entry below wins over these)
+COLUMNS: dict[str, str] = {
+    "model": "Model", "dataset": "Dataset", "type": "Item type", "item": "Item", "method": "Method",
+    "attribute": "Attribute", "judge": "Judge", "matcher": "Matcher", "group": "Predictions",
+    "threshold": "Matcher threshold", "variant": "Rationale variant", "strategy": "Strategy",
+    "n": "n", "items": "Items", "failed": "Failed generations", "pending": "Pending", "unparseable": "Unparseable",
+    "truncated": "Truncated", "failed_generations": "Failed generations policy", "user": "User strategy",
+    "p_value": "p", "p_adjusted": "p (adjusted)", "p_adjust": "Adjustment", "test": "Test", "null": "Null hypothesis",
+    "n_permutations": "Permutations", "model_a": "Model A", "model_b": "Model B", "metric": "Metric",
+    "ES_reading": "ES reading", "reading": "How to read",
+    # evidence
+    "no_rationale": "No rationale", "support": "Support coverage", "contradict": "Contradiction coverage",
+    "k": "Top-k features", "delta": "delta (normalised edits)", "delta_chars": "delta (characters)",
+    "support_correct": "Support coverage, correct", "contradict_correct": "Contradiction coverage, correct",
+    "support_incorrect": "Support coverage, incorrect", "contradict_incorrect": "Contradiction coverage, incorrect",
+    "asymmetry_correct": "Asymmetry, correct", "asymmetry_incorrect": "Asymmetry, incorrect",
+    # attributes
+    "value": "Mean score", "unscored": "Unscored answers", "alpha_p_value": "p (alpha > 0)",
+    "alpha_p_adjusted": "p (alpha, adjusted)", "alpha_test": "Test", "alpha_null": "Null hypothesis",
+    "spearman": "Spearman rho between judges", "units": "Judged units", "battles": "Battles", "ties": "Ties",
+    "draws_unbounded": "Unbounded ratings", "flags": "Flags", "direction": "Direction",
+    "kendall_vs_human": "Kendall tau vs human labels", "models": "Models", "unscored_records": "Unscored records",
+    "margin": "Tie margin", "human_bt": "Human-label BT rating (Elo)", "human_rank": "Human-label rank",
+    # information
+    "score": "Score (nats)", "separation": "Separation", "log p reduction": "log p over y's tokens",
+    "gold": "Gold", "leaky": "Leaky", "gold_leaky": "Gold-Leaky", "vacuous": "Vacuous",
+    "phi_base_on_b": "Baseline evaluator on b", "best_epoch": "Best epoch", "best_val_loss": "Best validation loss",
+    "examples_per_s": "Examples per second", "lambda_irm": "lambda IRM", "lambda_probe": "lambda probe",
+    "source": "Source", "held-out split": "Held-out split", "Phi_base accuracy on b": "Baseline evaluator accuracy on b",
+    "mean p(y | b)": "Mean p(y | b)", "warn at": "Warned at accuracy", "label given away": "Label given away",
+    "what": "What", "built by": "Built by", "count": "Count", "of": "Of", "substitution": "Substitution",
+    "inputs": "Inputs", "rationale shortened": "Rationale shortened", "b over the limit": "b over the limit",
+    "limit (tokens)": "Limit (tokens)",
+    # attack
+    "answered_correctly": "Answered correctly", "attacked": "Attacked",
+    "clean_reasoning_already_wrong": "Clean reasoning already wrong", "not_judged": "Not judged",
+    "invalid_attack": "Invalid attack", "decided (n)": "Decided (n)",
+    "success_bounds_with_not_judged": "Success if not-judged counted either way",
+    "insertion_redrawn": "Insertions redrawn", "insertion_no_valid_draw": "No valid insertion",
+    "transfer_model": "Transfer model", "outcome": "Outcome", "why": "Why",
+}
+
+# (family, key) -> label where a family reads a key differently
+FAMILY_COLUMNS: dict[tuple[str, str], str] = {
+    ("information", "value"): "Separation (nats)",
+    ("information", "n"): "Test items",
+    ("attack", "items"): "Items",
+    ("attributes", "bt"): "Bradley-Terry rating (Elo)",
+    ("attributes", "value"): "Mean score",
+    ("information", "score"): "Score (nats)",
+    ("evidence", "support"): "Support coverage",
+    ("evidence", "contradict"): "Contradiction coverage",
+}
+
+# (family, column) -> the catalogue key whose description explains the column
+SPEC_ALIASES: dict[tuple[str, str], str] = {
+    ("evidence", "support"): "coverage_support", ("evidence", "contradict"): "coverage_contradict",
+    ("information", "score"): "REV", ("information", "value"): "separation", ("attributes", "value"): "score",
+}
+
+PREFIXES: tuple[tuple[str, str], ...] = (("setting_", "Setting: "), ("mean_", "Mean score: "))
+
+
+def column_spec(key: str, family: str | None) -> MetricSpec | None:
+    """The catalogue entry that describes column ``key`` of a ``family`` table, or None."""
+    return find_spec(family, SPEC_ALIASES.get((family, key), key)) if family else None
+
+
+def column_label(key: str, family: str | None = None) -> str:
+    """The label shown for column ``key`` of a ``family`` table (see the module docstring)."""
+    if family and (family, key) in FAMILY_COLUMNS:
+        return FAMILY_COLUMNS[(family, key)]
+    spec = column_spec(key, family)
+    if spec is not None:
+        return f"{spec.label} ({spec.unit})" if spec.unit else spec.label
+    if key in COLUMNS:
+        return COLUMNS[key]
+    for prefix, label in PREFIXES:
+        if key.startswith(prefix):
+            return label + key[len(prefix):].replace("_", " ")
+    return humanise(key)
+
+
+def has_label(key: str, family: str | None = None) -> bool:
+    """Whether ``key`` has a declared label (not the :func:`humanise` fallback)."""
+    return bool((family and ((family, key) in FAMILY_COLUMNS or column_spec(key, family))) or key in COLUMNS
+                or any(key.startswith(p) for p, _ in PREFIXES))
+
+
+def humanise(key: str) -> str:
+    """``"setting_max_features"`` -> ``"Setting max features"``."""
+    text = key.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
