@@ -230,7 +230,8 @@ class Runner:
                                  notes={"skipped_models": skipped, "bad_rows": bad_notes})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
-        scorers = pool.submit(prepare_scorers, plan.families)  # loads while the providers answer
+        scoring_models = prepare_scorers(plan.families, store)  # behind the score cache, nothing loaded yet
+        self._warm = lambda: pool.submit(scoring_models.warm)  # loads while the providers answer
         try:
             if ev_imported:
                 self._import_evidence(store, run_id, *ev_imported)
@@ -240,8 +241,6 @@ class Runner:
                 evidence_test = (name, ev_sets[name], ev_labels)
             self._generate(models, datasets, store, run_id, summary, evidence_test)
             data = load_run_data(store, run_id)
-            with self.console.status("loading scoring models"):
-                scoring_models = scorers.result()
             self._score(store, run_id, data, scoring_models)
             summary.outcome = decide(tally(data, summary.pending_errors), self.max_failed, summary.skipped_models)
             finish_run_with_outputs(store, run_id, run_dir, {
@@ -267,6 +266,7 @@ class Runner:
     def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary,
                   evidence_test: tuple | None = None) -> None:
         progress = make_progress(self.console) if self.show_progress else None
+        warm = getattr(self, "_warm", None)
         if progress:
             progress.start()
         try:
@@ -283,6 +283,9 @@ class Runner:
                     if progress else None
                 if not pending:
                     continue
+                if warm is not None:
+                    warm()
+                    warm = None
                 try:
                     sent = asyncio.run(generate_pending(model, pending, store, progress, task))
                 except ProviderUnavailable as err:

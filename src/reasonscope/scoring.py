@@ -4,8 +4,10 @@ models, and the judges' calls go through the store's request cache like every ca
 nothing twice). Results replace the family's previous scores for the run, so re-scoring is idempotent.
 The attack and information families run from the runner (they generate or train themselves).
 
-:func:`prepare_scorers` loads the scoring models; the runner calls it in a background thread
-while generation runs (model loading and imports then overlap with waiting for the provider).
+:func:`prepare_scorers` wraps the scoring models in the store's score cache without loading them;
+each loads on its first cache miss, or earlier through :meth:`ScoringModels.warm`, which the runner
+calls in a background thread while generation runs (loading then overlaps with waiting for the
+provider; a run with nothing to generate loads nothing ahead).
 """
 
 from __future__ import annotations
@@ -28,18 +30,36 @@ class ScoringModels:
     nli_reason: str | None = None
     sim: Any = None
     sim_reason: str | None = None
+    preload_similarity: bool = True
+
+    def warm(self) -> None:
+        """Load the scoring models now (the runner calls this in a background thread once generation has
+        something to send, so loading overlaps with waiting for the provider); a failure is left for
+        scoring to report."""
+        from .scorers.cache import ScorerUnavailable
+
+        for scorer in (self.nli, self.sim if self.preload_similarity else None):
+            if scorer is not None and hasattr(scorer, "scorer"):
+                try:
+                    scorer.scorer()
+                except ScorerUnavailable:
+                    pass
 
 
-def prepare_scorers(families: FamiliesConfig | Any) -> ScoringModels:
-    """Load the scoring models the families need (each may be None with the reason)."""
+def prepare_scorers(families: FamiliesConfig | Any, store: Store | None = None) -> ScoringModels:
+    """The scoring models the families need, behind the store's score cache (:mod:`reasonscope.scorers.cache`).
+    Nothing is loaded here: each model loads on its first cache miss, so a re-run, or a metric with
+    nothing to score (SS with one sample per item), loads no model at all."""
     out = ScoringModels()
     if families.behavior is not None:
-        from .behavior import family  # noqa: F401  (imports scipy.stats ahead of scoring)
-        from .scorers.nli import make_nli
-        from .scorers.similarity import make_similarity
+        from .scorers.cache import ScoreCache
+        from .scorers.nli import cached_nli
+        from .scorers.similarity import cached_similarity
 
-        out.nli, out.nli_reason = make_nli(families.behavior.nli)
-        out.sim, out.sim_reason = make_similarity(families.behavior.similarity)
+        cache = ScoreCache(store) if store is not None else None
+        out.nli, out.nli_reason = cached_nli(families.behavior.nli, cache, label="behavior LS: NLI")
+        out.sim = cached_similarity(families.behavior.similarity, cache, label="behavior SS")
+        out.preload_similarity = families.behavior.samples >= 2
     return out
 
 
@@ -55,20 +75,17 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
         from .behavior.family import score_behavior
 
         if models is None:
-            with console.status("behavior: loading scoring models"):
-                models = prepare_scorers(families)
+            models = prepare_scorers(families, store)
         if executor != "local":
             from .executors import distribute
 
-            with console.status(f"behavior: starting the {executor} executor"):
-                models = distribute(models, families, executor)
+            models = distribute(models, families, executor)
         for reason in (models.nli_reason, models.sim_reason):
             if reason:
                 console.print("[yellow]behavior: " + escape(reason))
-        with console.status("behavior: scoring"):
-            scores, tables = score_behavior(data, behavior, stats, seed=seed, temperatures=temperatures,
-                                            nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
-                                            sim_reason=models.sim_reason)
+        scores, tables = score_behavior(data, behavior, stats, seed=seed, temperatures=temperatures,
+                                        nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
+                                        sim_reason=models.sim_reason)
         tables["backends"]["executor"] = executor
         store.delete_scores(run_id, "behavior")
         store.put_scores(run_id, scores)

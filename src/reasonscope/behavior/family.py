@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config import BEHAVIOR_METRICS, BehaviorConfig, StatsConfig
 from ..results import RunData, is_correct
+from ..scorers.cache import ScorerUnavailable
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
@@ -73,8 +74,19 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
                 ss_a.append(g1.trace or g1.raw_text)
                 ss_b.append(g2.trace or g2.raw_text)
             ss_slices[key] = slice(start, len(ss_a))
-    contra = nli.contradiction(ls_pairs) if (nli is not None and ls_pairs) else []
-    sims = sim.pairwise(ss_a, ss_b) if (sim is not None and ss_a) else []
+    # a scorer behind the score cache loads on its first miss; one that fails to load then is "not computed"
+    contra: list[float] = []
+    if nli is not None and ls_pairs:
+        try:
+            contra = nli.contradiction(ls_pairs)
+        except ScorerUnavailable as err:
+            nli, nli_reason = None, str(err)
+    sims: list[float] = []
+    if sim is not None and ss_a:
+        try:
+            sims = sim.pairwise(ss_a, ss_b)
+        except ScorerUnavailable as err:
+            sim, sim_reason = None, str(err)
 
     scores: list[Score] = []
     per_item: dict[str, dict[str, dict[str, float | None]]] = {}
