@@ -149,6 +149,18 @@ def score_cache_summary(store) -> list[dict[str, Any]]:
     return [{"kind": k, "model": d, "scorer": s, "entries": n, "bytes": b} for k, d, s, n, b in rows]
 
 
+def score_cache_table(store, title: str = "score cache"):
+    """A rich table of :func:`score_cache_summary` (``reasonscope cache ls``)."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("kind", "model", "entries", "size"):
+        table.add_column(col)
+    for row in score_cache_summary(store):
+        table.add_row(row["kind"], row["model"], str(row["entries"]), f"{row['bytes'] / 1024:.1f} KiB")
+    return table
+
+
 def clear_score_cache(store, kind: str | None = None) -> int:
     """Delete the cached scores of one kind (None: every kind); return the number of entries deleted."""
     if kind is not None and kind not in KINDS:
@@ -195,6 +207,7 @@ class CachedScorer:
         self.label = label or kind
         self.progress = progress
         self.stats = CacheStats()
+        self.keep = False  # also remember values in memory (when the same inputs are asked again and again)
         self._scorer: Any = None
         self._memory: dict[str, Any] = {}
         self._description = description
@@ -242,7 +255,7 @@ class CachedScorer:
         missing = sorted((k for k in unique if k not in found), key=lambda k: _length(unique[k]))
         if missing:
             found.update(self._compute(missing, unique))
-        if self.cache is None:
+        if self.cache is None or self.keep:
             self._memory.update(found)
         return [found[k] for k in keys]
 
