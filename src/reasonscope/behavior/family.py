@@ -16,6 +16,7 @@ samples for CS and SS, the primary and the paraphrases for RS).
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from itertools import combinations
 from typing import Any
 
@@ -193,6 +194,9 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
     tables["backends"] = {"nli": nli.description if nli else f"none ({nli_reason})",
                           "similarity": sim.description if sim else f"none ({sim_reason})",
                           "answer_matching": f"typed extraction, numeric rel_tol={cfg.rel_tol}"}
+    # score cache use of this scoring (requested / unique / cached / computed inputs, forward calls, loads)
+    tables["backends"]["score_cache"] = {name: asdict(s.stats) for name, s in (("nli", nli), ("similarity", sim))
+                                         if s is not None and hasattr(s, "stats")}
     warnings = []
     for model, temp in (temperatures or {}).items():
         if temp == 0 and model in per_item:
