@@ -265,7 +265,7 @@ def _print_information(t: dict | None) -> None:
 
 
 def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
-              wait_lock: float = 0.0) -> None:
+              wait_lock: float = 0.0, rescore: bool = False) -> None:
     """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
     from .data.loaders import DatasetError
     from .outcome import INTERRUPTED, FailedLimit
@@ -281,7 +281,7 @@ def _run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, ma
         return
     try:
         summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
-                         executor=executor, max_failed=limit, wait_lock=wait_lock).run()
+                         executor=executor, max_failed=limit, wait_lock=wait_lock, reuse_finished=not rescore).run()
     except RunDirLocked as err:
         _locked(err)
         return
@@ -310,7 +310,10 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
                                      "(pip install 'reasonscope[ray]'; RAY_ADDRESS for a cluster)."),
         max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "
                                               "this: a share of its requests that ended (5%) or a count (3)."),
-        wait_lock: float = _WAIT_LOCK) -> None:
+        wait_lock: float = _WAIT_LOCK,
+        rescore: bool = typer.Option(False, help="Score and write the outputs again even when the latest finished "
+                                     "run already answers this plan (it is otherwise reported as up to date).")
+        ) -> None:
     """Run a YAML plan: generate (cached, resumable), score, and write the report.
 
     Exit codes: 0 ok; 1 a model was skipped, answered nothing, or failed more than --max-failed;
@@ -325,7 +328,7 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
     if skip_bad_rows:
         for ds in plan.datasets:
             ds.skip_bad_rows = True
-    _run_plan(plan, plan_path.parent, retry_failed, executor, max_failed, wait_lock)
+    _run_plan(plan, plan_path.parent, retry_failed, executor, max_failed, wait_lock, rescore)
 
 
 @app.command()

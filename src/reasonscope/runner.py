@@ -143,8 +143,9 @@ class Runner:
 
     def __init__(self, plan: Plan, *, console: Console | None = None, retry_failed: bool = False,
                  base_dir: Path | None = None, executor: str = "local", show_progress: bool = True,
-                 max_failed: FailedLimit | None = None, wait_lock: float = 0.0):
+                 max_failed: FailedLimit | None = None, wait_lock: float = 0.0, reuse_finished: bool = True):
         self.plan = plan
+        self.reuse_finished = reuse_finished  # report a finished run that already answers the plan (up_to_date)
         self.max_failed = max_failed
         self.console = console or Console(stderr=True)
         self.retry_failed = retry_failed
@@ -223,6 +224,10 @@ class Runner:
                                                                       p.ev_imported, p.models, p.skipped)
         bad, bad_notes = p.bad, {k: [str(b) for b in v] for k, v in p.bad.items()}
         store = Store(run_dir)
+        reused = self._reuse_finished(store, p)
+        if reused is not None:
+            store.close()
+            return reused
         write_config(run_dir, plan)
         for name, items in {**datasets, **ev_sets, **p.info_sets}.items():
             store.put_items(name, items)
@@ -254,6 +259,30 @@ class Runner:
             pool.shutdown(wait=True, cancel_futures=True)
             store.close()
         return summary
+
+    def _reuse_finished(self, store: Store, p: _Prepared) -> RunSummary | None:
+        """The finished run that already answers this plan, as this invocation's summary (no model call,
+        no scoring, outputs left as they are); None when anything may have changed (:mod:`.up_to_date`)."""
+        from .up_to_date import finished_run_for
+
+        if not self.reuse_finished or self.retry_failed or self.max_failed is not None or p.ev_imported \
+                or p.skipped:
+            return None
+        plan = self.plan
+        keys: set[str] = set()
+        for model in p.models:
+            planned = plan_requests(model, p.datasets, plan)
+            if plan.families.evidence is not None:
+                name = plan.families.evidence.test.name
+                planned += evidence_requests(model, p.ev_sets[name], name, p.ev_labels, plan.experiment.seed)
+            keys.update(q.key for q in planned)
+        run = finished_run_for(store, plan, {**p.datasets, **p.ev_sets, **p.info_sets}, keys)
+        if run is None:
+            return None
+        self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
+                           f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
+        return RunSummary(run_id=run["run_id"], run_dir=plan.run_dir, cached=len(keys),
+                          outcome=Outcome(code=0, message="", tallies={}))
 
     def _import_evidence(self, store: Store, run_id: str, path: Path, rows: list[tuple]) -> None:
         from .types import Completion
