@@ -270,13 +270,17 @@ class Runner:
             return None
         plan = self.plan
         keys: set[str] = set()
-        for model in p.models:
-            planned = plan_requests(model, p.datasets, plan)
-            if plan.families.evidence is not None:
-                name = plan.families.evidence.test.name
-                planned += evidence_requests(model, p.ev_sets[name], name, p.ev_labels, plan.experiment.seed)
-            keys.update(q.key for q in planned)
-        run = finished_run_for(store, plan, {**p.datasets, **p.ev_sets, **p.info_sets}, keys)
+
+        def request_keys() -> set[str]:
+            for model in p.models:
+                planned = plan_requests(model, p.datasets, plan)
+                if plan.families.evidence is not None:
+                    name = plan.families.evidence.test.name
+                    planned += evidence_requests(model, p.ev_sets[name], name, p.ev_labels, plan.experiment.seed)
+                keys.update(q.key for q in planned)
+            return keys
+
+        run = finished_run_for(store, plan, {**p.datasets, **p.ev_sets, **p.info_sets}, request_keys)
         if run is None:
             return None
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "

@@ -19,6 +19,7 @@ anyway; ``reasonscope score`` and ``reasonscope report`` always do.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,10 @@ from .types import Item, canonical_json
 OUTPUTS = ("summary.json", "report.html")
 
 
-def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], keys: set[str]) -> dict | None:
-    """The latest finished run that already answers ``plan`` (module docstring), or None."""
+def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]],
+                     keys: Callable[[], set[str]]) -> dict | None:
+    """The latest finished run that already answers ``plan`` (module docstring), or None. ``keys`` gives the
+    request keys of the plan (computed last: the cheap checks usually decide first)."""
     if plan.families.attack is not None or plan.families.information is not None:
         return None
     finished = [r for r in store.runs() if r["status"] == "finished"]
@@ -48,7 +51,8 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], k
     for name, items in datasets.items():
         if [it.model_dump_json() for it in items] != [it.model_dump_json() for it in stored.get(name, [])]:
             return None
+    wanted = keys()
     linked = {row["key"] for row in store.run_generations(run["run_id"]) if row["done"]}
-    if linked != keys or len(store.cached_keys(keys)) != len(keys):
+    if linked != wanted or len(store.cached_keys(wanted)) != len(wanted):
         return None
     return run
