@@ -20,7 +20,7 @@ Per side: wall time, CPU seconds (user + system of the process tree: the machine
 peak RSS; for reasonscope also the model calls and the scorer work (inputs computed, forward calls,
 model loads) read back from the store, for the first run, a re-run of the finished run (reported up to
 date) and a re-run with ``--rescore`` (scores and outputs rebuilt from the store and the score cache).
-The counters of a re-run reported up to date are those of the run it reuses.
+A re-run reported up to date makes no new run: its counters are 0 by construction (checked in its log).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def run_stats(run_dir: Path) -> dict:
     finally:
         store.close()
     cache = tables.get("backends", {}).get("score_cache", {})
-    return {"calls": run["notes"].get("calls_made"),
+    return {"run_id": run["run_id"], "calls": run["notes"].get("calls_made"),
             "forward": sum(c["forward_calls"] for c in cache.values()),
             "computed": sum(c["computed"] for c in cache.values()),
             "requested": sum(c["requested"] for c in cache.values()),
@@ -165,6 +165,9 @@ def main() -> None:
                           work / "peer.log", env)
         r_rerun = measured(reasonscope, work / "ours_rerun.log", env)
         r_rerun.update(run_stats(work / "ours" / "bench"))
+        if r_rerun["run_id"] == r_ours["run_id"]:  # reported up to date: no new run, nothing called or computed
+            assert "up to date" in (work / "ours_rerun.log").read_text()
+            r_rerun.update(calls=0, forward=0, computed=0, loads=0)
         r_rescore = measured(reasonscope + ["--rescore"], work / "ours_rescore.log", env)
         r_rescore.update(run_stats(work / "ours" / "bench"))
         rows.append((latency, r_ours, r_peer, r_rerun, r_rescore))
