@@ -150,5 +150,6 @@ def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, 
         "backend": cfg.backend, "prompt": judge_prompt("{premise}", "{hypothesis}"), "labels": list(NLI_LABELS)}
     return CachedNLI(kind=kind, model=cfg.model, settings=settings, load=load,
                      compute=lambda scorer, pairs: scorer.contradiction([(p, h) for p, h in pairs]),
-                     description=nli_description(cfg), cache=cache, chunk=max(cfg.batch_size * 16, 64),
+                     description=nli_description(cfg), cache=cache,
+                     chunk=max(cfg.batch_size * 16, 64) if kind == "nli" else 16,  # an LLM judge is slow: small chunks
                      label=label), None
