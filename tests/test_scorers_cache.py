@@ -204,7 +204,7 @@ def test_a_re_run_makes_no_forward_pass_and_loads_no_model(tmp_path, tiny_nli, m
     before = dict(calls)
     loads = []
     monkeypatch.setattr(nli_module, "HFCrossEncoderNLI", lambda *a, **k: loads.append(a))
-    second = Runner(_plan(tmp_path, tiny_nli), show_progress=False).run()
+    second = Runner(_plan(tmp_path, tiny_nli), show_progress=False, reuse_finished=False).run()  # re-scored
     assert second.calls_made == 0 and calls == before and loads == []
     store = Store(tmp_path / "c")
     again = __import__("json").loads(store.artefact(second.run_id, "behavior.json"))
