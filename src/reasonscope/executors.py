@@ -5,7 +5,8 @@ list of independent inputs. The local executor scores them in this process. The 
 starts ``workers`` Ray actors (one CPU each, or one GPU each with ``gpus_per_worker``), each of
 which loads the scoring model once from its settings, splits the inputs into contiguous chunks,
 scores them in parallel and returns the results in input order, so the output equals the local
-executor's (up to floating-point batching effects). ``ray.init`` connects to ``RAY_ADDRESS`` when
+executor's (up to floating-point batching effects). Both executors read and write the same score
+cache (:func:`distribute`). ``ray.init`` connects to ``RAY_ADDRESS`` when
 set (an existing cluster), else starts a local instance.
 """
 
@@ -100,17 +101,28 @@ class RayScorer:
 
 
 def distribute(models, behavior, executor: str, workers: int = 2):
-    """Replace the loaded scoring models by Ray-backed ones (same settings) when ``executor == 'ray'``."""
+    """Make the scoring models' cache misses run on Ray actors (same settings) when ``executor == 'ray'``.
+
+    The scorers stay behind the store's score cache (:mod:`reasonscope.scorers.cache`): cached inputs
+    are read in this process and only the missing ones are sent to the actors, whose results are
+    committed to the same store. The pool (and Ray itself) starts on the first miss, so a fully
+    cached re-run starts no Ray at all."""
     if executor == "local":
         return models
     if executor != "ray":
         raise ValueError(f"unknown executor {executor!r}; expected local or ray")
     if behavior is None:
         return models
-    pool = RayPool({"nli": behavior.nli.model_dump(), "similarity": behavior.similarity.model_dump()},
-                   workers=workers)
-    if models.nli is not None:
-        models.nli = RayScorer(pool, models.nli.description)
-    if models.sim is not None:
-        models.sim = RayScorer(pool, models.sim.description)
+    settings = {"nli": behavior.nli.model_dump(), "similarity": behavior.similarity.model_dump()}
+    pools: list[RayPool] = []
+
+    def pool() -> RayPool:
+        if not pools:
+            pools.append(RayPool(settings, workers=workers))
+        return pools[0]
+
+    for scorer in (models.nli, models.sim):
+        if scorer is not None:
+            description = scorer.description
+            scorer.load = lambda d=description: RayScorer(pool(), d)
     return models

@@ -39,6 +39,20 @@ class ScoringModels:
     nli_reason: str | None = None
     sim: Any = None
     sim_reason: str | None = None
+    preload_similarity: bool = True
+
+    def warm(self) -> None:
+        """Load the scoring models now (the runner calls this in a background thread once generation has
+        something to send, so loading overlaps with waiting for the provider); a failure is left for
+        scoring to report."""
+        from .scorers.cache import ScorerUnavailable
+
+        for scorer in (self.nli, self.sim if self.preload_similarity else None):
+            if scorer is not None and hasattr(scorer, "scorer"):
+                try:
+                    scorer.scorer()
+                except ScorerUnavailable:
+                    pass
 
 
 @dataclass

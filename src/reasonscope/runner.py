@@ -143,8 +143,9 @@ class Runner:
 
     def __init__(self, plan: Plan, *, console: Console | None = None, retry_failed: bool = False,
                  base_dir: Path | None = None, executor: str = "local", show_progress: bool = True,
-                 max_failed: FailedLimit | None = None, wait_lock: float = 0.0):
+                 max_failed: FailedLimit | None = None, wait_lock: float = 0.0, reuse_finished: bool = True):
         self.plan = plan
+        self.reuse_finished = reuse_finished  # report a finished run that already answers the plan (up_to_date)
         self.max_failed = max_failed
         self.console = console or Console(stderr=True)
         self.retry_failed = retry_failed
@@ -223,6 +224,10 @@ class Runner:
                                                                       p.ev_imported, p.models, p.skipped)
         bad, bad_notes = p.bad, {k: [str(b) for b in v] for k, v in p.bad.items()}
         store = Store(run_dir)
+        reused = self._reuse_finished(store, p)
+        if reused is not None:
+            store.close()
+            return reused
         write_config(run_dir, plan)
         for name, items in {**datasets, **ev_sets, **p.info_sets}.items():
             store.put_items(name, items)
@@ -230,7 +235,8 @@ class Runner:
                                  notes={"skipped_models": skipped, "bad_rows": bad_notes})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
-        scorers = pool.submit(prepare_scorers, plan.families)  # loads while the providers answer
+        scoring_models = prepare_scorers(plan.families, store)  # behind the score cache, nothing loaded yet
+        self._warm = lambda: pool.submit(scoring_models.warm)  # loads while the providers answer
         try:
             if ev_imported:
                 self._import_evidence(store, run_id, *ev_imported)
@@ -240,8 +246,6 @@ class Runner:
                 evidence_test = (name, ev_sets[name], ev_labels)
             self._generate(models, datasets, store, run_id, summary, evidence_test)
             data = load_run_data(store, run_id)
-            with self.console.status("loading scoring models"):
-                scoring_models = scorers.result()
             self._score(store, run_id, data, scoring_models)
             summary.outcome = decide(tally(data, summary.pending_errors), self.max_failed, summary.skipped_models)
             finish_run_with_outputs(store, run_id, run_dir, {
@@ -256,6 +260,34 @@ class Runner:
             store.close()
         return summary
 
+    def _reuse_finished(self, store: Store, p: _Prepared) -> RunSummary | None:
+        """The finished run that already answers this plan, as this invocation's summary (no model call,
+        no scoring, outputs left as they are); None when anything may have changed (:mod:`.up_to_date`)."""
+        from .up_to_date import finished_run_for
+
+        if not self.reuse_finished or self.retry_failed or self.max_failed is not None or p.ev_imported \
+                or p.skipped:
+            return None
+        plan = self.plan
+        keys: set[str] = set()
+
+        def request_keys() -> set[str]:
+            for model in p.models:
+                planned = plan_requests(model, p.datasets, plan)
+                if plan.families.evidence is not None:
+                    name = plan.families.evidence.test.name
+                    planned += evidence_requests(model, p.ev_sets[name], name, p.ev_labels, plan.experiment.seed)
+                keys.update(q.key for q in planned)
+            return keys
+
+        run = finished_run_for(store, plan, {**p.datasets, **p.ev_sets, **p.info_sets}, request_keys)
+        if run is None:
+            return None
+        self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
+                           f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
+        return RunSummary(run_id=run["run_id"], run_dir=plan.run_dir, cached=len(keys),
+                          outcome=Outcome(code=0, message="", tallies={}))
+
     def _import_evidence(self, store: Store, run_id: str, path: Path, rows: list[tuple]) -> None:
         from .types import Completion
 
@@ -267,6 +299,7 @@ class Runner:
     def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary,
                   evidence_test: tuple | None = None) -> None:
         progress = make_progress(self.console) if self.show_progress else None
+        warm = getattr(self, "_warm", None)
         if progress:
             progress.start()
         try:
@@ -283,6 +316,9 @@ class Runner:
                     if progress else None
                 if not pending:
                     continue
+                if warm is not None:
+                    warm()
+                    warm = None
                 try:
                     sent = asyncio.run(generate_pending(model, pending, store, progress, task))
                 except ProviderUnavailable as err:

@@ -6,8 +6,10 @@ every call (a re-score asks nothing twice). Attack and information generate or t
 are scored first (only a generated run enables them). Results replace the family's previous scores
 for the run, so re-scoring is idempotent.
 
-:func:`prepare_scorers` loads the scoring models; the runner calls it in a background thread
-while generation runs (model loading and imports then overlap with waiting for the provider).
+:func:`prepare_scorers` wraps the scoring models in the store's score cache without loading them;
+each loads on its first cache miss, or earlier through :meth:`ScoringModels.warm`, which the runner
+calls in a background thread while generation runs (loading then overlaps with waiting for the
+provider; a run with nothing to generate loads nothing ahead).
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from .store import Store
 __all__ = ["ScoringModels", "prepare_scorers", "score_run"]
 
 
-def prepare_scorers(families: FamiliesConfig | Any) -> ScoringModels:
-    """Load the scoring models the families need (each may be None with the reason)."""
+def prepare_scorers(families: FamiliesConfig | Any, store: Store | None = None) -> ScoringModels:
+    """The scoring models the families need, behind the store's score cache (:mod:`reasonscope.scorers.cache`).
+    Nothing is loaded here: each model loads on its first cache miss, so a re-run, or a metric with
+    nothing to score (SS with one sample per item), loads no model at all."""
     if families.behavior is not None:
         from .behavior.entry import prepare_scoring_models
 
-        return prepare_scoring_models(families.behavior)
+        return prepare_scoring_models(families.behavior, store)
     return ScoringModels()
 
 

@@ -13,6 +13,9 @@ Tables
 ``run_generations`` which cached completion answers which (model, dataset, item, variant, sample).
 ``scores``          every score, per run, family, metric, model and item (``''`` = corpus level).
 ``artefacts``       named blobs (plots, tables) a run produced.
+``score_models``    the identity (kind, backend, model, settings, versions) of each model-based scorer.
+``score_cache``     every model-based score (NLI probability, similarity, embedding, perplexity), keyed
+                    by scorer and hashed input (:mod:`reasonscope.scorers.cache`).
 
 Cache key
 ---------
@@ -39,7 +42,7 @@ reasonscope (a version above ``len(MIGRATIONS)``) is refused rather than misread
 store without a version: an empty file or one written by reasonscope 0.1.0, whose tables the first
 migration creates ``IF NOT EXISTS``.
 
-To change the schema, add one function after the last migration of this module (``_v2_run_process``
+To change the schema, add one function after the last migration of this module (``_v3_score_cache``
 today), decorated with ``@migration``, that takes the connection and runs its statements with ``conn.execute`` (no
 ``executescript``: it would commit half-way). Its position is its version. Never edit, reorder or
 remove a released migration; write a new one (``ALTER TABLE ... ADD COLUMN``, ``CREATE TABLE``, a data
@@ -106,6 +109,16 @@ def _v2_run_process(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE runs ADD COLUMN host TEXT")
     conn.execute("ALTER TABLE runs ADD COLUMN process_started REAL")
     conn.execute("UPDATE runs SET status='interrupted' WHERE status='running'")
+
+
+@migration
+def _v3_score_cache(conn: sqlite3.Connection) -> None:
+    """The score cache of model-based scorers (:mod:`reasonscope.scorers.cache`): one row per scorer
+    identity in ``score_models``, one row per (scorer, hashed input) in ``score_cache``."""
+    conn.execute("CREATE TABLE score_models(scorer TEXT PRIMARY KEY, kind TEXT, description TEXT, identity TEXT, "
+                 "created REAL)")
+    conn.execute("CREATE TABLE score_cache(scorer TEXT, input TEXT, value BLOB, PRIMARY KEY(scorer, input)) "
+                 "WITHOUT ROWID")
 
 
 class StoreVersionError(ValueError):

@@ -72,7 +72,7 @@ from ..stats.multiple import adjust_rows
 from ..store import Store
 from ..text.steps import split_steps
 from ..types import Score
-from .automatic import AUTOMATIC_METRICS, METRIC_BACKEND, automatic_metrics, load_backends
+from .automatic import AUTOMATIC_METRICS, METRIC_BACKEND, automatic_metrics, load_backends, prefetch
 from .judging import (  # noqa: F401
     _EMPTY,
     Judged,
@@ -119,15 +119,12 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     auto: dict[tuple[str, str], dict[str, float | None]] = {}
     auto_info: dict[str, Any] = {"enabled": auto_cfg is not None}
     if auto_cfg is not None and targets:
-        with console.status("attributes: loading the automatic-metric models"):
-            backends = load_backends(auto_cfg)
+        backends = load_backends(auto_cfg, store)
+        units = [(t, t.steps, split_steps(t.question) or [t.question]) for t in targets if not t.error]
+        prefetch([(steps, source) for _, steps, source in units], backends)  # batched, cached, progress bar
         auto_info.update(backends=backends.descriptions, unavailable=backends.unavailable)
-        with console.status("attributes: automatic metrics"):
-            for t in targets:
-                if t.error:
-                    continue
-                auto[(t.model, t.unit)] = automatic_metrics(t.steps, split_steps(t.question) or [t.question],
-                                                            backends)
+        for t, steps, source in units:
+            auto[(t.model, t.unit)] = automatic_metrics(steps, source, backends)
         auto_info["metrics"] = [m for m in AUTOMATIC_METRICS if m not in backends.unavailable]
     scores: list[Score] = []
     judgements: list[dict] = []

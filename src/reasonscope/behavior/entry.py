@@ -43,20 +43,17 @@ class BehaviorFamily:
             return None
         models = ctx.scoring_models
         if models is None:
-            with console.status("behavior: loading scoring models"):
-                models = prepare_scoring_models(ctx.settings)
+            models = prepare_scoring_models(ctx.settings, ctx.store)
         if ctx.executor != "local":
             from ..executors import distribute
 
-            with console.status(f"behavior: starting the {ctx.executor} executor"):
-                models = distribute(models, ctx.settings, ctx.executor)
+            models = distribute(models, ctx.settings, ctx.executor)
         for reason in (models.nli_reason, models.sim_reason):
             if reason:
                 console.print("[yellow]behavior: " + escape(reason))
-        with console.status("behavior: scoring"):
-            scores, tables = score_behavior(data, ctx.settings, ctx.stats, seed=ctx.seed, temperatures=ctx.temperatures,
-                                            nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
-                                            sim_reason=models.sim_reason)
+        scores, tables = score_behavior(data, ctx.settings, ctx.stats, seed=ctx.seed, temperatures=ctx.temperatures,
+                                        nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
+                                        sim_reason=models.sim_reason)
         tables["backends"]["executor"] = ctx.executor
         ctx.store.delete_scores(ctx.run_id, "behavior")
         ctx.store.put_scores(ctx.run_id, scores)
@@ -72,15 +69,19 @@ class BehaviorFamily:
         print_summary(tables, out, err)
 
 
-def prepare_scoring_models(settings: BehaviorConfig) -> ScoringModels:
-    """Load the NLI and similarity models of the behavior settings (each may be None with the reason)."""
-    from ..scorers.nli import make_nli
-    from ..scorers.similarity import make_similarity
-    from . import family  # noqa: F401  (imports scipy.stats ahead of scoring)
+def prepare_scoring_models(settings: BehaviorConfig, store=None) -> ScoringModels:
+    """The NLI and similarity models of the behavior settings behind the store's score cache
+    (:mod:`reasonscope.scorers.cache`); nothing is loaded here: each loads on its first cache miss
+    (the reason is recorded when one cannot be used)."""
+    from ..scorers.cache import ScoreCache
+    from ..scorers.nli import cached_nli
+    from ..scorers.similarity import cached_similarity
 
+    cache = ScoreCache(store) if store is not None else None
     out = ScoringModels()
-    out.nli, out.nli_reason = make_nli(settings.nli)
-    out.sim, out.sim_reason = make_similarity(settings.similarity)
+    out.nli, out.nli_reason = cached_nli(settings.nli, cache, label="behavior LS: NLI")
+    out.sim = cached_similarity(settings.similarity, cache, label="behavior SS")
+    out.preload_similarity = settings.samples >= 2
     return out
 
 

@@ -16,10 +16,12 @@ samples for CS and SS, the primary and the paraphrases for RS).
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from itertools import combinations
 from typing import Any
 
 from ..results import RunData, is_correct
+from ..scorers.cache import ScorerUnavailable
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
 from ..settings import BEHAVIOR_METRICS, StatsConfig
@@ -74,8 +76,19 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
                 ss_a.append(g1.trace or g1.raw_text)
                 ss_b.append(g2.trace or g2.raw_text)
             ss_slices[key] = slice(start, len(ss_a))
-    contra = nli.contradiction(ls_pairs) if (nli is not None and ls_pairs) else []
-    sims = sim.pairwise(ss_a, ss_b) if (sim is not None and ss_a) else []
+    # a scorer behind the score cache loads on its first miss; one that fails to load then is "not computed"
+    contra: list[float] = []
+    if nli is not None and ls_pairs:
+        try:
+            contra = nli.contradiction(ls_pairs)
+        except ScorerUnavailable as err:
+            nli, nli_reason = None, str(err)
+    sims: list[float] = []
+    if sim is not None and ss_a:
+        try:
+            sims = sim.pairwise(ss_a, ss_b)
+        except ScorerUnavailable as err:
+            sim, sim_reason = None, str(err)
 
     scores: list[Score] = []
     per_item: dict[str, dict[str, dict[str, float | None]]] = {}
@@ -182,6 +195,9 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
     tables["backends"] = {"nli": nli.description if nli else f"none ({nli_reason})",
                           "similarity": sim.description if sim else f"none ({sim_reason})",
                           "answer_matching": f"typed extraction, numeric rel_tol={cfg.rel_tol}"}
+    # score cache use of this scoring (requested / unique / cached / computed inputs, forward calls, loads)
+    tables["backends"]["score_cache"] = {name: asdict(s.stats) for name, s in (("nli", nli), ("similarity", sim))
+                                         if s is not None and hasattr(s, "stats")}
     warnings = []
     for model, temp in (temperatures or {}).items():
         if temp == 0 and model in per_item:

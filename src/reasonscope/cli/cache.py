@@ -30,6 +30,9 @@ def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> No
     for row in store.cache_summary():
         table.add_row(*(str(row[k]) for k in ("provider", "model_id", "source", "entries", "failed", "tokens")))
     out.print(table)
+    from ..scorers.cache import score_cache_table
+
+    out.print(score_cache_table(store, title=f"score cache of {run_dir}"))
     for r in store.runs():
         out.print(f"run {r['run_id']} {r['kind']} {run_status(r)}")
 
@@ -38,9 +41,11 @@ def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> No
 def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
                 model: str | None = typer.Option(None, help="Only this model id."),
                 failed_only: bool = typer.Option(False, help="Only failed completions."),
+                kind: str | None = typer.Option(None, help="Clear the score cache of this kind instead (nli, "
+                                                "llm-nli, bertscore, cosine, embedding, perplexity, or all)."),
                 yes: bool = typer.Option(False, "--yes", help="Do not ask."),
                 wait_lock: float = WAIT_LOCK) -> None:
-    """Delete cached completions (they will be requested again on the next run)."""
+    """Delete cached completions (they will be requested again on the next run), or with --kind cached scores."""
     from ..store import Store
 
     try:
@@ -52,8 +57,16 @@ def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
         typer.confirm("Delete cached completions?", abort=True)
     try:
         with RunDirLock(run_dir, wait=wait_lock):
-            n = store.clear_cache(model_id=model, failed_only=failed_only)
+            if kind is not None:
+                from ..scorers.cache import clear_score_cache
+
+                n = clear_score_cache(store, None if kind == "all" else kind)
+            else:
+                n = store.clear_cache(model_id=model, failed_only=failed_only)
     except RunDirLocked as err:
         locked(err)
         return
-    console.print(f"deleted {n} cached completions")
+    except ValueError as err:
+        fail(str(err))
+        return
+    console.print(f"deleted {n} cached {'scores' if kind is not None else 'completions'}")

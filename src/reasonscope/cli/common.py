@@ -76,7 +76,7 @@ def print_summary(summary_path: Path) -> None:
 
 
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
-             wait_lock: float = 0.0) -> None:
+             wait_lock: float = 0.0, rescore: bool = False) -> None:
     """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
     from ..data.loaders import DatasetError
     from ..outcome import INTERRUPTED, FailedLimit
@@ -92,7 +92,8 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
         return
     try:
         summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
-                         executor=executor, max_failed=limit, wait_lock=wait_lock).run()
+                         executor=executor, max_failed=limit, wait_lock=wait_lock,
+                         reuse_finished=not rescore).run()
     except RunDirLocked as err:
         locked(err)
         return

@@ -20,7 +20,10 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
                                      "(pip install 'reasonscope\\[ray]'; RAY_ADDRESS for a cluster)."),
         max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "
                                               "this: a share of its requests that ended (5%) or a count (3)."),
-        wait_lock: float = WAIT_LOCK) -> None:
+        wait_lock: float = WAIT_LOCK,
+        rescore: bool = typer.Option(False, help="Score and write the outputs again even when the latest finished "
+                                     "run already answers this plan (it is otherwise reported as up to date).")
+        ) -> None:
     """Run a YAML plan: generate (cached, resumable), score, and write the report.
 
     Exit codes: 0 ok; 1 a model was skipped, answered nothing, or failed more than --max-failed;
@@ -35,4 +38,4 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
     if skip_bad_rows:
         for ds in plan.datasets:
             ds.skip_bad_rows = True
-    run_plan(plan, plan_path.parent, retry_failed, executor, max_failed, wait_lock)
+    run_plan(plan, plan_path.parent, retry_failed, executor, max_failed, wait_lock, rescore)

@@ -19,6 +19,7 @@ is recorded next to every score it produced.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,27 +73,40 @@ def judge_prompt(premise: str, hypothesis: str) -> str:
 
 
 class LLMJudgeNLI(NLIScorer):
+    """An LLM as NLI judge. The pairs of one call are sent together through the model's concurrent path
+    (``logprobs`` coroutines gathered, at most ``model.concurrency`` in flight: an API model answers
+    them in parallel); a white-box model with ``logprobs_sync`` scores them in this thread, one pair
+    (three continuations in one forward pass) at a time. Caching, deduplication and the progress bar
+    come from :class:`reasonscope.scorers.cache.CachedNLI` (:func:`cached_nli`)."""
+
     def __init__(self, model: Any):
         self.model = model
         self.description = f"llm-judge-logprobs:{model.config.spec}"
 
-    def _logprobs(self, prompt: str) -> list[float]:
-        conts = [" " + lab for lab in NLI_LABELS]
-        sync = getattr(self.model, "logprobs_sync", None)
-        if sync is not None:
-            return sync(prompt, conts)
-        return asyncio.run(self.model.logprobs(prompt, conts))
+    @staticmethod
+    def _probability(lp: Sequence[float]) -> float:
+        top = max(lp)
+        weights = [math.exp(v - top) for v in lp]
+        return weights[2] / sum(weights)
+
+    async def _gather(self, prompts: list[str], conts: list[str]) -> list[list[float]]:
+        gate = asyncio.Semaphore(max(1, int(getattr(self.model, "concurrency", 8) or 8)))
+
+        async def one(prompt: str) -> list[float]:
+            async with gate:
+                return await self.model.logprobs(prompt, conts)
+
+        return list(await asyncio.gather(*(one(p) for p in prompts)))
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        import math
-
-        out = []
-        for premise, hypothesis in pairs:
-            lp = self._logprobs(judge_prompt(premise, hypothesis))
-            top = max(lp)
-            weights = [math.exp(v - top) for v in lp]
-            out.append(weights[2] / sum(weights))
-        return out
+        conts = [" " + lab for lab in NLI_LABELS]
+        prompts = [judge_prompt(p, h) for p, h in pairs]
+        sync = getattr(self.model, "logprobs_sync", None)
+        if sync is not None:
+            lps = [sync(prompt, conts) for prompt in prompts]
+        else:
+            lps = asyncio.run(self._gather(prompts, conts))
+        return [self._probability(lp) for lp in lps]
 
 
 def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
@@ -110,3 +124,32 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
         return LLMJudgeNLI(model), None
     except Exception as err:  # missing weights offline, bad path, no torch
         return None, f"NLI backend {cfg.backend}:{cfg.model} could not be loaded ({type(err).__name__}: {err})"
+
+
+def nli_description(cfg: NLIConfig) -> str:
+    return f"hf-cross-encoder:{cfg.model}" if cfg.backend == "hf" else f"llm-judge-logprobs:{cfg.model}"
+
+
+def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, str | None]:
+    """The NLI backend of ``cfg`` behind the score cache (:class:`reasonscope.scorers.cache.CachedNLI`),
+    loaded on its first cache miss; ``(None, reason)`` for ``backend: none``. A backend that fails to
+    load raises :class:`~reasonscope.scorers.cache.ScorerUnavailable` at that moment."""
+    from .cache import CachedNLI, ScorerUnavailable
+
+    if cfg.backend == "none":
+        return None, "no NLI backend configured (families.behavior.nli.backend: none)"
+
+    def load() -> NLIScorer:
+        scorer, reason = make_nli(cfg)
+        if scorer is None:
+            raise ScorerUnavailable(reason or "NLI backend unavailable")
+        return scorer
+
+    kind = "nli" if cfg.backend == "hf" else "llm-nli"
+    settings = {"backend": cfg.backend} if cfg.backend == "hf" else {
+        "backend": cfg.backend, "prompt": judge_prompt("{premise}", "{hypothesis}"), "labels": list(NLI_LABELS)}
+    return CachedNLI(kind=kind, model=cfg.model, settings=settings, load=load,
+                     compute=lambda scorer, pairs: scorer.contradiction([(p, h) for p, h in pairs]),
+                     description=nli_description(cfg), cache=cache,
+                     chunk=max(cfg.batch_size * 16, 64) if kind == "nli" else 16,  # an LLM judge is slow: small chunks
+                     label=label), None

@@ -134,3 +134,38 @@ def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | Non
         return EmbeddingCosine(cfg.model, pooling=cfg.pooling), None
     except Exception as err:
         return None, f"similarity model {cfg.method}:{cfg.model} could not be loaded ({type(err).__name__}: {err})"
+
+
+def similarity_description(cfg: SimilarityConfig) -> str:
+    if cfg.method == "bertscore":
+        return f"bertscore-f1:{cfg.model}:layer{cfg.num_layers}"
+    return f"embedding-cosine:{cfg.model}:{cfg.pooling}-pooling"
+
+
+def cached_similarity(cfg: SimilarityConfig, cache=None, *, label: str = "similarity"):
+    """The similarity of ``cfg`` behind the score cache (:class:`reasonscope.scorers.cache.CachedSimilarity`),
+    loaded on its first cache miss (never when nothing is to be compared)."""
+    from .cache import CachedSimilarity, ScorerUnavailable
+
+    def load() -> Similarity:
+        scorer, reason = make_similarity(cfg)
+        if scorer is None:
+            raise ScorerUnavailable(reason or "similarity model unavailable")
+        return scorer
+
+    kind = "bertscore" if cfg.method == "bertscore" else "cosine"
+    settings = {"num_layers": cfg.num_layers, "idf": False, "rescale": False} if kind == "bertscore" else {
+        "pooling": cfg.pooling, "normalize": True}
+    return CachedSimilarity(kind=kind, model=cfg.model, settings=settings, load=load,
+                            compute=lambda scorer, pairs: scorer.pairwise([a for a, _ in pairs], [b for _, b in pairs]),
+                            description=similarity_description(cfg), cache=cache, chunk=512, label=label)
+
+
+def cached_embedding(model: str, cache=None, *, pooling: str = "model", label: str = "embeddings"):
+    """Sentence vectors of :class:`EmbeddingCosine` behind the score cache (one row per text)."""
+    from .cache import CachedEmbedding
+
+    return CachedEmbedding(kind="embedding", model=model, settings={"pooling": pooling, "normalize": True},
+                           load=lambda: EmbeddingCosine(model, pooling=pooling),
+                           compute=lambda scorer, texts: list(scorer.embed(texts).cpu().numpy()),
+                           description=f"embedding:{model}:{pooling}-pooling", cache=cache, chunk=512, label=label)

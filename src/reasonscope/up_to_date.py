@@ -1,0 +1,58 @@
+"""Is a finished run already the answer to this plan? (``reasonscope run`` on a finished run.)
+
+Running a plan again in its run directory normally resumes it: cached completions are read back,
+cached scores (:mod:`reasonscope.scorers.cache`) are read back, and the statistics and outputs are
+built again. When nothing can have changed, even that work is skipped and the finished run is
+reported as it is ("up to date"), like ``make`` with nothing to do. Nothing can have changed when
+the latest finished run of the store
+
+* has exactly this resolved plan (``config``) and the same package versions (``versions``),
+* ended with exit code 0 (no pending request, no failed-generation limit passed, no skipped model),
+* holds the same items in every dataset (gold answers included: they are not in the request keys),
+* is linked to exactly the request keys this plan makes now, and every one is still in the store,
+* and its outputs (``summary.json``, ``report.html``) still exist,
+
+and the plan has no ``attack`` or ``information`` family (they generate and train in their own
+passes). ``reasonscope run --rescore`` (``Runner(reuse_finished=False)``) scores and writes again
+anyway; ``reasonscope score`` and ``reasonscope report`` always do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .store import Store, package_versions
+from .types import Item, canonical_json
+
+OUTPUTS = ("summary.json", "report.html")
+
+
+def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]],
+                     keys: Callable[[], set[str]]) -> dict | None:
+    """The latest finished run that already answers ``plan`` (module docstring), or None. ``keys`` gives the
+    request keys of the plan (computed last: the cheap checks usually decide first)."""
+    if plan.families.attack is not None or plan.families.information is not None:
+        return None
+    finished = [r for r in store.runs() if r["status"] == "finished"]
+    if not finished:
+        return None
+    run = finished[-1]
+    if run["notes"].get("outcome", {}).get("code") != 0:
+        return None
+    if canonical_json(run["config"]) != canonical_json(plan.model_dump(mode="json")):
+        return None
+    if run["versions"] != package_versions():
+        return None
+    if any(not (Path(plan.run_dir) / name).is_file() for name in OUTPUTS):
+        return None
+    stored = store.items()
+    for name, items in datasets.items():
+        if [it.model_dump_json() for it in items] != [it.model_dump_json() for it in stored.get(name, [])]:
+            return None
+    wanted = keys()
+    linked = {row["key"] for row in store.run_generations(run["run_id"]) if row["done"]}
+    if linked != wanted or len(store.cached_keys(wanted)) != len(wanted):
+        return None
+    return run

@@ -1,0 +1,81 @@
+"""A finished run that already answers the plan is reported as up to date (no call, no scoring, no new run);
+anything that may change a result runs again."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from reasonscope.cli import app
+from reasonscope.config import parse_plan
+from reasonscope.runner import Runner
+from reasonscope.store import Store
+
+runner = CliRunner()
+
+
+def plan(tmp_path, resamples=200, path=None):
+    datasets = [{"name": "syn", "format": "synthetic", "size": 2}] if path is None else \
+        [{"name": "syn", "format": "jsonl", "path": str(path)}]
+    return parse_plan({
+        "experiment": {"name": "u", "seed": 2, "output_dir": str(tmp_path)},
+        "models": [{"spec": "mock/reasoner", "name": "a", "max_tokens": 40}],
+        "datasets": datasets,
+        "families": {"behavior": {"samples": 2, "paraphrases": 1, "nli": {"backend": "none"},
+                                  "similarity": {"method": "embedding"}}},
+        "stats": {"n_resamples": resamples}})
+
+
+def runs(tmp_path):
+    store = Store(tmp_path / "u")
+    try:
+        return [r["run_id"] for r in store.runs()]
+    finally:
+        store.close()
+
+
+def test_a_finished_run_is_reused_until_something_changes(tmp_path):
+    first = Runner(plan(tmp_path), show_progress=False).run()
+    assert first.calls_made > 0
+    summary = (tmp_path / "u" / "summary.json").read_text()
+    again = Runner(plan(tmp_path), show_progress=False).run()
+    assert again.run_id == first.run_id and again.calls_made == 0 and again.outcome.code == 0
+    assert runs(tmp_path) == [first.run_id] and (tmp_path / "u" / "summary.json").read_text() == summary
+    # --rescore: scored again from the store, a new run, still no model call
+    rescored = Runner(plan(tmp_path), show_progress=False, reuse_finished=False).run()
+    assert rescored.run_id != first.run_id and rescored.calls_made == 0
+    # a changed setting: a new run
+    changed = Runner(plan(tmp_path, resamples=300), show_progress=False).run()
+    assert changed.run_id not in (first.run_id, rescored.run_id)
+    # a missing output: a new run that writes it
+    (tmp_path / "u" / "report.html").unlink()
+    rebuilt = Runner(plan(tmp_path, resamples=300), show_progress=False).run()
+    assert rebuilt.run_id != changed.run_id and (tmp_path / "u" / "report.html").is_file()
+
+
+def test_a_changed_gold_answer_is_not_up_to_date(tmp_path):
+    data = tmp_path / "d.jsonl"
+    rows = [{"id": "q1", "question": "What is 2+2?", "answer": 4}, {"id": "q2", "question": "What is 3+3?",
+                                                                     "answer": 6}]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    first = Runner(plan(tmp_path, path=data), show_progress=False).run()
+    assert Runner(plan(tmp_path, path=data), show_progress=False).run().run_id == first.run_id
+    rows[0]["answer"] = 5  # same prompts (same request keys), another gold answer
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    second = Runner(plan(tmp_path, path=data), show_progress=False).run()
+    assert second.run_id != first.run_id and second.calls_made == 0
+
+
+def test_cli_says_up_to_date_and_rescore_scores_again(tmp_path):
+    path = tmp_path / "p.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(plan(tmp_path).model_dump(mode="json", exclude_none=True)))
+    res = runner.invoke(app, ["run", str(path)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["run", str(path)])
+    assert res.exit_code == 0 and "up to date" in res.output and "0 model calls" in res.output
+    res = runner.invoke(app, ["run", str(path), "--rescore"])
+    assert res.exit_code == 0 and "up to date" not in res.output
+    assert len(runs(tmp_path)) == 2
