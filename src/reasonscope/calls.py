@@ -50,8 +50,10 @@ def planned_request(model: LanguageModel, ds: str, item: Item | None, variant: s
                     messages: list[dict[str, str]], seed: int, template: str, meta: dict[str, Any],
                     *, item_id: str | None = None, structured: dict[str, Any] | None = None) -> PlannedRequest:
     """A request of ``model`` with the model's generation settings and its cache key. ``structured``
-    constrains the answer's form (:mod:`reasonscope.models.structured`) and enters the key."""
+    constrains the answer's form (:mod:`reasonscope.models.structured`) and enters the key; it is dropped
+    when the model's ``structured`` setting is false."""
     cfg = model.config
+    structured = structured if cfg.structured else None
     provider, model_id = split_spec(cfg.spec)
     req = GenerationRequest(messages=messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
                             seed=seed + sample, sample=sample,

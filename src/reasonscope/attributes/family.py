@@ -71,6 +71,7 @@ from ..calls import complete_cached, planned_request
 from ..config import AttributesConfig, StatsConfig
 from ..judge.parse import combine_orders, hostile_flags, parse_judgement, parse_pairwise
 from ..judge.prompts import PAIRWISE_VERSION, SCALES, TEMPLATE_VERSION, judge_messages, pairwise_messages
+from ..judge.schemas import PAIRWISE_SCHEMA, attribute_scores_schema
 from ..models.base import LanguageModel
 from ..stats.agreement import alpha_permutation_test, krippendorff_alpha, mean_spearman
 from ..stats.bootstrap import estimate, mean_or_none
@@ -150,7 +151,7 @@ def judge_pointwise(judge: LanguageModel, targets: list[Target], cfg: Attributes
         planned[(t.model, t.unit)] = planned_request(
             judge, "attributes", None, f"judge:{t.model}", 0, messages, seed, TEMPLATE_VERSION,
             {"task": "judge", "attributes": names, "text": t.rationale, "scale_max": scale_max},
-            item_id=t.unit)
+            item_id=t.unit, structured={"json_schema": attribute_scores_schema(names, scale_max)})
     completions = complete_cached(judge, list(planned.values()), store, console=console,
                                      label=f"judge {judge.name}")
     out = {}
@@ -390,7 +391,7 @@ def judge_pairwise(judge: LanguageModel, records, store: Store, *, seed: int, co
             planned.append((r, order, planned_request(judge, "preferences", None, f"pairwise:{order}", 0,
                                                       pairwise_messages(r.question, first, second), seed,
                                                       PAIRWISE_VERSION, {"task": "pairwise", "texts": [first, second]},
-                                                      item_id=r.id)))
+                                                      item_id=r.id, structured={"json_schema": PAIRWISE_SCHEMA})))
     completions = complete_cached(judge, [p for *_, p in planned], store, console=console,
                                      label=f"pairwise {judge.name}")
     verdicts: dict[str, dict[str, tuple[str | None, str | None]]] = {}

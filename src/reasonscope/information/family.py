@@ -64,6 +64,9 @@ from .leakage import is_substitute
 from .variants import SEPARATIONS, VARIANTS, baseline_input, variant_texts
 
 FAMILY = "information"
+# the forms LLM rewrites are constrained to (models.structured): one non-empty line ending a sentence; one word
+BASELINE_FORM = r"""[A-Za-z0-9"'(][^\n]{2,298}[.!?]"""
+ANTONYM_FORM = r"[A-Za-z][A-Za-z-]{0,30}"
 
 
 def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
@@ -82,7 +85,8 @@ def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, s
     model = create_model(cfg.baseline_model)
     planned = {it.id: planned_request(model, "information", None, "baseline", 0,
                                       rewrite_messages(it.input, label_text(it)), seed, "baseline-rewrite-v1",
-                                      {"task": "baseline"}, item_id=it.id) for it in items}
+                                      {"task": "baseline"}, item_id=it.id, structured={"regex": BASELINE_FORM})
+               for it in items}
     completions = complete_cached(model, list(planned.values()), store, console=console, label="baseline rewrite")
     out = {}
     for it in items:
@@ -490,7 +494,8 @@ def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: S
     planned = {(word, sentence): planned_request(
         model, "information", None, "antonym", 0,
         [{"role": "user", "content": f"Sentence: {sentence}\nGive one word with the opposite meaning of '{word}' that "
-          "fits the sentence. Reply with the word only."}], seed, "antonym-v1", {"task": "antonym"}, item_id=word)
+          "fits the sentence. Reply with the word only."}], seed, "antonym-v1", {"task": "antonym"}, item_id=word,
+        structured={"regex": ANTONYM_FORM})
         for word, sentence in asked}
     completions = complete_cached(model, list(planned.values()), store, console=console, label="antonyms")
     table: dict[tuple[str, str], str | None] = {}
