@@ -330,7 +330,7 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
 
 @app.command()
 def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run directory (runs/demo)."),
-         size: int = typer.Option(4, min=1, help="Synthetic items per kind (3 kinds)."),
+         size: int = typer.Option(6, min=1, help="Synthetic items per kind (3 kinds)."),
          max_tokens: int = typer.Option(160, min=16, help="Max new tokens per generation (also the ES budget)."),
          wait_lock: float = _WAIT_LOCK) -> None:
     """Run the built-in plan on the synthetic set with the embedded SmolLM2 (CPU, a few minutes)."""
@@ -341,7 +341,12 @@ def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run d
     except PlanError as err:
         _fail(str(err))
         return
-    _run_plan(plan, None, False, "local", wait_lock=wait_lock)
+    from .demo import print_notes
+
+    try:
+        _run_plan(plan, None, False, "local", wait_lock=wait_lock)
+    finally:
+        print_notes(console, Path(output_dir) / "demo")
 
 
 @app.command()
