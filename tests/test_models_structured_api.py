@@ -96,3 +96,30 @@ def test_free_requests_send_no_constraint(spec, monkeypatch):
     with server(reply=lambda body: "Answer: 42") as srv:
         c = _complete(spec, srv.base_url, None, monkeypatch)
     assert not {"response_format", "tools", "tool_choice"} & set(srv.bodies[0]) and c.constraint is None
+
+
+def test_openai_logprobs_from_top_logprobs_feed_the_expected_score(monkeypatch):
+    import math
+
+    from reasonscope.judge.logprob_scores import score_by_expectation, scale_values
+
+    top = [{"token": "7", "logprob": math.log(0.6), "bytes": None},
+           {"token": " 8", "logprob": math.log(0.3), "bytes": None},
+           {"token": "cat", "logprob": math.log(0.1), "bytes": None}]
+
+    class Server(FakeOpenAIServer):
+        def response(self, n, body, answer, words):
+            out = super().response(n, body, answer, words)
+            out["choices"][0]["logprobs"] = {"content": [{"token": "7", "logprob": math.log(0.6), "bytes": None,
+                                                          "top_logprobs": top}]}
+            return out
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test-0000")
+    with Server(reply=lambda body: "7") as srv:
+        model = create_model(ModelConfig(spec="openai/gpt-test", base_url=srv.base_url, api_key_env="FAKE_KEY",
+                                         max_retries=0))
+        w = asyncio.run(score_by_expectation(model, "Score 0-10:", scale_values(0, 10)))
+    body = srv.bodies[0]
+    assert (body["logprobs"], body["top_logprobs"], body["max_tokens"]) == (True, 20, 1)
+    assert w.value == pytest.approx((0.6 * 7 + 0.3 * 8) / 0.9)  # "cat" and absent scores carry no weight
+    assert w.valid_mass == pytest.approx(0.9)

@@ -15,6 +15,11 @@ the reply. An ``openai-compatible`` server that rejects ``response_format`` (HTT
 again without it: the answer is kept with ``constraint = "prompt-only: <the server's message>"`` and a
 warning is printed once per model. On ``openai/...`` itself such a rejection is a failed generation.
 
+``logprobs(prompt, continuations)`` asks for one token with ``logprobs=True, top_logprobs=20`` (the prompt as
+one user message, temperature 0) and reads each continuation's log-probability from the first token's top
+alternatives (leading spaces ignored): exact for continuations of one token (score digits, short labels),
+``-inf`` for a continuation that is not among the top 20 or spans several tokens.
+
 A reply with no answer text is a failed generation with its reason, never an empty answer:
 ``message.refusal`` (the refusal text is kept as the raw text and quoted in the error), finish reason
 ``content_filter``, or ``content`` null (tool calls only, or nothing). A reply cut at ``max_tokens``
@@ -32,6 +37,9 @@ import sys
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, ProviderUnavailable, describe_error
 from .structured import unwrap, wrapped_schema
+
+
+TOP_LOGPROBS = 20  # the most the chat-completions API returns per token
 
 
 class OpenAIModel(LanguageModel):
@@ -138,6 +146,28 @@ class OpenAIModel(LanguageModel):
         """An OpenAI-compatible server (not api.openai.com): a rejected response_format falls back to the prompt."""
         url = self._urls[0] or ""
         return self.config.spec.startswith("openai-compatible/") or bool(url and "api.openai.com" not in url)
+
+    async def logprobs(self, prompt: str, continuations) -> list[float]:
+        """log p(continuation | prompt) from the first generated token's ``top_logprobs`` (see module docstring)."""
+        client = self._client(next(self._next))
+
+        async def attempt() -> Completion:
+            resp = await client.chat.completions.create(
+                model=self.model_id, messages=[{"role": "user", "content": prompt}], max_tokens=1, temperature=0.0,
+                logprobs=True, top_logprobs=TOP_LOGPROBS)
+            content = resp.choices[0].logprobs.content if resp.choices and resp.choices[0].logprobs else None
+            if not content:
+                raise ValueError("malformed response: no logprobs")
+            top = {}
+            for alt in content[0].top_logprobs:
+                top.setdefault(alt.token.strip(), alt.logprob)
+            return Completion(text=json.dumps(top))
+
+        done = await self.call_with_retries(attempt)
+        if done.error:
+            raise RuntimeError(f"{self.name}: log-probabilities unavailable: {done.error}")
+        top = json.loads(done.text)
+        return [top.get(c.strip(), -math.inf) for c in continuations]
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, None
