@@ -101,7 +101,7 @@ def test_free_requests_send_no_constraint(spec, monkeypatch):
 def test_openai_logprobs_from_top_logprobs_feed_the_expected_score(monkeypatch):
     import math
 
-    from reasonscope.judge.logprob_scores import score_by_expectation, scale_values
+    from reasonscope.judge.logprob_scores import scale_values, score_by_expectation
 
     top = [{"token": "7", "logprob": math.log(0.6), "bytes": None},
            {"token": " 8", "logprob": math.log(0.3), "bytes": None},

@@ -38,7 +38,6 @@ from ..types import Completion
 from .base import GenerationRequest, LanguageModel, ProviderUnavailable, describe_error
 from .structured import unwrap, wrapped_schema
 
-
 TOP_LOGPROBS = 20  # the most the chat-completions API returns per token
 
 
