@@ -9,7 +9,8 @@ attribute judge's schema, measured in ``benchmarks/grammar_libraries.py``).
 
 Why llguidance (measured there, SmolLM2 tokenizer, the twelve-attribute judge schema): one wheel with no
 dependencies (xgrammar also pulls triton on Linux), schema compiled in 0.014 s (xgrammar: 7.3 s), the same
-per-token mask cost. Tokenizer descriptions and compiled grammars are cached per tokenizer.
+per-token mask cost. The tokenizer description is built once per tokenizer, each option's grammar text once
+per process; a matcher is made per answer.
 """
 
 from __future__ import annotations
