@@ -56,7 +56,8 @@ def new_matcher(lltok: Any, structured: dict[str, Any]) -> Any:
     import json
 
     llguidance = require_llguidance()
-    matcher = llguidance.LLMatcher(lltok, _grammar(json.dumps(structured, sort_keys=True)))
+    # keys keep their order: a schema's property order is the order the answer is written in
+    matcher = llguidance.LLMatcher(lltok, _grammar(json.dumps(structured)))
     if matcher.is_error():
         raise ValueError(f"invalid structured option {structured!r}: {matcher.get_error()}")
     return matcher
