@@ -31,6 +31,7 @@ from rich.progress import (
 
 from .models.base import GenerationRequest, LanguageModel
 from .models.registry import split_spec
+from .models.structured import validate as validate_structured
 from .store import Store, cache_key
 from .types import Completion, Item
 
@@ -47,14 +48,17 @@ class PlannedRequest:
 
 def planned_request(model: LanguageModel, ds: str, item: Item | None, variant: str, sample: int,
                     messages: list[dict[str, str]], seed: int, template: str, meta: dict[str, Any],
-                    *, item_id: str | None = None) -> PlannedRequest:
-    """A request of ``model`` with the model's generation settings and its cache key."""
+                    *, item_id: str | None = None, structured: dict[str, Any] | None = None) -> PlannedRequest:
+    """A request of ``model`` with the model's generation settings and its cache key. ``structured``
+    constrains the answer's form (:mod:`reasonscope.models.structured`) and enters the key; it is dropped
+    when the model's ``structured`` setting is false."""
     cfg = model.config
+    structured = structured if cfg.structured else None
     provider, model_id = split_spec(cfg.spec)
     req = GenerationRequest(messages=messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
                             seed=seed + sample, sample=sample,
                             item_id=item_id if item_id is not None else f"{ds}/{item.id if item else ''}",
-                            variant=variant, meta=meta)
+                            variant=variant, meta=meta, structured=validate_structured(structured))
     key = cache_key(provider=provider, model_id=model_id, revision=cfg.revision, base_url=cfg.base_url,
                     gen_config=req.gen_config(), messages=messages, sample=sample, template_version=template,
                     model_options=cfg.options)
@@ -94,7 +98,8 @@ async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], 
                 continue
             store.put_completion(planned.key, provider=provider, model_id=model_id,
                                  request={"messages": planned.request.messages, **planned.request.gen_config(),
-                                          "sample": planned.sample, "base_url": model.config.base_url},
+                                          "sample": planned.sample, "base_url": model.config.base_url,
+                                          **({"constraint": completion.constraint} if completion.constraint else {})},
                                  completion=completion)
             sent.failed += completion.failed
         if progress is not None:

@@ -1,16 +1,18 @@
 """The built-in demo plan: the embedded SmolLM2 on the synthetic set, on CPU, in a few minutes.
 
-12 items (4 arithmetic, 4 yes/no logic, 4 multiple choice), K = 3 samples at temperature 0.7,
-3 paraphrases each, so 72 generations; LS judged by SmolLM2 itself through label log-probabilities
+18 items (6 arithmetic, 6 yes/no logic, 6 multiple choice), K = 2 samples at temperature 0.7,
+2 paraphrases each, so 72 generations; LS judged by SmolLM2 itself through label log-probabilities
 (no NLI model ships offline), SS by BERTScore F1 with the embedded MiniLM.
 Evidence (RACE): a TF-IDF logistic regression on 200 built-in topic texts; SmolLM2 labels and
-explains 12 test texts (12 more generations), and the rationales are matched to the classifier's
-top-5 features.
-Attributes: SmolLM2 judges its own 12 primary answers on the twelve attributes (0-10 scale, 256 new
-tokens, temperature 0; a weak judge, so many scores are unscored and counted as such), and the
-ROSCOE-style metrics use the embedded MiniLM (faithfulness, informativeness, repetition), SmolLM2
-as NLI judge (self- and source-consistency) and SmolLM2 perplexity. One model, so no ratings.
-Attack (MATCHA): SmolLM2 answers the first 3 arithmetic items answer-first; the ones it gets right are
+explains 12 test texts (12 more generations), its answer constrained to ``{"label": one of the
+classes, "rationale": text}`` (structured outputs, :mod:`reasonscope.models.structured`), and the
+rationales are matched to the classifier's top-5 features.
+Attributes: SmolLM2 judges its own primary answers on the twelve attributes (0-10 scale, 512 new tokens,
+temperature 0), its answer constrained to the judge's JSON schema, so scores are read instead of
+unscored; the ROSCOE-style metrics use the embedded MiniLM (faithfulness, informativeness, repetition)
+and SmolLM2 perplexity. Self- and source-consistency need an NLI model: not computed in the demo (the
+LLM-as-NLI route over all step pairs costs minutes on CPU), said so in the report. One model, so no ratings.
+Attack (MATCHA): SmolLM2 answers the 6 arithmetic items answer-first; the ones it gets right are
 attacked at token level (3 gradient rounds, 8 candidates), at embedding level and by random insertion,
 with 48-token chains; outcomes by the arithmetic check alone (no judge in the demo, stated in the report).
 Information (REV, LAREV): evaluators warm-started from the embedded MiniLM (encoder-decoder) are trained
@@ -26,29 +28,28 @@ from __future__ import annotations
 from typing import Any
 
 
-def demo_plan(output_dir: str = "runs", size: int = 4, max_tokens: int = 160) -> dict[str, Any]:
+def demo_plan(output_dir: str = "runs", size: int = 6, max_tokens: int = 160) -> dict[str, Any]:
     return {
         "experiment": {"name": "demo", "seed": 7, "output_dir": output_dir},
         "models": [{"spec": "smollm2", "name": "smollm2-135m", "temperature": 0.7, "max_tokens": max_tokens,
                     "batch_size": 12}],
         "datasets": [{"name": "synthetic", "format": "synthetic", "size": size}],
         "families": {"behavior": {
-            "samples": 3, "paraphrases": 3,
+            "samples": 2, "paraphrases": 2,
             "nli": {"backend": "llm", "model": "smollm2"},
             "similarity": {"method": "bertscore", "model": "embedded-minilm", "num_layers": 6},
             "strategies": {"my_custom": {"correctness": 0.5, "logical_coherence": 0.3, "robustness": 0.2}},
         },
             "evidence": {
                 "train": {"name": "topics-train", "format": "topics", "size": 200, "split": "train"},
-                "test": {"name": "topics-test", "format": "topics", "size": size * 3, "split": "test"},
+                "test": {"name": "topics-test", "format": "topics", "size": 12, "split": "test"},
             },
             "attributes": {
-                "judges": [{"spec": "smollm2", "name": "smollm2-judge", "max_tokens": 256, "batch_size": 12}],
+                "judges": [{"spec": "smollm2", "name": "smollm2-judge", "max_tokens": 512, "batch_size": 12}],
                 "scale": "0-10",
-                "automatic": {"embedding": "embedded-minilm", "nli": {"backend": "llm", "model": "smollm2"},
-                              "perplexity": "smollm2"},
+                "automatic": {"embedding": "embedded-minilm", "nli": {"backend": "none"}, "perplexity": "smollm2"},
             },
-            "attack": {"answer_types": ["number"], "limit": 3, "steps": 3, "candidates": 8, "cot_tokens": 48},
+            "attack": {"answer_types": ["number"], "steps": 3, "candidates": 8, "cot_tokens": 48},
             "information": {
                 "train": {"name": "information-train", "format": "synthetic", "size": 50, "seed": 101},
                 "test": {"name": "information-test", "format": "synthetic", "size": 10, "seed": 202},
@@ -58,3 +59,59 @@ def demo_plan(output_dir: str = "runs", size: int = 4, max_tokens: int = 160) ->
         },
         "stats": {"n_resamples": 2000},
     }
+
+
+def print_notes(console: Any, run_dir: Any) -> None:
+    """Print :func:`family_notes` of the run in ``run_dir`` (nothing when it has no summary)."""
+    import json
+    from pathlib import Path
+
+    path = Path(run_dir) / "summary.json"
+    if path.is_file():
+        console.print("[bold]What the demo shows, family by family")
+        for line in family_notes(json.loads(path.read_text())):
+            console.print("  " + line, markup=False, highlight=False)
+
+
+def _find(tree: Any, key: str) -> list[Any]:
+    """Every value stored under ``key`` anywhere in a JSON tree (summaries nest per model and dataset)."""
+    if isinstance(tree, dict):
+        return ([tree[key]] if key in tree else []) + [x for v in tree.values() for x in _find(v, key)]
+    if isinstance(tree, list):
+        return [x for v in tree for x in _find(v, key)]
+    return []
+
+
+def family_notes(summary: dict[str, Any]) -> list[str]:
+    """One line per family: what the demo's numbers show, and what they do not."""
+    out = []
+    if summary.get("behavior"):
+        out.append("behavior: CQ, CS, RS, LS, ES, SS of SmolLM2 with bootstrap CIs on 18 synthetic items. Shows the "
+                   "metrics end to end; not a measurement of SmolLM2 (few items, wide intervals), and LS rests on "
+                   "SmolLM2 as its own NLI judge.")
+    ev = summary.get("evidence") or {}
+    llm = next(iter(_find(ev, "llm")), None)
+    if isinstance(llm, dict) and llm.get("n"):
+        parsed = llm["n"] - llm.get("unparseable", 0)
+        out.append(f"evidence: {parsed}/{llm['n']} constrained predictions give a label and a rationale; coverage of "
+                   "the classifier's top features by those rationales. Does not show that SmolLM2's rationales are "
+                   "faithful: 12 texts, a weak model.")
+    at = summary.get("attributes") or {}
+    if at.get("unscored") is not None and at.get("n_targets"):
+        total = at["n_targets"] * len(at.get("attributes", []))
+        for judge, counts in at["unscored"].items():
+            missing = sum(counts.values())
+            out.append(f"attributes: {total - missing}/{total} judge scores read from {judge} (constrained to the "
+                       "judge's JSON schema) plus the ROSCOE-style embedding metrics. A 135M judge scores its own "
+                       "answers: the numbers show the pipeline, not rationale quality; self/source consistency "
+                       "need an NLI model and are not computed.")
+    ak = summary.get("attack") or {}
+    for name, t in (ak.get("models") or {}).items():
+        attacked = {m: r.get("attacked", 0) for m, r in (t.get("rates") or {}).items()}
+        out.append(f"attack: {t.get('answered_correctly', 0)}/{t.get('items', 0)} items answered correctly by {name}; "
+                   f"attacked per method {attacked}. Outcomes by the arithmetic check only (no judge): a success "
+                   "rate on so few items is an illustration, not an estimate.")
+    if summary.get("information"):
+        out.append("information: REV and LAREV on a MiniLM encoder-decoder trained for a few epochs on 150 synthetic "
+                   "items: a smoke test that the training and the variant tables run, not a valid REV estimate.")
+    return out

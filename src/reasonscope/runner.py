@@ -76,13 +76,17 @@ class RunSummary:
 
 def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: list[str], seed: int
                       ) -> list[PlannedRequest]:
-    """One label-and-rationale request per test item (variant ``evidence``)."""
+    """One label-and-rationale request per test item (variant ``evidence``), its answer constrained to
+    ``{"label": one of labels, "rationale": text}``."""
     from .evidence.family import PROMPT_VERSION
     from .evidence.family import build_messages as evidence_messages
+    from .judge.schemas import label_rationale_schema
+
+    schema = {"json_schema": label_rationale_schema(labels)}
 
     return [planned_request(model, ds, item, "evidence", 0, evidence_messages(item, labels), seed, PROMPT_VERSION,
                             {"task": "evidence", "target": item.target, "answer_type": "label", "choices": labels,
-                             "text": item.input})
+                             "text": item.input}, structured=schema)
             for item in test]
 
 

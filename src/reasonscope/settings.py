@@ -48,6 +48,10 @@ class ModelConfig(Strict):
                               "before sending, completion tokens as the provider reports them); null = no limit.")
     timeout_s: float = Field(60.0, gt=0, description="Timeout of one HTTP request (one attempt), in seconds.")
     system_prompt: str | None = None
+    structured: bool = Field(True, description="Honour the answer form a judge, evidence or baseline request asks "
+                             "for (JSON schema, choice, regex) natively: constrained decoding on local models, "
+                             "response_format / a forced tool on APIs. false = prompt only (the form is only asked "
+                             "for in words); either way the choice is in the cache key and recorded per completion.")
     options: dict[str, Any] = Field(default_factory=dict, description="Provider-specific options.")
 
     @property

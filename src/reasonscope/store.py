@@ -296,12 +296,12 @@ class Store:
     # -- generations (the request cache) -----------------------------------------------------
     def get_completion(self, key: str) -> Completion | None:
         row = self.conn.execute(
-            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_s, cost_usd, error, attempts "
-            "FROM generations WHERE key=?", (key,)).fetchone()
+            "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_s, cost_usd, error, attempts, "
+            "json_extract(request, '$.constraint') FROM generations WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
         return Completion(text=row[0] or "", finish_reason=row[1], prompt_tokens=row[2], completion_tokens=row[3],
-                          latency_s=row[4], cost_usd=row[5], error=row[6], attempts=row[7] or 1)
+                          latency_s=row[4], cost_usd=row[5], error=row[6], attempts=row[7] or 1, constraint=row[8])
 
     def cached_keys(self, keys: Iterable[str], *, include_failed: bool = True) -> set[str]:
         keys = list(keys)

@@ -95,6 +95,9 @@ class Completion(BaseModel):
     error: str | None = None
     attempts: int = 1
     pending: bool = False
+    # how a ``structured`` request was honoured: "grammar:llguidance", "response_format", "tool", or
+    # "prompt-only: <why>" when the server refused the constraint (see reasonscope.models.structured)
+    constraint: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from ..calls import complete_cached, planned_request
 from ..judge.parse import parse_verdict
 from ..judge.prompts import REASONING_VERSION, reasoning_check_messages, same_meaning_messages
+from ..judge.schemas import REASONING_SCHEMA, SAME_MEANING_SCHEMA
 from ..settings import ModelConfig
 from ..store import Store
 
@@ -23,8 +24,10 @@ MEANING_VERSION = "judge-meaning-v1"
 
 
 def ask_judge(judge_cfg: ModelConfig | None, cases: dict[str, tuple[list[dict[str, str]], dict]], *, template: str,
-              key: str, store: Store, seed: int, console: Console, label: str) -> dict[str, Verdict]:
-    """case id -> the judge's true/false under ``key``, for case id -> (messages, mock meta)."""
+              key: str, store: Store, seed: int, console: Console, label: str, schema: dict
+              ) -> dict[str, Verdict]:
+    """case id -> the judge's true/false under ``key``, for case id -> (messages, mock meta); the answer is
+    constrained to ``schema`` (see :mod:`reasonscope.models.structured`)."""
     if judge_cfg is None or not cases:
         return {}
     from ..models.registry import create_model
@@ -35,7 +38,8 @@ def ask_judge(judge_cfg: ModelConfig | None, cases: dict[str, tuple[list[dict[st
         console.print("[yellow]attack: judge skipped: " + escape(why))
         return {cid: (None, f"judge skipped: {why}") for cid in cases}
     planned = {cid: planned_request(judge, "attack", None, f"{template}:{cid}", 0, messages, seed, template, meta,
-                                    item_id=cid) for cid, (messages, meta) in cases.items()}
+                                    item_id=cid, structured={"json_schema": schema})
+               for cid, (messages, meta) in cases.items()}
     completions = complete_cached(judge, list(planned.values()), store, console=console, label=label)
     out = {}
     for cid, p in planned.items():
@@ -52,7 +56,7 @@ def judge_chains(judge_cfg: ModelConfig | None, cases: list[tuple[str, str, str,
                                        {"task": "reasoning", "candidate": reasoning})
                                  for cid, question, answer, reasoning in cases},
                      template=REASONING_VERSION, key="correct", store=store, seed=seed, console=console,
-                     label="reasoning judge")
+                     label="reasoning judge", schema=REASONING_SCHEMA)
 
 
 def meaning_checks(judge_cfg: ModelConfig | None, cases: list[tuple[str, str, str]], store: Store, *, seed: int,
@@ -62,4 +66,4 @@ def meaning_checks(judge_cfg: ModelConfig | None, cases: list[tuple[str, str, st
     return ask_judge(judge_cfg, {cid: (same_meaning_messages(orig, pert), {"task": "meaning", "texts": [orig, pert]})
                                  for cid, orig, pert in cases},
                      template=MEANING_VERSION, key="same", store=store, seed=seed, console=console,
-                     label="meaning judge")
+                     label="meaning judge", schema=SAME_MEANING_SCHEMA)

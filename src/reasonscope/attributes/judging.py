@@ -12,6 +12,7 @@ from rich.markup import escape
 from ..calls import complete_cached, planned_request
 from ..judge.parse import parse_judgement
 from ..judge.prompts import SCALES, TEMPLATE_VERSION, judge_messages
+from ..judge.schemas import attribute_scores_schema
 from ..models.base import LanguageModel
 from ..stats.agreement import alpha_permutation_test, krippendorff_alpha, mean_spearman
 from ..store import Store
@@ -79,7 +80,7 @@ def judge_pointwise(judge: LanguageModel, targets: list[Target], cfg: Attributes
         planned[(t.model, t.unit)] = planned_request(
             judge, "attributes", None, f"judge:{t.model}", 0, messages, seed, TEMPLATE_VERSION,
             {"task": "judge", "attributes": names, "text": t.rationale, "scale_max": scale_max},
-            item_id=t.unit)
+            item_id=t.unit, structured={"json_schema": attribute_scores_schema(names, scale_max)})
     completions = complete_cached(judge, list(planned.values()), store, console=console,
                                      label=f"judge {judge.name}")
     out = {}

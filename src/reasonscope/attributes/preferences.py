@@ -13,6 +13,7 @@ from rich.console import Console
 from ..calls import complete_cached, planned_request
 from ..judge.parse import combine_orders, parse_pairwise
 from ..judge.prompts import PAIRWISE_VERSION, pairwise_messages
+from ..judge.schemas import PAIRWISE_SCHEMA
 from ..models.base import LanguageModel
 from ..settings import StatsConfig
 from ..store import Store
@@ -91,7 +92,7 @@ def judge_pairwise(judge: LanguageModel, records, store: Store, *, seed: int, co
             planned.append((r, order, planned_request(judge, "preferences", None, f"pairwise:{order}", 0,
                                                       pairwise_messages(r.question, first, second), seed,
                                                       PAIRWISE_VERSION, {"task": "pairwise", "texts": [first, second]},
-                                                      item_id=r.id)))
+                                                      item_id=r.id, structured={"json_schema": PAIRWISE_SCHEMA})))
     completions = complete_cached(judge, [p for *_, p in planned], store, console=console,
                                      label=f"pairwise {judge.name}")
     verdicts: dict[str, dict[str, tuple[str | None, str | None]]] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from ..config import PlanError, parse_plan
@@ -12,7 +14,7 @@ app = typer.Typer()
 
 @app.command()
 def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run directory (runs/demo)."),
-         size: int = typer.Option(4, min=1, help="Synthetic items per kind (3 kinds)."),
+         size: int = typer.Option(6, min=1, help="Synthetic items per kind (3 kinds)."),
          max_tokens: int = typer.Option(160, min=16, help="Max new tokens per generation (also the ES budget)."),
          wait_lock: float = WAIT_LOCK) -> None:
     """Run the built-in plan on the synthetic set with the embedded SmolLM2 (CPU, a few minutes)."""
@@ -23,4 +25,10 @@ def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run d
     except PlanError as err:
         fail(str(err))
         return
-    run_plan(plan, None, False, "local", wait_lock=wait_lock)
+    from ..demo import print_notes
+    from .common import console
+
+    try:
+        run_plan(plan, None, False, "local", wait_lock=wait_lock)
+    finally:
+        print_notes(console, Path(output_dir) / "demo")

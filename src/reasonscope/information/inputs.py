@@ -13,6 +13,9 @@ from ..types import Item
 from .baseline import Baseline, label_text, rewrite_messages, rule_baseline_with_rule
 from .settings import InformationConfig
 
+# the form an LLM baseline rewrite is constrained to (models.structured): one non-empty line ending a sentence
+BASELINE_FORM = r"""[A-Za-z0-9"'(][^\n]{2,298}[.!?]"""
+
 
 def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
                    console: Console) -> dict[str, Baseline]:
@@ -30,7 +33,8 @@ def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, s
     model = create_model(cfg.baseline_model)
     planned = {it.id: planned_request(model, "information", None, "baseline", 0,
                                       rewrite_messages(it.input, label_text(it)), seed, "baseline-rewrite-v1",
-                                      {"task": "baseline"}, item_id=it.id) for it in items}
+                                      {"task": "baseline"}, item_id=it.id, structured={"regex": BASELINE_FORM})
+               for it in items}
     completions = complete_cached(model, list(planned.values()), store, console=console, label="baseline rewrite")
     out = {}
     for it in items:

@@ -78,6 +78,9 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
                               "examples_per_s": probe_state.get("examples_per_s")},
                     "phi_la": _result(res), "antonym_sources": sources}, env_info
 
+# the form an LLM antonym is constrained to (models.structured): one word
+ANTONYM_FORM = r"[A-Za-z][A-Za-z-]{0,30}"
+
 
 def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: Store, seed: int, console: Console):
     """(word, sentence) -> the provider's one-word antonym (None when unreadable), all asked in one cached pass;
@@ -92,7 +95,8 @@ def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: S
     planned = {(word, sentence): planned_request(
         model, "information", None, "antonym", 0,
         [{"role": "user", "content": f"Sentence: {sentence}\nGive one word with the opposite meaning of '{word}' that "
-          "fits the sentence. Reply with the word only."}], seed, "antonym-v1", {"task": "antonym"}, item_id=word)
+          "fits the sentence. Reply with the word only."}], seed, "antonym-v1", {"task": "antonym"}, item_id=word,
+        structured={"regex": ANTONYM_FORM})
         for word, sentence in asked}
     completions = complete_cached(model, list(planned.values()), store, console=console, label="antonyms")
     table: dict[tuple[str, str], str | None] = {}

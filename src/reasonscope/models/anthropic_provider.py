@@ -5,6 +5,11 @@ the ``system`` parameter. Thinking blocks are kept as a ``<think>`` block before
 ``stop_reason == "max_tokens"`` is reported as finish reason ``length``. The SDK's own retries are
 disabled (``max_retries=0``): reasonscope's retry policy (``models.base``) is the only retry layer.
 
+A ``structured`` request (:mod:`reasonscope.models.structured`) is sent with one tool, ``answer``, whose
+``input_schema`` is the schema (choices and regexes wrapped in a one-field object schema), and
+``tool_choice = {"type": "tool", "name": "answer"}``; the answer text is the tool call's input as JSON (the
+unwrapped string for choices and regexes), ``constraint = "tool"``.
+
 A reply with no answer is a failed generation with its reason, never an empty answer: ``stop_reason``
 ``refusal`` (any text given is kept as the raw text and quoted in the error), or no text block at all
 (tool use only, or empty content). A reply cut at ``max_tokens`` is the model's answer even when it holds
@@ -13,10 +18,14 @@ no text block (e.g. thinking only).
 
 from __future__ import annotations
 
+import json
 import os
 
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, ProviderUnavailable
+from .structured import unwrap, wrapped_schema
+
+TOOL_NAME = "answer"
 
 
 class AnthropicModel(LanguageModel):
@@ -77,8 +86,14 @@ class AnthropicModel(LanguageModel):
                   "extra_body": sampling}
         if system:
             kwargs["system"] = system
+        wrapped = False
+        if request.structured is not None:
+            schema, wrapped = wrapped_schema(request.structured)
+            kwargs["tools"] = [{"name": TOOL_NAME, "description": "Give the answer in the required form.",
+                                "input_schema": schema}]
+            kwargs["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
         resp = await self._client().messages.create(**kwargs)
-        parts, thinking, tools = [], [], []
+        parts, thinking, tools, tool_input = [], [], [], None
         for block in resp.content or []:
             kind = getattr(block, "type", None)
             if kind == "text":
@@ -87,6 +102,10 @@ class AnthropicModel(LanguageModel):
                 thinking.append(block.thinking)
             elif kind == "tool_use":
                 tools.append(getattr(block, "name", None) or "?")
+                if request.structured is not None and block.name == TOOL_NAME:
+                    tool_input = getattr(block, "input", None)
+        if tool_input is not None:
+            parts = [unwrap(tool_input, wrapped) if wrapped else json.dumps(tool_input, ensure_ascii=False)]
         text = "".join(parts)
         if thinking:
             text = f"<think>{''.join(thinking)}</think>\n{text}"
@@ -100,7 +119,8 @@ class AnthropicModel(LanguageModel):
         usage = getattr(resp, "usage", None)
         return Completion(text=text, finish_reason=finish, error=error,
                           prompt_tokens=getattr(usage, "input_tokens", None),
-                          completion_tokens=getattr(usage, "output_tokens", None))
+                          completion_tokens=getattr(usage, "output_tokens", None),
+                          constraint="tool" if request.structured is not None else None)
 
     async def aclose(self) -> None:
         client, self._client_obj = self._client_obj, None

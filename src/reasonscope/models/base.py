@@ -74,10 +74,17 @@ class GenerationRequest:
     item_id: str = ""
     variant: str = "original"
     meta: dict[str, Any] = field(default_factory=dict)  # for mock models only; never part of the key
+    # the answer's form: {"json_schema": ...} | {"choice": [...]} | {"regex": ...} (models.structured)
+    structured: dict[str, Any] | None = None
 
     def gen_config(self) -> dict[str, Any]:
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
-                "seed": self.seed}
+        """The settings that determine the completion (all in the cache key); ``structured`` only when set,
+        so the keys of free requests are unchanged."""
+        config = {"max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
+                  "seed": self.seed}
+        if self.structured is not None:
+            config["structured"] = self.structured
+        return config
 
 
 class LanguageModel:

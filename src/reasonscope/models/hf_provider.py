@@ -6,7 +6,8 @@ chat template when it has one (else the messages joined as plain text). A batch 
 with the same generation settings (max tokens, temperature, top_p) and is sampled after
 ``torch.manual_seed(h)``, h a hash of its requests' (item, variant, seed + sample), so the same
 batch gives the same outputs (and every output is cached per request anyway). ``model`` and
-``tokenizer`` are exposed for gradient-based families. Loading holds the process-wide lock of
+``tokenizer`` are exposed for gradient-based families. Requests with a ``structured`` option are decoded
+under their grammar (:mod:`reasonscope.models.constrained`, llguidance), row by row inside the batch. Loading holds the process-wide lock of
 :mod:`reasonscope.models.loading`.
 Work runs in a worker thread so the event loop (progress, store writes) stays responsive.
 """
@@ -106,6 +107,12 @@ class HFModel(LanguageModel):
             prompts = [self.prompt_text(requests[i].messages) for i in idx]
             enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
             gen_kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "pad_token_id": self.tokenizer.pad_token_id}
+            rows = [requests[i].structured for i in idx]
+            if any(r is not None for r in rows):
+                from .constrained import make_processor
+
+                gen_kwargs["logits_processor"] = [make_processor(rows, self.tokenizer, self.model.config.vocab_size,
+                                                                 self.tokenizer.eos_token_id)]
             if temperature > 0:
                 gen_kwargs.update(do_sample=True, temperature=temperature, top_k=0)
                 if top_p is not None:
@@ -127,7 +134,8 @@ class HFModel(LanguageModel):
                 finish = "length" if stop is None and len(ids) >= max_tokens else "stop"
                 out[i] = Completion(text=self.tokenizer.decode(kept, skip_special_tokens=True),
                                     finish_reason=finish, prompt_tokens=int(enc["attention_mask"][row].sum()),
-                                    completion_tokens=len(kept) + (0 if stop is None else 1), latency_s=elapsed)
+                                    completion_tokens=len(kept) + (0 if stop is None else 1), latency_s=elapsed,
+                                    constraint="grammar:llguidance" if requests[i].structured is not None else None)
         return [c for c in out if c is not None]
 
     # -- scoring ----------------------------------------------------------------------------

@@ -9,6 +9,17 @@ The SDK's own retries are disabled (``max_retries=0``): reasonscope's retry poli
 ``models.base``) is the only retry layer, and it honours the server's ``retry-after(-ms)`` as the SDK does.
 Reasoning content returned beside the answer (``reasoning_content``) is kept as a ``<think>`` block.
 
+A ``structured`` request (:mod:`reasonscope.models.structured`) sends ``response_format`` with a
+``json_schema`` (strict); choices and regexes are wrapped in a one-field object schema and unwrapped from
+the reply. An ``openai-compatible`` server that rejects ``response_format`` (HTTP 400 or 422) gets the request
+again without it: the answer is kept with ``constraint = "prompt-only: <the server's message>"`` and a
+warning is printed once per model. On ``openai/...`` itself such a rejection is a failed generation.
+
+``logprobs(prompt, continuations)`` asks for one token with ``logprobs=True, top_logprobs=20`` (the prompt as
+one user message, temperature 0) and reads each continuation's log-probability from the first token's top
+alternatives (leading spaces ignored): exact for continuations of one token (score digits, short labels),
+``-inf`` for a continuation that is not among the top 20 or spans several tokens.
+
 A reply with no answer text is a failed generation with its reason, never an empty answer:
 ``message.refusal`` (the refusal text is kept as the raw text and quoted in the error), finish reason
 ``content_filter``, or ``content`` null (tool calls only, or nothing). A reply cut at ``max_tokens``
@@ -21,9 +32,13 @@ import itertools
 import json
 import math
 import os
+import sys
 
 from ..types import Completion
-from .base import GenerationRequest, LanguageModel, ProviderUnavailable
+from .base import GenerationRequest, LanguageModel, ProviderUnavailable, describe_error
+from .structured import unwrap, wrapped_schema
+
+TOP_LOGPROBS = 20  # the most the chat-completions API returns per token
 
 
 class OpenAIModel(LanguageModel):
@@ -38,6 +53,7 @@ class OpenAIModel(LanguageModel):
         self._urls = [u for u in urls for _ in range(per_url)]
         self._clients = None
         self._next = itertools.cycle(range(len(self._urls)))
+        self._warned_fallback = False
 
     def _key_env(self) -> str | None:
         if self.config.api_key_env:
@@ -87,7 +103,25 @@ class OpenAIModel(LanguageModel):
                   "temperature": request.temperature, "seed": request.seed}
         if request.top_p is not None:
             kwargs["top_p"] = request.top_p
-        resp = await client.chat.completions.create(**kwargs)
+        wrapped, constraint = False, None
+        if request.structured is not None:
+            schema, wrapped = wrapped_schema(request.structured)
+            kwargs["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+            constraint = "response_format"
+        try:
+            resp = await client.chat.completions.create(**kwargs)
+        except Exception as exc:
+            if not (constraint and self._compatible and _rejected(exc)):
+                raise
+            constraint = f"prompt-only: the server rejected response_format ({describe_error(exc)[:200]})"
+            if not self._warned_fallback:
+                self._warned_fallback = True
+                print(f"warning: {self.name}: {constraint}; structured requests are sent without it, "
+                      "answers are parsed as free text", file=sys.stderr)
+            kwargs.pop("response_format")
+            wrapped = False
+            resp = await client.chat.completions.create(**kwargs)
         if not getattr(resp, "choices", None):
             raise ValueError("malformed response: no choices")
         choice = resp.choices[0]
@@ -96,10 +130,43 @@ class OpenAIModel(LanguageModel):
         text = message.content or getattr(message, "refusal", None) or ""
         if reasoning:
             text = f"<think>{reasoning}</think>\n{text}"
+        if wrapped and message.content:
+            try:
+                text = unwrap(json.loads(message.content), True)
+            except json.JSONDecodeError:
+                pass  # kept as sent: the parser downstream counts it as unparseable
         usage = getattr(resp, "usage", None)
         return Completion(text=text, finish_reason=choice.finish_reason, error=_no_answer(message, choice.finish_reason),
                           prompt_tokens=getattr(usage, "prompt_tokens", None),
-                          completion_tokens=getattr(usage, "completion_tokens", None))
+                          completion_tokens=getattr(usage, "completion_tokens", None), constraint=constraint)
+
+    @property
+    def _compatible(self) -> bool:
+        """An OpenAI-compatible server (not api.openai.com): a rejected response_format falls back to the prompt."""
+        url = self._urls[0] or ""
+        return self.config.spec.startswith("openai-compatible/") or bool(url and "api.openai.com" not in url)
+
+    async def logprobs(self, prompt: str, continuations) -> list[float]:
+        """log p(continuation | prompt) from the first generated token's ``top_logprobs`` (see module docstring)."""
+        client = self._client(next(self._next))
+
+        async def attempt() -> Completion:
+            resp = await client.chat.completions.create(
+                model=self.model_id, messages=[{"role": "user", "content": prompt}], max_tokens=1, temperature=0.0,
+                logprobs=True, top_logprobs=TOP_LOGPROBS)
+            content = resp.choices[0].logprobs.content if resp.choices and resp.choices[0].logprobs else None
+            if not content:
+                raise ValueError("malformed response: no logprobs")
+            top = {}
+            for alt in content[0].top_logprobs:
+                top.setdefault(alt.token.strip(), alt.logprob)
+            return Completion(text=json.dumps(top))
+
+        done = await self.call_with_retries(attempt)
+        if done.error:
+            raise RuntimeError(f"{self.name}: log-probabilities unavailable: {done.error}")
+        top = json.loads(done.text)
+        return [top.get(c.strip(), -math.inf) for c in continuations]
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, None
@@ -108,6 +175,11 @@ class OpenAIModel(LanguageModel):
 
     def close(self) -> None:
         self._clients = None
+
+
+def _rejected(exc: BaseException) -> bool:
+    """A 400/422 from the server (it does not take the request as sent, e.g. an unknown response_format)."""
+    return getattr(exc, "status_code", None) in (400, 422)
 
 
 def _no_answer(message, finish_reason: str | None) -> str | None:
