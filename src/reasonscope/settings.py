@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .types import AnswerType
 
-# The six behaviour metrics, by short name, with the long names the source document's YAML uses.
+# The six behaviour metrics, by short name, with the long names the behavioural framework's YAML uses.
 BEHAVIOR_METRICS: tuple[str, ...] = ("CQ", "CS", "RS", "LS", "ES", "SS")
 
 

@@ -21,10 +21,10 @@ and H(a, b) = 2ab / (a + b) (0 when a + b = 0), the sentence has two readings:
 own names. We default to the corpus reading because the framework's table writes ES in terms of CQ,
 which it defines over the corpus, and because the per-item reading makes ES <= CQ by construction.
 
-Degenerate cases: L_i is undefined for an item without a completion token count (a failed
-generation, an imported output without counts): it is left out of the mean length score, while
-CQ_i still counts in CQ; ``ES_item`` keeps the per-item rule of :func:`reasonscope.behavior.metrics.efficiency`
-(a failed generation has ES_i = 0). No item with a length score: ES is not applicable.
+Degenerate cases: L_i is undefined for an item without a completion token count (an imported
+output without counts): it is left out of the mean length score, while CQ_i still counts in CQ. A
+failed generation follows ``stats.failed_generations``: left out of CQ, L and ES by default
+(``exclude``); under ``wrong`` it has CQ_i = 0, no L_i, and ES_i = 0 in ``ES_item``. No item with a length score: ES is not applicable.
 
 Uncertainty: ``ES_corpus`` is not a mean of per-item values, so its CI comes from a bootstrap of the
 items with both coordinates resampled together (``scipy.stats.bootstrap``, paired, the plan's method,

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 
 from ..settings import BEHAVIOR_METRICS, NLIConfig, SimilarityConfig, Strict
 
-# The long metric names the source document's YAML uses, mapped to the short ones.
+# The long metric names the behavioural framework's YAML uses, mapped to the short ones.
 METRIC_ALIASES: dict[str, str] = {
     "cq": "CQ", "correctness": "CQ",
     "cs": "CS", "consistency": "CS",

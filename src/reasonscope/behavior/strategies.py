@@ -1,6 +1,6 @@
 """Weighted strategies: Q = Σ_m w_m M_m / Σ_{m available} w_m.
 
-The seven built-in strategies of the source document (weights normalised to sum to 1), plus user
+The seven built-in strategies of the behavioural framework (Şenol, Agrawal, Liu, 2026) (weights normalised to sum to 1), plus user
 strategies from the plan (``families.behavior.strategies``), validated before anything runs
 (known metric keys, numbers, non-negative, non-zero sum; see :func:`reasonscope.config.normalize_weights`).
 A metric that is not applicable for a model (e.g. RS with no qualifying item, CS with K = 1) is

@@ -15,7 +15,7 @@ One record = one generation. Fields (renamed with a mapping, ``--map field=colum
 ``rationale``       a separate rationale; appended to the prediction's trace when given
 ``completion_tokens`` / ``max_tokens``  for ES (or ``--tokenizer`` / ``--budget``)
 ``dataset``         dataset name (default: the file's stem)
-``error``           non-empty = a failed generation (scored as wrong)
+``error``           non-empty = a failed generation (see ``stats.failed_generations``)
 ==================  ========================================================================
 
 The defaults read reasonscope's own ``samples.jsonl`` as is (``item_id`` -> id,

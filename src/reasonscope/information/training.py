@@ -19,7 +19,7 @@ point leaves either the old or the new folder whole: a leftover ``.tmp`` is dele
 to, so a checkpoint without one (half-written by an older version, or damaged) is never loaded: the
 run warns and starts that model afresh.
 
-The models (defaults from the source document: lr 3e-5; 8 epochs for Phi_base, Phi and the probe,
+The models (defaults from the LAREV thesis: lr 3e-5; 8 epochs for Phi_base, Phi and the probe,
 2 for Phi_LA; batch 8, probe batch 16, Phi_LA batch = one example's three environments):
 
 * Phi_base: ERM on b -> y.      Phi: ERM on r + b -> y (gold rationales).

@@ -22,8 +22,8 @@ model                       ``eval.model`` (the model the eval was run with, e.g
 completion tokens           ``output.usage.output_tokens`` (else ``--tokenizer``)
 max_tokens (ES budget)      the eval's generate config ``max_tokens``, else ``--budget``
 finish reason               ``stop_reason``: ``max_tokens`` and ``model_length`` are truncations
-error                       the sample ``error`` (or ``output.error``): a failed generation, scored
-                            as wrong, never dropped
+error                       the sample ``error`` (or ``output.error``): a failed generation (left out
+                            or scored wrong: ``stats.failed_generations``)
 answer_type                 the sample metadata ``answer_type``, else ``--answer-type``, else guessed
                             from the target as for ``--map``
 temperature                 the eval's generate config ``temperature``, when it is set
