@@ -103,3 +103,37 @@ def test_substitution_rows_flag_the_stand_ins():
         ("baseline", "question", 7, 10, False), ("antonym environment (E3)", "llm", 4, 8, False),
         ("antonym environment (E3)", "random NOUN (llm gave none)", 3, 8, True),
         ("antonym environment (E3)", "wordnet", 1, 8, False)]
+
+
+def test_rerun_reads_evaluator_scores_back_from_the_store(tiny_seq2seq, tmp_path, monkeypatch):
+    """A second run of the same plan trains nothing and scores nothing: every log-likelihood and greedy
+    prediction of the trained evaluators is read back from the score cache (kind ``evaluator``), and the
+    tables are the same numbers. Retraining (a new ``best`` folder) would be a new scorer."""
+    import sqlite3
+
+    from reasonscope.information.evaluator import Evaluator
+
+    plan = {"experiment": {"name": "again", "output_dir": str(tmp_path), "seed": 0},
+            "families": {"information": {
+                "train": {"name": "tr", "format": "synthetic", "size": 3, "seed": 1},
+                "test": {"name": "te", "format": "synthetic", "size": 1, "seed": 2},
+                "methods": ["rev"], "evaluator": str(tiny_seq2seq), "epochs": 1, "lr": 1e-3}}}
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(plan))
+    assert runner.invoke(app, ["run", str(path)]).exit_code == 0
+    first = json.loads((tmp_path / "again" / "summary.json").read_text())["information"]
+    con = sqlite3.connect(tmp_path / "again" / "store.sqlite")
+    cached = con.execute("SELECT COUNT(*) FROM score_cache c JOIN score_models m ON m.scorer = c.scorer "
+                         "WHERE m.kind = 'evaluator'").fetchone()[0]
+    con.close()
+    assert cached >= 3 * 4  # 3 test items x 4 variants under Phi, plus Phi_base's baselines
+
+    calls = []
+    for name in ("log_likelihood", "candidate_log_likelihoods", "predict"):
+        monkeypatch.setattr(Evaluator, name, lambda self, *a, _n=name, **k: calls.append(_n))
+    res = runner.invoke(app, ["run", str(path)])
+    assert res.exit_code == 0, res.output
+    assert calls == []
+    second = json.loads((tmp_path / "again" / "summary.json").read_text())["information"]
+    assert second["absolute"] == first["absolute"] and second["accuracy"] == first["accuracy"]
+    assert second["baseline_only"] == first["baseline_only"]

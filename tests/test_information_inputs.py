@@ -84,3 +84,14 @@ def test_scores_from_the_candidate_pass_equal_the_direct_log_likelihood(tiny_seq
     assert fast["rev"]["gold"] == pytest.approx(direct, abs=1e-5)
     preds = ev.predict([rationale_input(texts["gold"][i], baselines[i]) for i in ("a", "b")], labels)
     assert acc_fast["rev"]["gold"] == sum(p == y[i] for p, i in zip(preds, ("a", "b"), strict=True)) / 2
+
+
+def test_batched_greedy_predictions_equal_one_at_a_time():
+    """Greedy decoding of a seq2seq evaluator in padded batches gives each input's own decoding (the embedded
+    MiniLM encoder-decoder, untrained decoder: 16 non-empty tokens per input, so padding would show)."""
+    ev = load_evaluator("embedded-minilm-ed", seed=0)
+    inputs = ["baseline: a dog runs", "rationale: rain does not say where he is baseline: it rains, he may be wet",
+              "baseline: x", "rationale: dogs are animals baseline: a dog runs, so an animal moves fast today"]
+    batched = ev.predict(inputs, None, batch_size=4)
+    alone = [ev.predict([x], None, batch_size=1)[0] for x in inputs]
+    assert batched == alone and len(batched) == 4 and all(batched) and len(set(batched)) > 1

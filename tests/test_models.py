@@ -84,3 +84,26 @@ def test_smollm2_loads_and_generates():
     assert all(o.error is None and o.text.strip() for o in outs)
     lp = asyncio.run(model.logprobs("The capital of France is", [" Paris", " banana"]))
     assert lp[0] > lp[1]
+
+
+def test_hf_logprobs_share_the_prompt_and_equal_the_padded_batch(tiny_causal_lm):
+    """The prompt's key/value cache is reused for every continuation: the sums equal those of one padded
+    batch of prompt + continuation rows, for one-token and several-token continuations of unequal length."""
+    model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}"))
+    prompt = "Ana has 3 apples and gets 5 more . How many ?"
+    conts = ["8", " apples", " 3 apples and 5 more", "10", " no"]
+    shared, batch = model.logprobs_sync(prompt, conts), model.logprobs_batch(prompt, conts)
+    assert any(len(model.tokenizer(c, add_special_tokens=False)["input_ids"]) > 2 for c in conts)
+    assert all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-4) for a, b in zip(shared, batch, strict=True))
+    assert model.logprobs_sync(prompt, [""]) == model.logprobs_batch(prompt, [""]) == [0.0]
+
+
+def test_hf_logprobs_prefixed_reuse_the_prefix_for_every_suffix(tiny_causal_lm):
+    model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}"))
+    prefix = "Ana has 3 apples and gets 5 more ."
+    suffixes = ["\n\nHow many ?", "\n\nIs it 8 ?", ""]
+    conts = ["8", " yes", " 3 apples"]
+    got = model.logprobs_prefixed(prefix, suffixes, conts)
+    for suffix, row in zip(suffixes, got, strict=True):
+        want = model.logprobs_batch(prefix + suffix, conts)
+        assert all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-4) for a, b in zip(row, want, strict=True))

@@ -192,3 +192,75 @@ def test_ray_executor_equals_local(tmp_path, tiny_nli):
     for metric in ("LS", "SS", "CQ"):
         assert remote["metrics"]["mock/reasoner"][metric]["value"] == pytest.approx(
             local["metrics"]["mock/reasoner"][metric]["value"], abs=1e-5)
+
+
+_SCORING_CHILD = r'''
+import sys, time
+import numpy as np
+from reasonscope.scorers.cache import CachedEmbedding, ScoreCache
+from reasonscope.store import Store
+
+def vector(text):
+    return np.arange(64, dtype=np.float32) * float(len(text)) + float(sum(map(ord, text)) % 97)
+
+def compute(_model, texts):
+    time.sleep(0.02)  # slow enough to be killed between (and during) chunk commits
+    return [vector(t) for t in texts]
+
+scorer = CachedEmbedding(kind="embedding", model="fake-encoder", settings={"dim": 64}, load=lambda: object(),
+                         compute=compute, description="fake", cache=ScoreCache(Store(sys.argv[1])), chunk=3,
+                         progress=False)
+scorer.embed([f"text number {i} " * (1 + i % 7) for i in range(int(sys.argv[2]))])
+'''
+
+
+def test_kill_during_scoring_leaves_no_partial_cached_score(tmp_path):
+    """Scoring killed with SIGKILL three times while it commits chunks to the score cache: the store
+    passes SQLite's integrity check, every cached value read back is whole and exact (a vector of the
+    full length, equal to a clean computation), and the next run computes only what is missing."""
+    import numpy as np
+
+    from reasonscope.scorers.cache import CachedEmbedding, ScoreCache
+
+    n = 300
+    run_dir = tmp_path / "run"
+    Store(run_dir).close()
+    script = tmp_path / "child.py"
+    script.write_text(_SCORING_CHILD)
+    db = run_dir / "store.sqlite"
+    counts = []
+    for wait_for in (15, 60, 120):
+        proc = subprocess.Popen([sys.executable, str(script), str(run_dir), str(n)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.time() + 120
+        got = 0
+        while got < wait_for and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+            try:
+                con = sqlite3.connect(db, timeout=0.1)
+                got = con.execute("SELECT COUNT(*) FROM score_cache").fetchone()[0]
+                con.close()
+            except sqlite3.OperationalError:  # table not there yet, or locked for a moment
+                pass
+        assert proc.poll() is None, proc.stderr.read().decode()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        counts.append(got)
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    cached = con.execute("SELECT COUNT(*) FROM score_cache").fetchone()[0]
+    con.close()
+    assert counts[0] >= 15 and 0 < cached < n and cached % 3 == 0  # whole chunks only
+
+    texts = [f"text number {i} " * (1 + i % 7) for i in range(n)]
+
+    def vector(text):
+        return np.arange(64, dtype=np.float32) * float(len(text)) + float(sum(map(ord, text)) % 97)
+
+    scorer = CachedEmbedding(kind="embedding", model="fake-encoder", settings={"dim": 64}, load=lambda: object(),
+                             compute=lambda _m, xs: [vector(t) for t in xs], description="fake",
+                             cache=ScoreCache(Store(run_dir)), chunk=3, progress=False)
+    values = scorer.embed(texts)
+    assert scorer.stats.cached == cached and scorer.stats.computed == n - cached
+    assert values.shape == (n, 64)
+    assert all(np.array_equal(values[i], vector(t)) for i, t in enumerate(texts))

@@ -7,16 +7,17 @@ Evidence (RACE): a TF-IDF logistic regression on 200 built-in topic texts; SmolL
 explains 12 test texts (12 more generations), its answer constrained to ``{"label": one of the
 classes, "rationale": text}`` (structured outputs, :mod:`reasonscope.models.structured`), and the
 rationales are matched to the classifier's top-5 features.
-Attributes: SmolLM2 judges its own primary answers on the twelve attributes (0-10 scale, 512 new tokens,
-temperature 0), its answer constrained to the judge's JSON schema, so scores are read instead of
-unscored; the ROSCOE-style metrics use the embedded MiniLM (faithfulness, informativeness, repetition)
+Attributes: SmolLM2 judges its own primary answers on the twelve attributes by expected scores (G-Eval:
+the probability-weighted score over 0..10 from its log-probabilities, one attribute per prompt, the
+rationale's prompt prefix computed once; :mod:`reasonscope.attributes.expected_scores`): its sampled
+score is the same for every rationale, its probabilities are not. The ROSCOE-style metrics use the embedded MiniLM (faithfulness, informativeness, repetition)
 and SmolLM2 perplexity. Self- and source-consistency need an NLI model: not computed in the demo (the
 LLM-as-NLI route over all step pairs costs minutes on CPU), said so in the report. One model, so no ratings.
 Attack (MATCHA): SmolLM2 answers the 6 arithmetic items answer-first; the ones it gets right are
-attacked at token level (3 gradient rounds, 8 candidates), at embedding level and by random insertion,
+attacked at token level (2 gradient rounds, 8 candidates), at embedding level and by random insertion,
 with 48-token chains; outcomes by the arithmetic check alone (no judge in the demo, stated in the report).
 Information (REV, LAREV): evaluators warm-started from the embedded MiniLM (encoder-decoder) are trained
-on 150 synthetic items with gold rationales (Phi_base and Phi 2 epochs, probe and Phi_LA 1 epoch, lr 1e-4
+on 60 synthetic items with gold rationales (Phi_base and Phi 2 epochs, probe and Phi_LA 1 epoch, lr 1e-4
 instead of the document's 3e-5 so that so few epochs learn something; 10 integrated-gradient steps;
 lambda_IRM 0.5 instead of 5: the MiniLM decoder's output head starts untrained, and at lambda_IRM >= 1
 one short epoch collapses Phi_LA to flat logits, measured and reported as a warning when it happens),
@@ -45,13 +46,13 @@ def demo_plan(output_dir: str = "runs", size: int = 6, max_tokens: int = 160) ->
                 "test": {"name": "topics-test", "format": "topics", "size": 12, "split": "test"},
             },
             "attributes": {
-                "judges": [{"spec": "smollm2", "name": "smollm2-judge", "max_tokens": 512, "batch_size": 12}],
-                "scale": "0-10",
+                "judges": [{"spec": "smollm2", "name": "smollm2-judge"}],
+                "scale": "0-10", "scoring": "expected",
                 "automatic": {"embedding": "embedded-minilm", "nli": {"backend": "none"}, "perplexity": "smollm2"},
             },
-            "attack": {"answer_types": ["number"], "steps": 3, "candidates": 8, "cot_tokens": 48},
+            "attack": {"answer_types": ["number"], "steps": 2, "candidates": 8, "cot_tokens": 48},
             "information": {
-                "train": {"name": "information-train", "format": "synthetic", "size": 50, "seed": 101},
+                "train": {"name": "information-train", "format": "synthetic", "size": 20, "seed": 101},
                 "test": {"name": "information-test", "format": "synthetic", "size": 10, "seed": 202},
                 "evaluator": "embedded-minilm-ed", "epochs": 2, "probe_epochs": 1, "larev_epochs": 1, "lr": 1e-4,
                 "ig_steps": 10, "lambda_irm": 0.5,
@@ -101,17 +102,26 @@ def family_notes(summary: dict[str, Any]) -> list[str]:
         total = at["n_targets"] * len(at.get("attributes", []))
         for judge, counts in at["unscored"].items():
             missing = sum(counts.values())
-            out.append(f"attributes: {total - missing}/{total} judge scores read from {judge} (constrained to the "
-                       "judge's JSON schema) plus the ROSCOE-style embedding metrics. A 135M judge scores its own "
+            how = ("expected scores from its log-probabilities (G-Eval)" if at.get("scoring") == "expected"
+                   else "constrained to the judge's JSON schema")
+            out.append(f"attributes: {total - missing}/{total} judge scores read from {judge} ({how}) plus the "
+                       "ROSCOE-style embedding metrics. A 135M judge scores its own "
                        "answers: the numbers show the pipeline, not rationale quality; self/source consistency "
                        "need an NLI model and are not computed.")
     ak = summary.get("attack") or {}
     for name, t in (ak.get("models") or {}).items():
-        attacked = {m: r.get("attacked", 0) for m, r in (t.get("rates") or {}).items()}
+        rates = t.get("rates") or {}
+        attacked = {m: r.get("attacked", 0) for m, r in rates.items()}
+        decided = {m: r.get("n", 0) for m, r in rates.items()}
+        clean_wrong = max((r.get("counts", {}).get("clean_wrong", 0) for r in rates.values()), default=0)
         out.append(f"attack: {t.get('answered_correctly', 0)}/{t.get('items', 0)} items answered correctly by {name}; "
-                   f"attacked per method {attacked}. Outcomes by the arithmetic check only (no judge): a success "
-                   "rate on so few items is an illustration, not an estimate.")
+                   f"attacked per method {attacked}, decided {decided}"
+                   + (f"; {clean_wrong} with clean reasoning already wrong (a false equation before any "
+                      "perturbation: outside the rates, as MATCHA's success means reasoning that became wrong)"
+                      if clean_wrong else "")
+                   + ". Outcomes by the arithmetic check only (no judge): a success rate on so few items is an "
+                   "illustration, not an estimate.")
     if summary.get("information"):
-        out.append("information: REV and LAREV on a MiniLM encoder-decoder trained for a few epochs on 150 synthetic "
+        out.append("information: REV and LAREV on a MiniLM encoder-decoder trained for a few epochs on 60 synthetic "
                    "items: a smoke test that the training and the variant tables run, not a valid REV estimate.")
     return out

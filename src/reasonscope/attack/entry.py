@@ -8,20 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..family import FamilyResult, MetricSpec, ScoringContext
+from ..metric_specs import ATTACK
 from .settings import AttackConfig
 
 if TYPE_CHECKING:
     import typer
     from rich.console import Console
 
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("success", "Attack success rate", "attack", higher_is_better=False, aggregation="share of decided "
-               "attacks", description="answer kept, reasoning judged wrong: higher means more fragile reasoning"),
-    MetricSpec("wrong", "Answer changed rate", "attack", higher_is_better=False, aggregation="share of decided attacks",
-               description="the perturbation changed the answer"),
-    MetricSpec("unattackable", "Unattackable rate", "attack", aggregation="share of decided attacks",
-               description="answer and reasoning both survived"),
-)
+METRICS: tuple[MetricSpec, ...] = ATTACK  # declared once, in the catalogue
 
 
 class AttackFamily:

@@ -8,18 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..family import FamilyResult, MetricSpec, ScoringContext
+from ..metric_specs import ATTRIBUTES
 from .settings import AttributesConfig
 
 if TYPE_CHECKING:
     import typer
     from rich.console import Console
 
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("attribute_score", "Attribute score", "attributes", description="judge score of one attribute, "
-               "normalised to 0-1"),
-    MetricSpec("rating", "Attribute rating", "attributes", range=None, unit="Elo", aggregation="Bradley-Terry MLE "
-               "over battles", description="per-attribute battles won by the higher score"),
-)
+METRICS: tuple[MetricSpec, ...] = ATTRIBUTES  # declared once, in the catalogue
 
 
 class AttributesFamily:

@@ -73,6 +73,8 @@ from ..store import Store
 from ..text.steps import split_steps
 from ..types import Score
 from .automatic import AUTOMATIC_METRICS, METRIC_BACKEND, automatic_metrics, load_backends, prefetch
+from .expected_scores import EXPECTED_VERSION, judge_expected
+from .expected_scores import METHOD as EXPECTED_METHOD
 from .judging import (  # noqa: F401
     _EMPTY,
     Judged,
@@ -113,7 +115,10 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     if cfg.judges and not judges:
         warnings.append("no judge could run: judge attributes are not computed")
     targets = run_targets(data) if data is not None else []
-    verdicts = {j.name: judge_pointwise(j, targets, cfg, store, seed=seed, console=console) for j in judges}
+    if cfg.scoring == "expected":
+        verdicts = {j.name: judge_expected(j, targets, cfg, store) for j in judges}
+    else:
+        verdicts = {j.name: judge_pointwise(j, targets, cfg, store, seed=seed, console=console) for j in judges}
     per_unit = unit_scores(targets, verdicts, names)
     auto_cfg = cfg.automatic
     auto: dict[tuple[str, str], dict[str, float | None]] = {}
@@ -161,7 +166,11 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     table: dict[str, Any] = {
         "attributes": names, "scale": cfg.scale, "judges": [j.name for j in judges],
         "judge_settings": {j.name: {"spec": j.config.spec, "temperature": j.config.temperature, "seed": seed,
-                                    "max_tokens": j.config.max_tokens, "template": TEMPLATE_VERSION} for j in judges},
+                                    "max_tokens": j.config.max_tokens,
+                                    "template": EXPECTED_VERSION if cfg.scoring == "expected" else TEMPLATE_VERSION}
+                           for j in judges},
+        "scoring": cfg.scoring, "scoring_method": EXPECTED_METHOD if cfg.scoring == "expected" else
+        "the score the judge writes (sampled text, JSON schema when the backend constrains)",
         "show_reference": cfg.show_reference, "automatic": auto_info, "n_targets": len(targets),
         "failed_generations": sum(1 for t in targets if t.error),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..settings import ModelConfig, NLIConfig, Strict
 
@@ -27,6 +27,11 @@ class AttributesConfig(Strict):
     judges: list[ModelConfig] = Field(default_factory=list, description="Judge models (any providers). Their "
                                       "temperature defaults to 0 and their seed is the experiment seed.")
     scale: Literal["0-1", "0-10"] = Field("0-1", description="Scale the judges answer on; normalised to 0-1.")
+    scoring: Literal["sampled", "expected"] = Field(
+        "sampled", description="How a judge's score is read: 'sampled' = the score it writes (JSON, "
+        "constrained where the backend can); 'expected' = the probability-weighted score over the valid "
+        "scores 0..10 from the judge's log-probabilities, one attribute per prompt (G-Eval; needs scale "
+        "0-10 and a judge with log-probabilities: hf/..., smollm2, OpenAI-compatible).")
     attributes: list[str] | None = Field(None, description="Attributes to judge (default: all twelve).")
     show_reference: bool = Field(False, description="Show the gold answer to the judge as context (off by "
                                  "default, as in the publication's prompts; recorded with every score).")
@@ -50,6 +55,13 @@ class AttributesConfig(Strict):
             if unknown or not value:
                 raise ValueError(f"unknown attributes {unknown}; expected names from {sorted(ATTRIBUTES)}")
         return value
+
+    @model_validator(mode="after")
+    def _expected_needs_whole_scores(self) -> AttributesConfig:
+        if self.scoring == "expected" and self.scale != "0-10":
+            raise ValueError("scoring: expected reads the probabilities of the whole-number scores 0..10: "
+                             "set scale: 0-10 (scores are normalised to 0-1 as always)")
+        return self
 
     @field_validator("judges")
     @classmethod

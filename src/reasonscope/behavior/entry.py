@@ -9,23 +9,14 @@ import json
 from typing import TYPE_CHECKING
 
 from ..family import FamilyResult, MetricSpec, ScoringContext, ScoringModels
+from ..metric_specs import BEHAVIOR
 from .settings import BehaviorConfig
 
 if TYPE_CHECKING:
     import typer
     from rich.console import Console
 
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("CQ", "Correctness (CQ)", "behavior", description="share of items whose extracted answer matches the target"),
-    MetricSpec("CS", "Consistency (CS)", "behavior", description="pairwise agreement of the answers of K samples"),
-    MetricSpec("RS", "Robustness (RS)", "behavior", description="share of paraphrases answered as the original, over "
-               "correctly answered items"),
-    MetricSpec("LS", "Logical coherence (LS)", "behavior", description="1 - mean contradiction probability between "
-               "consecutive steps (NLI)"),
-    MetricSpec("ES", "Efficiency (ES)", "behavior", description="harmonic mean of CQ and a length score against the "
-               "token budget"),
-    MetricSpec("SS", "Stability (SS)", "behavior", description="mean pairwise similarity of the K reasoning traces"),
-)
+METRICS: tuple[MetricSpec, ...] = BEHAVIOR  # declared once, in the catalogue
 
 
 class BehaviorFamily:

@@ -8,20 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..family import FamilyResult, MetricSpec, ScoringContext
+from ..metric_specs import EVIDENCE
 from .settings import EvidenceConfig
 
 if TYPE_CHECKING:
     import typer
     from rich.console import Console
 
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("coverage_support", "Supporting evidence covered", "evidence", description="share of the top-k "
-               "supporting classifier features the rationale cites"),
-    MetricSpec("coverage_contradict", "Contradicting evidence covered", "evidence", higher_is_better=None,
-               description="share of the top-k contradicting classifier features the rationale cites"),
-    MetricSpec("asymmetry", "Support - contradiction asymmetry", "evidence", range=(-1.0, 1.0), higher_is_better=None,
-               description="supporting minus contradicting coverage"),
-)
+METRICS: tuple[MetricSpec, ...] = EVIDENCE  # declared once, in the catalogue
 
 
 class EvidenceFamily:

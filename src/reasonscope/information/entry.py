@@ -8,18 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..family import FamilyResult, MetricSpec, ScoringContext
+from ..metric_specs import INFORMATION
 from .settings import InformationConfig
 
 if TYPE_CHECKING:
     import typer
     from rich.console import Console
 
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("rev", "REV", "information", range=None, unit="nats", description="log p(y | r, b) - log p(y | b) with "
-               "evaluators trained on rationales and on baselines"),
-    MetricSpec("larev", "LAREV", "information", range=None, unit="nats", description="REV with the leakage-adjusted "
-               "evaluator (IRM and a leakage probe)"),
-)
+METRICS: tuple[MetricSpec, ...] = INFORMATION  # declared once, in the catalogue
 
 
 class InformationFamily:

@@ -179,14 +179,17 @@ class Evaluator:
         out = []
         tok = self.tokenizer
         with torch.no_grad():
-            for x in inputs:
-                if self.kind == "seq2seq":
-                    enc = tok([x], return_tensors="pt", truncation=True, max_length=self.max_input_tokens).to(self.device)
-                    ids = self.model.generate(**enc, max_new_tokens=16, do_sample=False)[0]
-                else:
-                    enc = tok([x], return_tensors="pt", add_special_tokens=False).to(self.device)
-                    ids = self.model.generate(**enc, max_new_tokens=16, do_sample=False,
-                                              pad_token_id=tok.pad_token_id or tok.eos_token_id)[0][enc["input_ids"].shape[1]:]
+            if self.kind == "seq2seq":  # batched: the encoder's attention mask hides the padding
+                for i in range(0, len(inputs), batch_size):
+                    enc = tok(list(inputs[i:i + batch_size]), return_tensors="pt", padding=True, truncation=True,
+                              max_length=self.max_input_tokens).to(self.device)
+                    ids = self.model.generate(**enc, max_new_tokens=16, do_sample=False)
+                    out += [t.strip() for t in tok.batch_decode(ids, skip_special_tokens=True)]
+                return out
+            for x in inputs:  # a causal LM: one at a time (no left-padding assumptions about its tokenizer)
+                enc = tok([x], return_tensors="pt", add_special_tokens=False).to(self.device)
+                ids = self.model.generate(**enc, max_new_tokens=16, do_sample=False,
+                                          pad_token_id=tok.pad_token_id or tok.eos_token_id)[0][enc["input_ids"].shape[1]:]
                 out.append(tok.decode(ids, skip_special_tokens=True).strip())
         return out
 

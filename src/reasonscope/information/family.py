@@ -50,12 +50,14 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from ..scorers.cache import ScoreCache
 from ..settings import StatsConfig
 from ..stats.bootstrap import estimate
 from ..stats.multiple import adjust_rows
 from ..store import Store
 from ..types import Item, Score, stable_hash
 from .baseline import label_text
+from .cached_scores import CachedEvaluator
 from .defaults import PenaltyWeights, penalty_weights
 from .inputs import baseline_notes, generated_rationales, make_baselines, split_train
 from .larev import _llm_antonyms, train_larev_models  # noqa: F401  (_llm_antonyms: imported from here by tests)
@@ -73,6 +75,7 @@ from .tables import (
 from .variants import VARIANTS, baseline_input, variant_texts
 
 FAMILY = "information"
+_FOLDER_OF = {"rev": "phi", "larev": "phi_la"}  # the trained model behind each method
 __all__ = ["FAMILY", "antonym_notes", "baseline_leak_warning", "baseline_notes", "baseline_only_accuracy",
            "collapse_warning", "generated_rationales", "make_baselines", "model_folders", "run_information",
            "score_variants", "separations", "split_train", "train_larev_models"]
@@ -159,6 +162,11 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
     texts.update(generated_rationales(scored, cfg, store, seed=seed, console=console))
     ids = [i.id for i in scored]
     held_out = ids or [i.id for i in va]
+    # scores of the trained evaluators are read back from the store on a re-run (cached_scores)
+    cache = ScoreCache(store)
+    phi_base = CachedEvaluator(phi_base, folders["phi_base"] / "best", cache, label="Phi_base")
+    scorers = {m: CachedEvaluator(ev, folders[_FOLDER_OF[m]] / "best", cache, label=_FOLDER_OF[m])
+               for m, ev in scorers.items()}
     baseline_only = baseline_only_accuracy(phi_base, held_out, baselines, y, candidates,
                                            "test" if ids else "validation")
     why = baseline_leak_warning(baseline_only, cfg.baseline_warn_accuracy, "larev" in cfg.methods)

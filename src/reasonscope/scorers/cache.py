@@ -2,8 +2,10 @@
 
 What is cached (``kind``): ``nli`` (p(contradiction) of a cross-encoder), ``llm-nli`` (p(contradiction)
 of an LLM judging with label log-probabilities), ``bertscore`` and ``cosine`` (similarity of a text
-pair), ``embedding`` (a sentence vector, float32) and ``perplexity`` (the token log-probabilities of a
-text under a causal LM).
+pair), ``embedding`` (a sentence vector, float32), ``perplexity`` (the token log-probabilities of a
+text under a causal LM) and ``evaluator`` (a trained information evaluator's log-likelihoods and greedy
+predictions, :mod:`reasonscope.information.cached_scores`) and ``judge-score`` (a judge's log-probabilities of
+the score strings 0..10, :mod:`reasonscope.attributes.expected_scores`).
 
 Keys
 ----
@@ -45,7 +47,7 @@ from typing import Any
 
 from ..types import canonical_json, stable_hash
 
-KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity")
+KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity", "evaluator", "judge-score")
 CACHE_FORMAT = 1
 _LIBRARIES = ("torch", "transformers", "bert-score", "sentence-transformers")
 
