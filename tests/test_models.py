@@ -98,12 +98,14 @@ def test_hf_logprobs_share_the_prompt_and_equal_the_padded_batch(tiny_causal_lm)
     assert model.logprobs_sync(prompt, [""]) == model.logprobs_batch(prompt, [""]) == [0.0]
 
 
-def test_hf_logprobs_prefixed_reuse_the_prefix_for_every_suffix(tiny_causal_lm):
+def test_hf_logprobs_shared_equal_each_prompt_alone(tiny_causal_lm):
+    """Prompts that share a beginning: the common token prefix is run once and the endings in one batch; every
+    number equals that prompt's own padded batch (tokenised whole), including a prompt that is the prefix."""
     model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}"))
     prefix = "Ana has 3 apples and gets 5 more ."
-    suffixes = ["\n\nHow many ?", "\n\nIs it 8 ?", ""]
+    prompts = [prefix + " How many ?", prefix + " Is it 8 ? Say yes or no .", prefix]
     conts = ["8", " yes", " 3 apples"]
-    got = model.logprobs_prefixed(prefix, suffixes, conts)
-    for suffix, row in zip(suffixes, got, strict=True):
-        want = model.logprobs_batch(prefix + suffix, conts)
+    got = model.logprobs_shared(prompts, conts)
+    for prompt, row in zip(prompts, got, strict=True):
+        want = model.logprobs_batch(prompt, conts)
         assert all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-4) for a, b in zip(row, want, strict=True))

@@ -5,8 +5,10 @@
 (no NLI model ships offline), SS by BERTScore F1 with the embedded MiniLM.
 Evidence (RACE): a TF-IDF logistic regression on 200 built-in topic texts; SmolLM2 labels and
 explains 12 test texts (12 more generations), its answer constrained to ``{"label": one of the
-classes, "rationale": text}`` (structured outputs, :mod:`reasonscope.models.structured`), and the
-rationales are matched to the classifier's top-5 features.
+classes, "rationale": text}`` (structured outputs, :mod:`reasonscope.models.structured`); the label is
+then read as the class of highest log-likelihood where the JSON answer starts (lm-eval's multiple-choice
+method, :mod:`reasonscope.evidence.likelihood`), and the written rationales are matched to the
+classifier's top-5 features.
 Attributes: SmolLM2 judges its own primary answers on the twelve attributes by expected scores (G-Eval:
 the probability-weighted score over 0..10 from its log-probabilities, one attribute per prompt, the
 rationale's prompt prefix computed once; :mod:`reasonscope.attributes.expected_scores`): its sampled
@@ -44,6 +46,7 @@ def demo_plan(output_dir: str = "runs", size: int = 6, max_tokens: int = 160) ->
             "evidence": {
                 "train": {"name": "topics-train", "format": "topics", "size": 200, "split": "train"},
                 "test": {"name": "topics-test", "format": "topics", "size": 12, "split": "test"},
+                "label_reading": "likelihood",
             },
             "attributes": {
                 "judges": [{"spec": "smollm2", "name": "smollm2-judge"}],
@@ -94,7 +97,8 @@ def family_notes(summary: dict[str, Any]) -> list[str]:
     llm = next(iter(_find(ev, "llm")), None)
     if isinstance(llm, dict) and llm.get("n"):
         parsed = llm["n"] - llm.get("unparseable", 0)
-        out.append(f"evidence: {parsed}/{llm['n']} constrained predictions give a label and a rationale; coverage of "
+        how = " (labels by log-likelihood)" if llm.get("label_reading") == "likelihood" else ""
+        out.append(f"evidence: {parsed}/{llm['n']} constrained predictions give a label and a rationale{how}; coverage of "
                    "the classifier's top features by those rationales. Does not show that SmolLM2's rationales are "
                    "faithful: 12 texts, a weak model.")
     at = summary.get("attributes") or {}

@@ -13,8 +13,10 @@ string "0".."10" as the judge's answer is read. With lp_s those log-probabilitie
 is dropped by the renormalisation and kept with the score as ``valid_mass``; a judge whose valid
 scores all have probability 0 (log-probability not finite) leaves the attribute unscored, with the
 reason. A local model (``hf/...``, ``smollm2``) reads the score after its chat template's assistant
-turn (:meth:`~reasonscope.models.hf_provider.HFModel.logprobs_sync`, the prompt's key/value cache
-shared by the eleven strings); an OpenAI-compatible model reads the first answer token's
+turn; the twelve prompts of one rationale are tokenised whole and their common token prefix (everything
+up to the attribute) is run once, the eleven score strings and the twelve attribute endings on copies
+of its key/value cache (:meth:`~reasonscope.models.hf_provider.HFModel.logprobs_shared`: the same
+numbers as each prompt alone). An OpenAI-compatible model reads the first answer token's
 ``top_logprobs`` (scores outside the top 20 get probability 0).
 
 Why: a small judge writes the same sampled score for everything (the embedded SmolLM2 writes one
@@ -29,21 +31,20 @@ spec, template version and prompt text), so a re-run makes no judge call. Needs 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from typing import Any
 
 from ..judge.attributes import ATTRIBUTES
-from ..judge.logprob_scores import expected_score, scale_values
-from ..scorers.cache import CachedScorer, ScoreCache
+from ..judge.logprob_scores import expected_score, logprobs_many, scale_values
+from ..scorers.cache import logprob_scorer
 from ..store import Store
 from .judging import Judged, Target
 from .settings import AttributesConfig
 
 EXPECTED_VERSION = "judge-expected-v1"
 METHOD = "expected score over the valid score strings 0..10 (G-Eval)"
-MARKER = "\n\nAttribute: "  # where the per-attribute part of a prompt starts
+MARKER = "\n\nAttribute: "  # the per-attribute part comes last, so one rationale's prompts share the rest
 
 
 def expected_messages(question: str, rationale: str, attribute: str, context: str | None = None
@@ -65,57 +66,33 @@ def prompt_for(judge: Any, messages: list[dict[str, str]]) -> str:
     return "\n\n".join(m["content"] for m in messages)
 
 
-def split_prompts(prompts: list[str]) -> tuple[str, list[str]]:
-    """(shared head, per-attribute tails) of one rationale's prompts: every prompt is head + tail, the tail
-    starting at the last attribute marker (the rationale itself may hold the marker)."""
-    heads = {p[:p.rindex(MARKER)] for p in prompts}
-    if len(heads) != 1:
-        raise ValueError("the attribute prompts of one rationale must share everything before the attribute")
-    head = heads.pop()
-    return head, [p[len(head):] for p in prompts]
-
-
-def _compute(judge: Any, units: list[list], continuations: list[str]) -> list[list[list[float]]]:
-    """Log-probabilities of the score strings after every (head + tail) of every unit [head, tails]."""
-    shared = getattr(judge, "logprobs_prefixed", None)
+def _compute(judge: Any, units: list[list[str]], continuations: list[str]) -> list[list[list[float]]]:
+    """Log-probabilities of the score strings after every prompt of every unit (one rationale's prompts)."""
+    shared = getattr(judge, "logprobs_shared", None)
     if shared is not None:
-        return [shared(head, list(tails), continuations) for head, tails in units]
-    gate_n = max(1, int(getattr(judge, "concurrency", 8) or 8))
-
-    async def gather() -> list[list[float]]:
-        gate = asyncio.Semaphore(gate_n)
-
-        async def one(p: str) -> list[float]:
-            async with gate:
-                return await judge.logprobs(p, continuations)
-
-        return list(await asyncio.gather(*(one(head + t) for head, tails in units for t in tails)))
-
-    flat = iter(asyncio.run(gather()))
-    return [[next(flat) for _ in tails] for _, tails in units]
+        return [shared(list(prompts), continuations) for prompts in units]
+    flat = iter(logprobs_many(judge, [p for prompts in units for p in prompts], continuations))
+    return [[next(flat) for _ in prompts] for prompts in units]
 
 
 def judge_expected(judge: Any, targets: list[Target], cfg: AttributesConfig, store: Store | None
                    ) -> dict[tuple[str, str], Judged]:
     """``(model, unit)`` -> expected scores of every attribute by ``judge`` (failed generations skipped).
-    One cached input per rationale: its shared head and one tail per attribute."""
+    One cached input per rationale: its twelve attribute prompts, which share everything up to the
+    attribute (the attribute comes last), so a local judge runs the shared part once."""
     values = scale_values(0, 10)
     conts = list(values)
-    scorer = CachedScorer(kind="judge-score", model=judge.config.spec,
-                          settings={"template": EXPECTED_VERSION, "continuations": conts},
-                          load=lambda: judge, compute=lambda j, units: _compute(j, units, conts),
-                          description=f"{judge.name}: G-Eval score log-probabilities",
-                          cache=ScoreCache(store) if store is not None else None, chunk=2,
-                          label=f"judge {judge.name} (expected scores)")
+    scorer = logprob_scorer(judge, kind="judge-score", template=EXPECTED_VERSION, continuations=conts,
+                            compute=lambda j, units: _compute(j, units, conts), what="G-Eval score log-probabilities",
+                            store=store, chunk=2, label=f"judge {judge.name} (expected scores)")
     names = cfg.names
     units: list[tuple[tuple[str, str], list]] = []
     for t in targets:
         if t.error:
             continue
         context = f"Reference answer: {t.reference}" if cfg.show_reference and t.reference else None
-        head, tails = split_prompts([prompt_for(judge, expected_messages(t.question, t.rationale, a, context))
-                                     for a in names])
-        units.append(((t.model, t.unit), [head, tails]))
+        units.append(((t.model, t.unit), [prompt_for(judge, expected_messages(t.question, t.rationale, a, context))
+                                          for a in names]))
     lps = scorer.run([u for _, u in units]) if units else []
     out: dict[tuple[str, str], Judged] = {}
     for (unit, _), per_attribute in zip(units, lps, strict=True):

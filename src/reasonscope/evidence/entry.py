@@ -27,7 +27,7 @@ class EvidenceFamily:
         from .stored import score_evidence
 
         tables = score_evidence(ctx.store, ctx.run_id, ctx.settings, ctx.stats, ctx.data, seed=ctx.seed,
-                                console=ctx.console)
+                                console=ctx.console, models=ctx.models)
         return FamilyResult.from_tables(tables)
 
     def cli(self) -> typer.Typer | None:

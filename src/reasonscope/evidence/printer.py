@@ -14,7 +14,8 @@ def print_summary(tables: dict, out: Console, err: Console) -> None:
         acc = "n/a" if llm["accuracy"] is None else f"{llm['accuracy']:.2f}"
         failed = f", {llm['failed']} failed" if llm.get("failed") else ""
         table = Table(title=f"evidence: {model} (classifier acc {t['classifier']['test_accuracy']:.2f}, "
-                            f"LLM acc {acc}, n={llm['n']}{failed})")
+                            f"LLM acc {acc}, n={llm['n']}{failed}"
+                            + (", labels by log-likelihood" if llm.get("label_reading") == "likelihood" else "") + ")")
         for col in ("matcher", "group", "support", "contradict", "asymmetry", "A(c)-A(i) p (perm., 2-sided)"):
             table.add_column(col)
         for matcher, tab in t["coverage"].items():

@@ -33,6 +33,11 @@ class EvidenceConfig(Strict):
                                           "each vectorised separately (metadata keys or input/choices/rationale); "
                                           "default: the fields the dataset format declares, else input.")
     target: Literal["predicted", "gold"] = Field("predicted", description="Class whose evidence is evaluated.")
+    label_reading: Literal["sampled", "likelihood"] = Field(
+        "sampled", description="How the LLM's label is read: 'sampled' = the label it writes; 'likelihood' = "
+        "the class of highest log-likelihood after the same prompt (lm-eval's multiple-choice method; the "
+        "rationale stays the written one; needs a model with log-probabilities: hf/..., smollm2, "
+        "OpenAI-compatible).")
     min_df: int = Field(1, ge=1)
     max_features: int | None = Field(None, ge=1)
     C: float = Field(1.0, gt=0)

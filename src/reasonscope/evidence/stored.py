@@ -15,7 +15,7 @@ from .settings import EvidenceConfig
 
 
 def score_evidence(store: Store, run_id: str, ev: EvidenceConfig, stats: StatsConfig, data: RunData, *, seed: int = 0,
-                   console: Console | None = None) -> dict:
+                   console: Console | None = None, models: list | None = None) -> dict:
     """RACE for each model that labelled the test items (generated or imported predictions).
 
     A failed generation (``stats.failed_generations``): ``exclude`` leaves the item out (it has no
@@ -44,6 +44,8 @@ def score_evidence(store: Store, run_id: str, ev: EvidenceConfig, stats: StatsCo
                 continue
             pred.label, pred.reason = None, f"{GENERATION_FAILED}: {g.error}"
         preds[g.item_id[len(prefix):]] = pred
+    readings = {model: relabel_by_likelihood(preds, model, models or [], test, labels, store)
+                for model, preds in by_model.items()} if ev.label_reading == "likelihood" else {}
     tables: dict = {}
     scores = []
     for model, preds in by_model.items():
@@ -56,6 +58,12 @@ def score_evidence(store: Store, run_id: str, ev: EvidenceConfig, stats: StatsCo
                                 sweep_delta_chars=tuple(ev.sweep_delta_chars),
                                 confidence=stats.confidence, n_resamples=stats.n_resamples,
                                 n_permutations=ev.n_permutations, p_adjust=stats.p_adjust, seed=seed, model=model)
+        t["llm"]["label_reading"] = ev.label_reading
+        if ev.label_reading == "likelihood":
+            reading = readings[model]
+            t["llm"].update({k: v for k, v in reading.items() if k != "warning"})
+            if reading.get("warning"):
+                t["warnings"].append(reading["warning"])
         n_failed = failed.get(model, 0)
         t["llm"]["failed"] = n_failed
         t["settings"]["failed_generations"] = stats.failed_generations
@@ -71,3 +79,42 @@ def score_evidence(store: Store, run_id: str, ev: EvidenceConfig, stats: StatsCo
     store.put_scores(run_id, scores)
     store.put_artefact(run_id, "evidence.json", "json", json.dumps(tables, default=str))
     return tables
+
+
+def relabel_by_likelihood(preds: dict, model: str, models: list, test: list, labels: list[str], store: Store) -> dict:
+    """Replace each prediction's label by the most likely label under ``model`` (:mod:`.likelihood`); the
+    rationale stays. Returns what the table records: the method, how many labels changed, per item the
+    renormalised label probabilities, or a warning when the model cannot be rebuilt (sampled labels kept)."""
+    from ..models.registry import create_model
+    from ..scorers.cache import ScorerUnavailable
+    from .family import GENERATION_FAILED, build_messages
+    from .likelihood import likelihood_labels
+
+    cfg = next((m for m in models if m.display_name == model), None)
+    if cfg is None:
+        return {"label_method": "sampled (fallback)",
+                "warning": f"evidence, {model}: label_reading: likelihood needs the model of the plan, which this "
+                           "run cannot rebuild (imported outputs?): its sampled labels are used"}
+    lm = create_model(cfg)
+    try:
+        # a failed generation keeps its policy (left out, or wrong): it is not relabelled
+        items = [it for it in test if it.id in preds and not (preds[it.id].reason or "").startswith(GENERATION_FAILED)]
+        try:
+            got = likelihood_labels(lm, items, labels, build_messages, store)
+        except (NotImplementedError, ScorerUnavailable, RuntimeError, OSError) as err:
+            return {"label_method": "sampled (fallback)",
+                    "warning": f"evidence, {model}: label_reading: likelihood, but the log-probabilities are "
+                               f"unavailable ({type(err).__name__}: {err}): its sampled labels are used"}
+    finally:
+        lm.close()
+    changed = 0
+    for item_id, r in got.items():
+        pred = preds[item_id]
+        if r["label"] is None:
+            continue
+        changed += pred.label != r["label"]
+        pred.label = r["label"]
+        pred.reason = None if pred.rationale else "no rationale"
+    method = next(iter(got.values()))["method"] if got else None
+    return {"label_method": method, "labels_changed": changed,
+            "label_probabilities": {i: r["probabilities"] for i, r in got.items()}}

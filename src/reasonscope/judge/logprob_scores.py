@@ -22,6 +22,7 @@ The functions take the log-probabilities as numbers, so any backend that gives t
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,28 @@ async def label_by_likelihood(model: LanguageModel, prompt: str, labels: Sequenc
     """Ask ``model`` for log p(label | prompt) of every label and take the most likely one."""
     lps = await model.logprobs(prompt, list(labels))
     return most_likely_label(dict(zip(labels, lps, strict=True)), labels)
+
+
+def logprobs_many(model: LanguageModel, prompts: Sequence[str], continuations: Sequence[str]) -> list[list[float]]:
+    """log p(c | prompt) of every continuation after every prompt: in this thread through ``logprobs_sync``
+    for a local model, else ``model.logprobs`` coroutines gathered with at most ``model.concurrency`` in
+    flight (an API model answers them in parallel)."""
+    conts = list(continuations)
+    sync = getattr(model, "logprobs_sync", None)
+    if sync is not None:
+        return [sync(p, conts) for p in prompts]
+    gate_n = max(1, int(getattr(model, "concurrency", 8) or 8))
+
+    async def gather() -> list[list[float]]:
+        gate = asyncio.Semaphore(gate_n)
+
+        async def one(p: str) -> list[float]:
+            async with gate:
+                return await model.logprobs(p, conts)
+
+        return list(await asyncio.gather(*(one(p) for p in prompts)))
+
+    return asyncio.run(gather())
 
 
 def scale_values(low: int = 0, high: int = 10) -> dict[str, float]:

@@ -157,43 +157,66 @@ class HFModel(LanguageModel):
             return self.logprobs_batch(prompt, continuations)
         return self._run_shared(p_ids, [[]], conts)[0]
 
-    def logprobs_prefixed(self, prefix: str, suffixes: list[str], continuations: list[str]) -> list[list[float]]:
-        """For each suffix, summed log p(continuation | prefix + suffix) of every continuation, with
-        ``prefix``, each suffix and each continuation tokenised on their own (so prefix + suffix is read
-        as those tokens). The prefix is run once and its key/value cache reused for every suffix: many
+    def logprobs_shared(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+        """For each prompt, :meth:`logprobs_sync` of every continuation, the prompts tokenised whole (so the
+        numbers are those of each prompt alone) and their longest common token prefix run once: many
         questions about one long text (a judge asking each attribute of one rationale) cost one pass over
-        the text."""
+        the text, and the prompts' different ends run as one batch on copies of its key/value cache."""
         self.load()
         tok = self.tokenizer
-        p_ids = tok(prefix, add_special_tokens=False)["input_ids"]
-        tails = [tok(s, add_special_tokens=False)["input_ids"] for s in suffixes]
+        ids = [tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
         conts = [tok(c, add_special_tokens=False)["input_ids"] for c in continuations]
-        if not p_ids or not all(conts):
-            return [self.logprobs_batch(prefix + s, continuations) for s in suffixes]
-        return self._run_shared(p_ids, tails, conts)
+        n = 0
+        while all(len(x) > n for x in ids) and len({x[n] for x in ids}) == 1:
+            n += 1
+        if not ids or n == 0 or not all(conts):
+            return [self.logprobs_sync(p, continuations) for p in prompts]
+        return self._run_shared(ids[0][:n], [x[n:] for x in ids], conts)
 
     def _run_shared(self, p_ids: list[int], tails: list[list[int]], conts: list[list[int]]) -> list[list[float]]:
+        """Run the prefix once, then every (tail + all but the last token of a multi-token continuation) as
+        one right-padded batch on copies of the prefix's key/value cache; read each continuation's tokens
+        off the logits (the tail's last position gives every continuation's first token)."""
         import copy
 
         import torch
 
-        def run(ids: list[int], past=None):
-            return self.model(input_ids=torch.tensor([ids], device=self.device), past_key_values=past,
-                              use_cache=True)
-
-        out = []
+        multi = [i for i, c in enumerate(conts) if len(c) > 1]
+        rows: list[tuple[int, int | None, list[int]]] = []  # (tail index, continuation index, tokens)
+        for ti, tail in enumerate(tails):
+            rows += [(ti, ci, tail + conts[ci][:-1]) for ci in multi] if multi else [(ti, None, tail)]
         with torch.no_grad():
-            head = run(p_ids)
-            for tail in tails:
-                here = run(tail, copy.deepcopy(head.past_key_values)) if tail else head
-                first = torch.log_softmax(here.logits[0, -1].float(), dim=-1)
+            head = self.model(input_ids=torch.tensor([p_ids], device=self.device), use_cache=True)
+            head_last = torch.log_softmax(head.logits[0, -1].float(), dim=-1)
+            batch = [r for r in rows if r[2]]
+            logits = None
+            if batch:
+                width = max(len(r[2]) for r in batch)
+                pad = self.tokenizer.pad_token_id or 0
+                ids = torch.tensor([r[2] + [pad] * (width - len(r[2])) for r in batch], device=self.device)
+                mask = torch.tensor([[1] * (len(p_ids) + len(r[2])) + [0] * (width - len(r[2])) for r in batch],
+                                    device=self.device)
+                cache = copy.deepcopy(head.past_key_values)
+                cache.batch_repeat_interleave(len(batch))
+                logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache,
+                                    use_cache=True).logits.float()
+            row_of = {(r[0], r[1]): b for b, r in enumerate(batch)}
+
+            def lp_at(ti: int, ci: int | None, pos: int):
+                """log-softmax of the logits at ``pos`` of tail ``ti``'s row (pos -1: the prefix's last)."""
+                if pos < 0:
+                    return head_last
+                return torch.log_softmax(logits[row_of[(ti, ci)], pos], dim=-1)
+
+            out = []
+            for ti, tail in enumerate(tails):
+                some = multi[0] if multi else None
+                first = lp_at(ti, some, len(tail) - 1)
                 sums = []
-                for c in conts:
+                for ci, c in enumerate(conts):
                     total = float(first[c[0]])
-                    if len(c) > 1:
-                        rest = run(c[:-1], copy.deepcopy(here.past_key_values)).logits
-                        lp = torch.log_softmax(rest[0].float(), dim=-1)
-                        total += float(lp.gather(-1, torch.tensor(c[1:], device=self.device)[:, None]).sum())
+                    for j in range(1, len(c)):
+                        total += float(lp_at(ti, ci, len(tail) - 1 + j)[c[j]])
                     sums.append(total)
                 out.append(sums)
         return out

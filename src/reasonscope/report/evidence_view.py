@@ -22,6 +22,7 @@ def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
                         "llm_accuracy": _r(t["llm"]["accuracy"]), "n": t["llm"]["n"],
                         "failed": t["llm"].get("failed", 0),
                         "unparseable": t["llm"]["unparseable"], "no_rationale": t["llm"]["no_rationale"],
+                        "label_reading": t["llm"].get("label_method") or "sampled (the label the model wrote)",
                         **{f"setting_{k}": v for k, v in t["settings"].items()}})
         for matcher, tab in t["coverage"].items():
             for group in ("correct", "incorrect"):

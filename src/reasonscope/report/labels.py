@@ -21,7 +21,8 @@ COLUMNS: dict[str, str] = {
     "n_permutations": "Permutations", "model_a": "Model A", "model_b": "Model B", "metric": "Metric",
     "ES_reading": "ES reading", "reading": "How to read",
     # evidence
-    "no_rationale": "No rationale", "support": "Support coverage", "contradict": "Contradiction coverage",
+    "no_rationale": "No rationale", "label_reading": "Label read as",
+    "support": "Support coverage", "contradict": "Contradiction coverage",
     "k": "Top-k features", "delta": "delta (normalised edits)", "delta_chars": "delta (characters)",
     "support_correct": "Support coverage, correct", "contradict_correct": "Contradiction coverage, correct",
     "support_incorrect": "Support coverage, incorrect", "contradict_incorrect": "Contradiction coverage, incorrect",

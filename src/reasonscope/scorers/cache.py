@@ -5,7 +5,8 @@ of an LLM judging with label log-probabilities), ``bertscore`` and ``cosine`` (s
 pair), ``embedding`` (a sentence vector, float32), ``perplexity`` (the token log-probabilities of a
 text under a causal LM) and ``evaluator`` (a trained information evaluator's log-likelihoods and greedy
 predictions, :mod:`reasonscope.information.cached_scores`) and ``judge-score`` (a judge's log-probabilities of
-the score strings 0..10, :mod:`reasonscope.attributes.expected_scores`).
+the score strings 0..10, :mod:`reasonscope.attributes.expected_scores`) and ``label-logprobs`` (a model's
+log-likelihood of each class label, :mod:`reasonscope.evidence.likelihood`).
 
 Keys
 ----
@@ -47,7 +48,8 @@ from typing import Any
 
 from ..types import canonical_json, stable_hash
 
-KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity", "evaluator", "judge-score")
+KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity", "evaluator", "judge-score",
+         "label-logprobs")
 CACHE_FORMAT = 1
 _LIBRARIES = ("torch", "transformers", "bert-score", "sentence-transformers")
 
@@ -305,6 +307,18 @@ def _progress(show: bool):
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                     console=Console(stderr=True), transient=True)
+
+
+def logprob_scorer(model: Any, *, kind: str, template: str, continuations: Sequence[str],
+                   compute: Callable[[Any, list], list], what: str, store: Any, chunk: int, label: str
+                   ) -> CachedScorer:
+    """A language model's log-probabilities of fixed ``continuations`` behind the cache: the scorer's identity
+    is (kind, the model's spec, the prompt template's version, the continuations); an input is a prompt (or
+    a list of prompts scored together)."""
+    return CachedScorer(kind=kind, model=model.config.spec,
+                        settings={"template": template, "continuations": list(continuations)},
+                        load=lambda: model, compute=compute, description=f"{model.name}: {what}",
+                        cache=ScoreCache(store) if store is not None else None, chunk=chunk, label=label)
 
 
 # ----------------------------------------------------------------------------------------- typed facades

@@ -18,7 +18,6 @@ is recorded next to every score it produced.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -89,23 +88,11 @@ class LLMJudgeNLI(NLIScorer):
         weights = [math.exp(v - top) for v in lp]
         return weights[2] / sum(weights)
 
-    async def _gather(self, prompts: list[str], conts: list[str]) -> list[list[float]]:
-        gate = asyncio.Semaphore(max(1, int(getattr(self.model, "concurrency", 8) or 8)))
-
-        async def one(prompt: str) -> list[float]:
-            async with gate:
-                return await self.model.logprobs(prompt, conts)
-
-        return list(await asyncio.gather(*(one(p) for p in prompts)))
-
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        from ..judge.logprob_scores import logprobs_many
+
         conts = [" " + lab for lab in NLI_LABELS]
-        prompts = [judge_prompt(p, h) for p, h in pairs]
-        sync = getattr(self.model, "logprobs_sync", None)
-        if sync is not None:
-            lps = [sync(prompt, conts) for prompt in prompts]
-        else:
-            lps = asyncio.run(self._gather(prompts, conts))
+        lps = logprobs_many(self.model, [judge_prompt(p, h) for p, h in pairs], conts)
         return [self._probability(lp) for lp in lps]
 
 
