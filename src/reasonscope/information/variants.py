@@ -1,4 +1,4 @@
-"""Rationale variants scored by REV and LAREV (seed 002):
+"""Rationale variants scored by REV (Chen et al., 2023) and LAREV (Li, 2026):
 
 * ``gold``: the item's rationale;
 * ``leaky``: "The answer is y." (states the label, adds no reasoning);

@@ -1,5 +1,6 @@
-"""The twelve rationale attributes (seed 003), defined in our own words. They live in the judge layer
-(prompts and parsing use them); the attributes family re-exports them.
+"""The twelve rationale attributes (*Rethinking Human Preference Evaluation of LLM Rationales*), in our
+own words. They live in the judge layer (prompts and parsing use them); the attributes family
+re-exports them.
 
 Every attribute is oriented so that **higher is better**: for hallucination and repetition the
 score measures their *absence* (1 = no invented content / no needless repetition).
