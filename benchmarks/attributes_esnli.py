@@ -19,8 +19,9 @@ import argparse
 import csv
 import gzip
 import io
-import random
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from reasonscope.attributes.automatic import AutomaticBackends, automatic_metric
 from reasonscope.scorers.similarity import EmbeddingCosine
 from reasonscope.stats.bootstrap import bootstrap_mean, paired_difference
 from reasonscope.text.steps import split_steps
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from behavior_esnli_similarity import derangement  # noqa: E402
 
 METRICS = ("faithfulness", "informativeness", "repetition_step", "repetition_word")
 
@@ -51,12 +55,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     pairs = read_pairs(args.data, args.pairs)
-    order = list(range(len(pairs)))
-    rng = random.Random(args.seed)
-    while True:  # a derangement: no pair keeps its own explanation
-        rng.shuffle(order)
-        if all(i != j for i, j in enumerate(order)):
-            break
+    order = derangement(len(pairs), args.seed)  # no pair keeps its own explanation
     sim = EmbeddingCosine("embedded-minilm")  # the family's default embedding, loaded as the family loads it
     steps = [split_steps(expl) for _, expl in pairs]
     start = time.perf_counter()

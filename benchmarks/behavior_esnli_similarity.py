@@ -34,6 +34,16 @@ def read_pairs(path: str, n: int) -> list[tuple[str, str]]:
     return out[:n]
 
 
+def derangement(n: int, seed: int) -> list[int]:
+    """A seeded permutation of range(n) with no fixed point (no pair is matched with itself)."""
+    order = list(range(n))
+    rng = random.Random(seed)
+    while True:
+        rng.shuffle(order)
+        if all(i != j for i, j in enumerate(order)):
+            return order
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True)
@@ -41,12 +51,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     pairs = read_pairs(args.data, args.pairs)
-    order = list(range(len(pairs)))
-    rng = random.Random(args.seed)
-    while True:  # a derangement: no pair is matched with itself
-        rng.shuffle(order)
-        if all(i != j for i, j in enumerate(order)):
-            break
+    order = derangement(len(pairs), args.seed)
     first = [a for a, _ in pairs]
     print(f"e-SNLI validation, first {len(pairs)} pairs with two explanations")
     print("| backend | same pair | different pairs | same - different | p | P(same > different) | seconds |")

@@ -36,7 +36,7 @@ import math
 from typing import Any
 
 from ..judge.attributes import ATTRIBUTES
-from ..judge.logprob_scores import expected_score, logprobs_many, scale_values
+from ..judge.logprob_scores import chat_prompt, expected_score, logprobs_many, scale_values
 from ..scorers.cache import logprob_scorer
 from ..store import Store
 from .judging import Judged, Target
@@ -58,12 +58,8 @@ def expected_messages(question: str, rationale: str, attribute: str, context: st
 
 
 def prompt_for(judge: Any, messages: list[dict[str, str]]) -> str:
-    """The text whose continuation is the score: the chat template's assistant turn for a local model,
-    else the user text (an API model answers it as one user message)."""
-    render = getattr(judge, "prompt_text", None)
-    if render is not None:
-        return render(messages)
-    return "\n\n".join(m["content"] for m in messages)
+    """The text whose continuation is the score (:func:`~reasonscope.judge.logprob_scores.chat_prompt`)."""
+    return chat_prompt(judge, messages)[0]
 
 
 def _compute(judge: Any, units: list[list[str]], continuations: list[str]) -> list[list[list[float]]]:

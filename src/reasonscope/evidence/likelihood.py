@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..judge.logprob_scores import logprobs_many, most_likely_label
+from ..judge.logprob_scores import chat_prompt, logprobs_many, most_likely_label
 from ..scorers.cache import logprob_scorer
 from ..types import Item
 
@@ -37,10 +37,8 @@ JSON_START = '{"label": "'
 def label_prompt(model: Any, messages: list[dict[str, str]]) -> tuple[str, bool]:
     """(prompt, local): the chat turn plus the start of the JSON answer for a local model, else the user
     text asking for the label only."""
-    render = getattr(model, "prompt_text", None)
-    if render is not None and getattr(model, "logprobs_sync", None) is not None:
-        return render(messages) + JSON_START, True
-    return "\n\n".join(m["content"] for m in messages) + "\nAnswer with the label only.", False
+    text, local = chat_prompt(model, messages)
+    return (text + JSON_START, True) if local else (text + "\nAnswer with the label only.", False)
 
 
 def likelihood_labels(model: Any, items: list[Item], labels: list[str], messages_of, store=None

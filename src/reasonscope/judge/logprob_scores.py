@@ -86,6 +86,15 @@ async def label_by_likelihood(model: LanguageModel, prompt: str, labels: Sequenc
     return most_likely_label(dict(zip(labels, lps, strict=True)), labels)
 
 
+def chat_prompt(model: LanguageModel, messages: list[dict[str, str]]) -> tuple[str, bool]:
+    """(text whose continuation is read, local): a local model's chat template up to its assistant turn, else
+    the messages' contents joined (an API model answers them as one user message)."""
+    render = getattr(model, "prompt_text", None)
+    if render is not None and getattr(model, "logprobs_sync", None) is not None:
+        return render(messages), True
+    return "\n\n".join(m["content"] for m in messages), False
+
+
 def logprobs_many(model: LanguageModel, prompts: Sequence[str], continuations: Sequence[str]) -> list[list[float]]:
     """log p(c | prompt) of every continuation after every prompt: in this thread through ``logprobs_sync``
     for a local model, else ``model.logprobs`` coroutines gathered with at most ``model.concurrency`` in

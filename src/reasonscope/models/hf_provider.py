@@ -209,8 +209,8 @@ class HFModel(LanguageModel):
                 return torch.log_softmax(logits[row_of[(ti, ci)], pos], dim=-1)
 
             out = []
+            some = multi[0] if multi else None  # any row of a tail holds its last position
             for ti, tail in enumerate(tails):
-                some = multi[0] if multi else None
                 first = lp_at(ti, some, len(tail) - 1)
                 sums = []
                 for ci, c in enumerate(conts):

@@ -58,6 +58,15 @@ class ScorerUnavailable(RuntimeError):
     """The scoring model could not be loaded; the message is the reason to record."""
 
 
+def load_or_unavailable(make: Callable[[], tuple[Any, str | None]], fallback: str) -> Any:
+    """The scorer ``make()`` builds, or :class:`ScorerUnavailable` with its reason (``fallback`` when it gives
+    none): the ``load`` of a cached scorer built from a ``make_*(cfg) -> (scorer | None, reason)`` factory."""
+    scorer, reason = make()
+    if scorer is None:
+        raise ScorerUnavailable(reason or fallback)
+    return scorer
+
+
 def library_versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name in _LIBRARIES:

@@ -121,16 +121,13 @@ def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, 
     """The NLI backend of ``cfg`` behind the score cache (:class:`reasonscope.scorers.cache.CachedNLI`),
     loaded on its first cache miss; ``(None, reason)`` for ``backend: none``. A backend that fails to
     load raises :class:`~reasonscope.scorers.cache.ScorerUnavailable` at that moment."""
-    from .cache import CachedNLI, ScorerUnavailable
+    from .cache import CachedNLI, load_or_unavailable
 
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
 
     def load() -> NLIScorer:
-        scorer, reason = make_nli(cfg)
-        if scorer is None:
-            raise ScorerUnavailable(reason or "NLI backend unavailable")
-        return scorer
+        return load_or_unavailable(lambda: make_nli(cfg), "NLI backend unavailable")
 
     kind = "nli" if cfg.backend == "hf" else "llm-nli"
     settings = {"backend": cfg.backend} if cfg.backend == "hf" else {

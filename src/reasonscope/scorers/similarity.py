@@ -145,13 +145,10 @@ def similarity_description(cfg: SimilarityConfig) -> str:
 def cached_similarity(cfg: SimilarityConfig, cache=None, *, label: str = "similarity"):
     """The similarity of ``cfg`` behind the score cache (:class:`reasonscope.scorers.cache.CachedSimilarity`),
     loaded on its first cache miss (never when nothing is to be compared)."""
-    from .cache import CachedSimilarity, ScorerUnavailable
+    from .cache import CachedSimilarity, load_or_unavailable
 
     def load() -> Similarity:
-        scorer, reason = make_similarity(cfg)
-        if scorer is None:
-            raise ScorerUnavailable(reason or "similarity model unavailable")
-        return scorer
+        return load_or_unavailable(lambda: make_similarity(cfg), "similarity model unavailable")
 
     kind = "bertscore" if cfg.method == "bertscore" else "cosine"
     settings = {"num_layers": cfg.num_layers, "idf": False, "rescale": False} if kind == "bertscore" else {
