@@ -37,6 +37,7 @@ def main() -> None:
     from reasonscope.information.ig_cache import AttributionCache
     from reasonscope.information.leakage import leakage_attributions, token_attributions
     from reasonscope.information.variants import baseline_input
+    from reasonscope.store import Store
 
     torch.set_num_threads(args.threads)
     if args.data:
@@ -62,12 +63,13 @@ def main() -> None:
     single, single_cpu, single_wall = timed(lambda: [token_attributions(ev, t, y, n_steps=args.steps)
                                                      for t, y in zip(texts, targets, strict=True)])
     with tempfile.TemporaryDirectory() as tmp:
-        cache = AttributionCache(Path(tmp) / "ig.sqlite")
+        store = Store(Path(tmp))
+        cache = AttributionCache(store, args.evaluator, args.steps)
         run = lambda: leakage_attributions(ev, texts, targets, n_steps=args.steps,  # noqa: E731
-                                           batch_size=args.batch, cache=cache, fingerprint="bench")
+                                           batch_size=args.batch, cache=cache)
         batched, batched_cpu, batched_wall = timed(run)
         _, cached_cpu, cached_wall = timed(run)
-        cache.close()
+        store.close()
     diff = max(abs(a - b) for (_, xs), (_, ys) in zip(single, batched, strict=True) for a, b in zip(xs, ys, strict=True))
     n = len(texts)
     mean_tokens = sum(len(o) for o, _ in single) / n

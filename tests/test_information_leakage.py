@@ -16,6 +16,8 @@ from reasonscope.information.leakage import (
     token_attributions,
 )
 from reasonscope.information.variants import baseline_input
+from reasonscope.scorers.cache import clear_score_cache, score_cache_summary
+from reasonscope.store import Store
 
 pytest.importorskip("captum")
 
@@ -42,6 +44,10 @@ def test_causal_evaluators_are_attributed_one_text_at_a_time(tiny_causal_lm):
                                          for t, y in zip(TEXTS[:2], TARGETS[:2], strict=True)]
 
 
+def attribution_rows(store) -> int:
+    return sum(r["entries"] for r in score_cache_summary(store) if r["kind"] == "attribution")
+
+
 def test_attributions_are_cached_by_fingerprint_text_and_steps(tiny_seq2seq, tmp_path, monkeypatch):
     ev = load_evaluator(str(tiny_seq2seq))
     import reasonscope.information.leakage as leakage
@@ -54,17 +60,25 @@ def test_attributions_are_cached_by_fingerprint_text_and_steps(tiny_seq2seq, tmp
         return real(evaluator, texts, targets, n_steps=n_steps)
 
     monkeypatch.setattr(leakage, "batch_token_attributions", counting)
-    cache = AttributionCache(tmp_path / "ig.sqlite")
-    first = leakage_attributions(ev, TEXTS, TARGETS, n_steps=6, batch_size=3, cache=cache, fingerprint="phi_base-a")
-    assert calls == [3, 1] and len(cache) == 4  # two attribution calls for four texts
-    cache.close()
-    reopened = AttributionCache(tmp_path / "ig.sqlite")  # a new process: read back from disk
-    again = leakage_attributions(ev, TEXTS, TARGETS, n_steps=6, batch_size=3, cache=reopened, fingerprint="phi_base-a")
+    phi_a, phi_b = tmp_path / "phi_base-a", tmp_path / "phi_base-b"
+    phi_a.mkdir(), phi_b.mkdir()
+    store = Store(tmp_path / "run")
+    cache = AttributionCache(store, phi_a, 6)
+    first = leakage_attributions(ev, TEXTS, TARGETS, n_steps=6, batch_size=3, cache=cache)
+    assert calls == [3, 1] and attribution_rows(store) == 4  # two attribution calls for four texts
+    store.close()
+    store = Store(tmp_path / "run")  # a new process: read back from disk
+    again = leakage_attributions(ev, TEXTS, TARGETS, n_steps=6, batch_size=3, cache=AttributionCache(store, phi_a, 6))
     assert calls == [3, 1] and again == first
-    leakage_attributions(ev, TEXTS[:1], TARGETS[:1], n_steps=7, cache=reopened, fingerprint="phi_base-a")
-    leakage_attributions(ev, TEXTS[:1], TARGETS[:1], n_steps=6, cache=reopened, fingerprint="phi_base-b")
-    leakage_attributions(ev, TEXTS[:1], ["9"], n_steps=6, cache=reopened, fingerprint="phi_base-a")
-    assert calls == [3, 1, 1, 1, 1] and len(reopened) == 7  # other steps, evaluator or label: computed anew
+    leakage_attributions(ev, TEXTS[:1], TARGETS[:1], n_steps=7, cache=AttributionCache(store, phi_a, 7))
+    leakage_attributions(ev, TEXTS[:1], TARGETS[:1], n_steps=6, cache=AttributionCache(store, phi_b, 6))
+    leakage_attributions(ev, TEXTS[:1], ["9"], n_steps=6, cache=AttributionCache(store, phi_a, 6))
+    assert calls == [3, 1, 1, 1, 1] and attribution_rows(store) == 7  # other steps, evaluator or label: computed anew
+    listed = {r["model"]: r["entries"] for r in score_cache_summary(store) if r["kind"] == "attribution"}
+    assert listed == {"integrated gradients (6 steps) on Phi_base phi_base-a": 5,
+                      "integrated gradients (7 steps) on Phi_base phi_base-a": 1,
+                      "integrated gradients (6 steps) on Phi_base phi_base-b": 1}
+    assert clear_score_cache(store, "attribution") == 7 and attribution_rows(store) == 0
 
 
 def test_a_kill_keeps_the_finished_batches(tiny_seq2seq, tmp_path, monkeypatch):
@@ -81,10 +95,11 @@ def test_a_kill_keeps_the_finished_batches(tiny_seq2seq, tmp_path, monkeypatch):
         return real(evaluator, texts, targets, n_steps=n_steps)
 
     monkeypatch.setattr(leakage, "batch_token_attributions", dies_on_second_batch)
-    cache = AttributionCache(tmp_path / "ig.sqlite")
+    store = Store(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
-        leakage_attributions(ev, TEXTS, TARGETS, n_steps=4, batch_size=2, cache=cache, fingerprint="f")
-    assert len(AttributionCache(tmp_path / "ig.sqlite")) == 2
+        leakage_attributions(ev, TEXTS, TARGETS, n_steps=4, batch_size=2, cache=AttributionCache(store, tmp_path, 4))
+    store.close()
+    assert attribution_rows(Store(tmp_path / "run")) == 2
 
 
 def test_antonym_stand_ins_are_named_and_counted():

@@ -109,3 +109,42 @@ def test_hf_logprobs_shared_equal_each_prompt_alone(tiny_causal_lm):
     for prompt, row in zip(prompts, got, strict=True):
         want = model.logprobs_batch(prompt, conts)
         assert all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-4) for a, b in zip(row, want, strict=True))
+    # only endings of several tokens: the output layer skips the positions before the shortest ending's last
+    for prompt, row in zip(prompts[:2], model.logprobs_shared(prompts[:2], conts), strict=True):
+        want = model.logprobs_batch(prompt, conts)
+        assert all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-4) for a, b in zip(row, want, strict=True))
+
+
+def test_hf_generate_reports_finished_rows_and_keeps_the_outputs(tiny_causal_lm):
+    model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}", batch_size=4, max_tokens=6))
+    batch = [req("Ana has 3 apples"), req("The sky is blue"), req("Bob has 2 pears")]
+    plain = asyncio.run(model.generate(batch))
+    reports: list[int] = []
+    watched = asyncio.run(model.generate(batch, on_done=reports.append))
+    assert [c.text for c in watched] == [c.text for c in plain]  # watching never changes the decoding
+    assert sum(reports) == 3 and all(n > 0 for n in reports)
+
+
+def test_rows_finished_counts_each_row_once_when_it_emits_a_stop_token():
+    import torch
+
+    from reasonscope.models.hf_provider import _RowsFinished
+
+    reports: list[int] = []
+    watch = _RowsFinished(prompt_len=2, stop_ids=(0, 0, None), report=reports.append)
+    # prompt [5, 6] (a stop id inside the prompt must not count), then decoding steps
+    steps = [[[5, 0, 7], [5, 6, 8], [5, 6, 9]],
+             [[5, 0, 7, 0], [5, 6, 8, 0], [5, 6, 9, 4]],
+             [[5, 0, 7, 0, 0], [5, 6, 8, 0, 0], [5, 6, 9, 4, 3]]]
+    for ids in steps:
+        stop = watch(torch.tensor(ids), None)
+        assert stop.tolist() == [False, False, False]  # it never stops generation
+    watch.finish(3)
+    assert reports == [2, 1]  # two rows finished at step 2, the row cut at max_tokens reported at the end
+
+
+def test_api_generate_reports_each_request_as_it_finishes():
+    model = create_model(ModelConfig(spec="mock/reasoner"))
+    reports: list[int] = []
+    outs = asyncio.run(model.generate([req("2 + 2", item="a"), req("3 + 3", item="b")], on_done=reports.append))
+    assert len(outs) == 2 and reports == [1, 1]

@@ -80,15 +80,25 @@ class Sent:
 async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], store: Store,
                            progress: Progress | None = None, task_id: Any = None) -> Sent:
     """Send the requests the store lacks; commit each answer or failed generation as it arrives (pending
-    ones are not stored)."""
+    ones are not stored), those arriving in one turn of the event loop in one transaction
+    (:class:`_TurnCommitter`)."""
     sem = asyncio.Semaphore(model.concurrency)
     provider, model_id = split_spec(model.config.spec)
     sent = Sent()
     size = model.batch_size
+    commit = _TurnCommitter(store, asyncio.get_running_loop())
 
     async def worker(chunk: list[PlannedRequest]) -> None:
+        advanced = 0
+
+        def on_done(n: int) -> None:  # requests finishing inside the batch move the bar
+            nonlocal advanced
+            advanced += n
+            progress.advance(task_id, n)
+
         async with sem:
-            completions = await model.generate([p.request for p in chunk])
+            completions = await model.generate([p.request for p in chunk],
+                                               on_done=on_done if progress is not None else None)
         for planned, completion in zip(chunk, completions, strict=True):
             sent.calls += 1
             if completion.pending:
@@ -96,21 +106,58 @@ async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], 
                 sent.pending_error = sent.pending_error or completion.error
                 sent.unstored[planned.key] = completion
                 continue
-            store.put_completion(planned.key, provider=provider, model_id=model_id,
-                                 request={"messages": planned.request.messages, **planned.request.gen_config(),
-                                          "sample": planned.sample, "base_url": model.config.base_url,
-                                          **({"constraint": completion.constraint} if completion.constraint else {})},
-                                 completion=completion)
+            commit.add(planned.key, provider=provider, model_id=model_id,
+                       request={"messages": planned.request.messages, **planned.request.gen_config(),
+                                "sample": planned.sample, "base_url": model.config.base_url,
+                                **({"constraint": completion.constraint} if completion.constraint else {})},
+                       completion=completion)
             sent.failed += completion.failed
-        if progress is not None:
-            progress.advance(task_id, len(chunk))
+        if progress is not None and advanced < len(chunk):
+            progress.advance(task_id, len(chunk) - advanced)
 
     chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
     try:
         await asyncio.gather(*(worker(c) for c in chunks))
     finally:
-        await model.aclose()
+        try:
+            commit.flush()
+        finally:
+            await model.aclose()
     return sent
+
+
+class _TurnCommitter:
+    """Store completions in one transaction per turn of the event loop: every completion that arrives
+    while the loop runs the ready callbacks of one turn is written by a flush scheduled for the end
+    of that turn (``call_soon``), before the loop waits for anything again. Each completion is still
+    committed as soon as it arrives (no timer, no batch size): a fast backend (many requests finishing
+    together) costs one commit per turn instead of one per completion; a slow one, one per completion
+    as before. :func:`generate_pending` flushes again on the way out, errors included."""
+
+    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop):
+        self.store, self.loop = store, loop
+        self.rows: list[tuple[str, dict[str, Any]]] = []
+        self.error: BaseException | None = None
+
+    def add(self, key: str, **fields: Any) -> None:
+        if self.error is not None:  # a failed write stops the pass, as a failed put_completion always did
+            raise self.error
+        if not self.rows:
+            self.loop.call_soon(self._flush_turn)
+        self.rows.append((key, fields))
+
+    def _flush_turn(self) -> None:
+        try:
+            self.flush()
+        except Exception as err:  # kept (rows included) and raised by the next add or the final flush
+            self.error = err
+
+    def flush(self) -> None:
+        if self.rows:
+            with self.store.transaction():
+                for key, fields in self.rows:
+                    self.store.put_completion(key, **fields)
+            self.rows = []
 
 
 def make_progress(console: Console) -> Progress:

@@ -43,7 +43,7 @@ def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
                 failed_only: bool = typer.Option(False, help="Only failed completions."),
                 kind: str | None = typer.Option(None, help="Clear the score cache of this kind instead (nli, "
                                                 "llm-nli, bertscore, cosine, embedding, perplexity, evaluator, "
-                                                "judge-score, label-logprobs, or all)."),
+                                                "judge-score, label-logprobs, attribution, or all)."),
                 yes: bool = typer.Option(False, "--yes", help="Do not ask."),
                 wait_lock: float = WAIT_LOCK) -> None:
     """Delete cached completions (they will be requested again on the next run), or with --kind cached scores."""

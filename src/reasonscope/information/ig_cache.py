@@ -1,55 +1,48 @@
-"""On-disk cache of integrated-gradients attributions (LAREV's leakage-term search).
+"""Integrated-gradients attributions (LAREV's leakage-term search), cached in the run's score cache.
 
-One SQLite file (``RUN_DIR/information/ig-cache.sqlite``), one row per attributed text: the key hashes
-the evaluator's fingerprint (the folder name of the trained Phi_base, which hashes everything that
-determines its weights), the text, the target label, the number of IG steps and a format version; the
-value is the token offsets and attributions as JSON. Rows are committed per batch, so a run killed
-during the attribution phase keeps every finished batch, and a rerun (or ``information score`` after
-it) reads them instead of attributing again.
+Kind ``attribution`` of the store's score cache (:mod:`reasonscope.scorers.cache`): the scorer's identity
+is the trained Phi_base it attributes (its folder name, which hashes everything that determines its
+weights, and the folder's file fingerprint), the number of IG steps, a format version and the library
+versions; an input is the pair (text, target label); the value is the token offsets and the
+attributions. Rows are committed per batch, so a run killed during the attribution phase keeps every
+finished batch, and a rerun (or ``information score`` after it) reads them instead of attributing again.
+``reasonscope cache ls`` lists them; ``reasonscope cache clear --kind attribution`` drops them.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from pathlib import Path
+from typing import Any
 
+from ..scorers.cache import ScoreCache, input_key, scorer_identity
 from ..types import stable_hash
 
 FORMAT = "ig-v1"
+KIND = "attribution"
+
+Attribution = tuple[list[tuple[int, int]], list[float]]
 
 
 class AttributionCache:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path)
-        self.conn.execute("CREATE TABLE IF NOT EXISTS attributions (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self.conn.commit()
+    """The attributions of one Phi_base (``folder``) with ``n_steps`` IG steps, in ``store``'s score cache."""
+
+    def __init__(self, store: Any, folder: str | Path, n_steps: int):
+        folder = Path(folder)
+        identity = scorer_identity(KIND, str(folder), {"format": FORMAT, "evaluator": folder.name,
+                                                       "ig_steps": n_steps})
+        self.scorer = stable_hash(identity, length=32)
+        self.cache = ScoreCache(store)
+        self.cache.register(self.scorer, KIND, f"integrated gradients ({n_steps} steps) on Phi_base {folder.name}",
+                            identity)
 
     @staticmethod
-    def key(fingerprint: str, text: str, target: str, n_steps: int) -> str:
-        return stable_hash([FORMAT, fingerprint, text, target, n_steps], 32)
+    def key(text: str, target: str) -> str:
+        return input_key([text, target])
 
-    def get_many(self, keys: list[str]) -> dict[str, tuple[list[tuple[int, int]], list[float]]]:
-        out: dict[str, tuple[list[tuple[int, int]], list[float]]] = {}
-        unique = sorted(set(keys))
-        for i in range(0, len(unique), 500):
-            chunk = unique[i:i + 500]
-            rows = self.conn.execute(f"SELECT key, value FROM attributions WHERE key IN ({','.join('?' * len(chunk))})",
-                                     chunk).fetchall()
-            for key, value in rows:
-                offsets, attributions = json.loads(value)
-                out[key] = ([tuple(o) for o in offsets], attributions)
-        return out
+    def get_many(self, keys: list[str]) -> dict[str, Attribution]:
+        found = self.cache.get_many(self.scorer, KIND, sorted(set(keys)))
+        return {k: ([tuple(o) for o in offsets], attributions) for k, (offsets, attributions) in found.items()}
 
-    def put_many(self, rows: dict[str, tuple[list[tuple[int, int]], list[float]]]) -> None:
-        with self.conn:
-            self.conn.executemany("INSERT OR REPLACE INTO attributions (key, value) VALUES (?, ?)",
-                                  [(k, json.dumps([list(map(list, o)), a])) for k, (o, a) in rows.items()])
-
-    def __len__(self) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM attributions").fetchone()[0]
-
-    def close(self) -> None:
-        self.conn.close()
+    def put_many(self, rows: dict[str, Attribution]) -> None:
+        self.cache.put_many(self.scorer, KIND, {k: [[list(o) for o in offsets], attributions]
+                                                for k, (offsets, attributions) in rows.items()})

@@ -34,15 +34,11 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
 
     mask = phi.tokenizer.mask_token or "<mask>"
     shift = len(baseline_input(""))
-    cache = AttributionCache(folders["phi_base"].parent / "ig-cache.sqlite")
-    try:
-        attributions = leakage_attributions(phi_base, [baseline_input(baselines[it.id]) for it in tr + va],
-                                            [y[it.id] for it in tr + va], n_steps=cfg.ig_steps,
-                                            batch_size=cfg.ig_batch_size, cache=cache,
-                                            fingerprint=folders["phi_base"].name, console=console,
-                                            label="integrated gradients on Phi_base")
-    finally:
-        cache.close()
+    attributions = leakage_attributions(phi_base, [baseline_input(baselines[it.id]) for it in tr + va],
+                                        [y[it.id] for it in tr + va], n_steps=cfg.ig_steps,
+                                        batch_size=cfg.ig_batch_size,
+                                        cache=AttributionCache(store, folders["phi_base"], cfg.ig_steps),
+                                        console=console, label="integrated gradients on Phi_base")
     terms = {}
     for it, (offsets, attr) in zip(tr + va, attributions, strict=True):
         terms[it.id] = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift

@@ -127,14 +127,14 @@ def batch_token_attributions(evaluator, texts: list[str], targets: list[str], *,
 
 
 def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_steps: int = 20, batch_size: int = 4,
-                         cache=None, fingerprint: str = "", console=None, label: str = "integrated gradients"
+                         cache=None, console=None, label: str = "integrated gradients"
                          ) -> list[tuple[list[tuple[int, int]], list[float]]]:
     """Token attributions of many texts: looked up in ``cache`` (an
-    :class:`~reasonscope.information.ig_cache.AttributionCache`) under (``fingerprint``, text, target,
-    ``n_steps``), the rest computed ``batch_size`` texts per attribution call (texts sorted by length,
+    :class:`~reasonscope.information.ig_cache.AttributionCache` of this evaluator and ``n_steps``) under
+    (text, target), the rest computed ``batch_size`` texts per attribution call (texts sorted by length,
     so that a batch carries little padding) with a progress bar, each batch written to the cache as soon
     as it is done (a killed run keeps what it computed). Returns the attributions in the order of ``texts``."""
-    keys = [cache.key(fingerprint, t, y, n_steps) if cache is not None else str(i)
+    keys = [cache.key(t, y) if cache is not None else str(i)
             for i, (t, y) in enumerate(zip(texts, targets, strict=True))]
     found = cache.get_many(keys) if cache is not None else {}
     # texts of similar length share a batch, so little of each attribution call is spent on padding

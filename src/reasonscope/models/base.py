@@ -119,9 +119,19 @@ class LanguageModel:
         return None
 
     # -- generation -------------------------------------------------------------------------
-    async def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Complete a batch of requests. The default runs :meth:`_generate_one` concurrently."""
-        return list(await asyncio.gather(*(self._timed_one(r) for r in requests)))
+    async def generate(self, requests: Sequence[GenerationRequest],
+                       on_done: Callable[[int], None] | None = None) -> list[Completion]:
+        """Complete a batch of requests. The default runs :meth:`_generate_one` concurrently.
+        ``on_done(n)``, when given, is called as requests of the batch finish (``n`` more finished), so a
+        progress bar moves inside a long batch; a backend may call it from a worker thread."""
+
+        async def one(r: GenerationRequest) -> Completion:
+            completion = await self._timed_one(r)
+            if on_done is not None:
+                on_done(1)
+            return completion
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
 
     async def _timed_one(self, request: GenerationRequest) -> Completion:
         start = time.perf_counter()

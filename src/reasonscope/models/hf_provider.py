@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..types import Completion
@@ -85,15 +85,17 @@ class HFModel(LanguageModel):
         return "\n\n".join(m["content"] for m in messages) + "\n"
 
     # -- generation -------------------------------------------------------------------------
-    async def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+    async def generate(self, requests: Sequence[GenerationRequest],
+                       on_done: Callable[[int], None] | None = None) -> list[Completion]:
         try:
-            return await asyncio.to_thread(self._generate_sync, list(requests))
+            return await asyncio.to_thread(self._generate_sync, list(requests), on_done)
         except ProviderUnavailable:
             raise
         except Exception as exc:  # a broken batch fails its requests, not the run
             return [Completion(error=f"local generation failed: {type(exc).__name__}: {exc}") for _ in requests]
 
-    def _generate_sync(self, requests: list[GenerationRequest]) -> list[Completion]:
+    def _generate_sync(self, requests: list[GenerationRequest],
+                       on_done: Callable[[int], None] | None = None) -> list[Completion]:
         import torch
 
         self.load()
@@ -119,11 +121,18 @@ class HFModel(LanguageModel):
                     gen_kwargs["top_p"] = top_p
             else:
                 gen_kwargs.update(do_sample=False)
+            watch = None
+            if on_done is not None:
+                watch = _RowsFinished(enc["input_ids"].shape[1], (self.tokenizer.eos_token_id,
+                                                                  self.tokenizer.pad_token_id), on_done)
+                gen_kwargs["stopping_criteria"] = [watch]
             torch.manual_seed(seed)
             start = time.perf_counter()
             with torch.no_grad():
                 seqs = self.model.generate(**enc, **gen_kwargs)
             elapsed = (time.perf_counter() - start) / len(idx)
+            if watch is not None:
+                watch.finish(len(idx))  # rows cut at max_tokens never emitted a stop token
             new = seqs[:, enc["input_ids"].shape[1]:]
             eos = self.tokenizer.eos_token_id
             pad = self.tokenizer.pad_token_id
@@ -176,7 +185,10 @@ class HFModel(LanguageModel):
     def _run_shared(self, p_ids: list[int], tails: list[list[int]], conts: list[list[int]]) -> list[list[float]]:
         """Run the prefix once, then every (tail + all but the last token of a multi-token continuation) as
         one right-padded batch on copies of the prefix's key/value cache; read each continuation's tokens
-        off the logits (the tail's last position gives every continuation's first token)."""
+        off the logits (the tail's last position gives every continuation's first token). The output
+        layer (vocabulary-sized, about a fifth of a small model's compute per position) is applied only
+        where a log-probability is read: the prefix's last position, and the batch's positions from the
+        shortest tail's last one on (``logits_to_keep``); the other positions' logits are never used."""
         import copy
 
         import torch
@@ -186,27 +198,28 @@ class HFModel(LanguageModel):
         for ti, tail in enumerate(tails):
             rows += [(ti, ci, tail + conts[ci][:-1]) for ci in multi] if multi else [(ti, None, tail)]
         with torch.no_grad():
-            head = self.model(input_ids=torch.tensor([p_ids], device=self.device), use_cache=True)
+            head = self.model(input_ids=torch.tensor([p_ids], device=self.device), use_cache=True, logits_to_keep=1)
             head_last = torch.log_softmax(head.logits[0, -1].float(), dim=-1)
             batch = [r for r in rows if r[2]]
-            logits = None
+            logits, skipped = None, 0
             if batch:
                 width = max(len(r[2]) for r in batch)
+                skipped = min(max(len(tails[r[0]]) - 1, 0) for r in batch)  # positions before any read one
                 pad = self.tokenizer.pad_token_id or 0
                 ids = torch.tensor([r[2] + [pad] * (width - len(r[2])) for r in batch], device=self.device)
                 mask = torch.tensor([[1] * (len(p_ids) + len(r[2])) + [0] * (width - len(r[2])) for r in batch],
                                     device=self.device)
                 cache = copy.deepcopy(head.past_key_values)
                 cache.batch_repeat_interleave(len(batch))
-                logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache,
-                                    use_cache=True).logits.float()
+                logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True,
+                                    logits_to_keep=width - skipped).logits.float()
             row_of = {(r[0], r[1]): b for b, r in enumerate(batch)}
 
             def lp_at(ti: int, ci: int | None, pos: int):
                 """log-softmax of the logits at ``pos`` of tail ``ti``'s row (pos -1: the prefix's last)."""
                 if pos < 0:
                     return head_last
-                return torch.log_softmax(logits[row_of[(ti, ci)], pos], dim=-1)
+                return torch.log_softmax(logits[row_of[(ti, ci)], pos - skipped], dim=-1)
 
             out = []
             some = multi[0] if multi else None  # any row of a tail holds its last position
@@ -257,3 +270,34 @@ class HFModel(LanguageModel):
 
     def close(self) -> None:
         self.model = self.tokenizer = None
+
+
+class _RowsFinished:
+    """A stopping criterion that never stops: after each decoding step it counts the rows of the batch
+    that have emitted a stop token (eos or pad) and reports the new ones through ``report(n)``, so a
+    progress bar follows a long batch row by row instead of jumping at its end."""
+
+    def __init__(self, prompt_len: int, stop_ids: tuple[int | None, ...], report: Callable[[int], None]):
+        self.prompt_len = prompt_len
+        self.stop_ids = [t for t in set(stop_ids) if t is not None]
+        self.report = report
+        self.reported = 0
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        new = input_ids[:, self.prompt_len:]
+        done = torch.zeros(new.shape[0], dtype=torch.bool, device=new.device)
+        for t in self.stop_ids:
+            done |= (new == t).any(dim=1)
+        self._advance(int(done.sum()))
+        return torch.zeros_like(done)
+
+    def _advance(self, finished: int) -> None:
+        if finished > self.reported:
+            self.report(finished - self.reported)
+            self.reported = finished
+
+    def finish(self, rows: int) -> None:
+        """Report the rows not reported yet (those that ran to ``max_tokens``)."""
+        self._advance(rows)

@@ -6,7 +6,8 @@ pair), ``embedding`` (a sentence vector, float32), ``perplexity`` (the token log
 text under a causal LM) and ``evaluator`` (a trained information evaluator's log-likelihoods and greedy
 predictions, :mod:`reasonscope.information.cached_scores`) and ``judge-score`` (a judge's log-probabilities of
 the score strings 0..10, :mod:`reasonscope.attributes.expected_scores`) and ``label-logprobs`` (a model's
-log-likelihood of each class label, :mod:`reasonscope.evidence.likelihood`).
+log-likelihood of each class label, :mod:`reasonscope.evidence.likelihood`) and ``attribution`` (integrated
+gradients of a text's tokens under a trained Phi_base, :mod:`reasonscope.information.ig_cache`).
 
 Keys
 ----
@@ -49,7 +50,7 @@ from typing import Any
 from ..types import canonical_json, stable_hash
 
 KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity", "evaluator", "judge-score",
-         "label-logprobs")
+         "label-logprobs", "attribution")
 CACHE_FORMAT = 1
 _LIBRARIES = ("torch", "transformers", "bert-score", "sentence-transformers")
 
