@@ -44,6 +44,7 @@ def five_family_run(tmp_path_factory, tiny_causal_lm, tiny_seq2seq):
     from reasonscope.attack.layout import encode
     from reasonscope.config import parse_plan
     from reasonscope.runner import Runner
+    from reasonscope.testing import scripted_chains
 
     def scripted(self, layout, question_embeds=None):  # sound clean chain; any perturbation breaks it
         if question_embeds is None and layout.question == encode(self.tokenizer, " " + FIVE_QUESTION):
@@ -77,5 +78,5 @@ def five_family_run(tmp_path_factory, tiny_causal_lm, tiny_seq2seq):
                        "judge": {"spec": "mock/judge", "options": {"ok_rate": 1}}}},
         "stats": {"n_resamples": 200}})
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Attacker, "answer_first", scripted)
+        mp.setattr(Attacker, "answer_first_many", scripted_chains(scripted))
         return Runner(plan, show_progress=False).run().run_dir

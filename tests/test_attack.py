@@ -14,6 +14,7 @@ from reasonscope.attack.layout import attack_losses, embed_layout, encode, losse
 from reasonscope.attack.transfer import run_transfer, transfer_chain
 from reasonscope.config import AttackConfig, StatsConfig, parse_plan
 from reasonscope.store import Store
+from reasonscope.testing import scripted_chains
 from reasonscope.types import Item
 
 QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
@@ -144,7 +145,7 @@ def test_end_to_end_plan_resume_and_report(tmp_path, tiny_causal_lm, monkeypatch
     data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n"
                     + json.dumps({"id": "q2", "input": "Is a robin a bird ?", "target": "yes",
                                   "answer_type": "boolean"}) + "\n")
-    monkeypatch.setattr(Attacker, "answer_first", _fake_answer_first)
+    monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(_fake_answer_first))
     plan = parse_plan({
         "experiment": {"name": "atk", "output_dir": str(tmp_path), "seed": 2},
         "models": [{"spec": f"hf/{tiny_causal_lm}", "name": "tiny"}],
@@ -230,7 +231,7 @@ def test_cli_attack(tmp_path, tiny_causal_lm, monkeypatch):
 
     data = tmp_path / "q.jsonl"
     data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n")
-    monkeypatch.setattr(Attacker, "answer_first", _fake_answer_first)
+    monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(_fake_answer_first))
     res = CliRunner().invoke(app, ["attack", "--model", f"hf/{tiny_causal_lm}", "--dataset", str(data), "--method",
                                    "random", "--method", "embedding", "--output-dir", str(tmp_path), "--name", "a"])
     assert res.exit_code == 0, res.output
@@ -252,7 +253,7 @@ def test_cli_attack(tmp_path, tiny_causal_lm, monkeypatch):
 def test_meaning_judge_makes_changed_questions_invalid(tmp_path, tiny_causal_lm, monkeypatch):
     data = tmp_path / "q.jsonl"
     data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n")
-    monkeypatch.setattr(Attacker, "answer_first", _fake_answer_first)
+    monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(_fake_answer_first))
     plan = parse_plan({
         "experiment": {"name": "m", "output_dir": str(tmp_path)},
         "models": [{"spec": f"hf/{tiny_causal_lm}", "name": "tiny"}],

@@ -12,6 +12,7 @@ from reasonscope.attack.attacker import Attacker, AttackSettings, Chain
 from reasonscope.attack.layout import encode, make_layout
 from reasonscope.attack.outcomes import ChainCheck, classify, outcome_rates
 from reasonscope.config import StatsConfig, parse_plan
+from reasonscope.testing import scripted_chains
 
 QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
 
@@ -122,7 +123,7 @@ def _run(tmp_path, tiny_causal_lm, monkeypatch, clean, perturbed, embedded=None,
     tmp_path.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "q.jsonl"
     data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n")
-    monkeypatch.setattr(Attacker, "answer_first", _chains(clean, perturbed, embedded))
+    monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(_chains(clean, perturbed, embedded)))
     plan = parse_plan({
         "experiment": {"name": "o", "output_dir": str(tmp_path)},
         "models": [{"spec": f"hf/{tiny_causal_lm}", "name": "tiny"}],

@@ -3,6 +3,7 @@
 * Tiny models built locally (a config plus a tokenizer trained here, saved with ``save_pretrained``):
   they load through the real ``from_pretrained`` path with no download. Their weights are random:
   they exercise code paths and costs, not quality.
+* :func:`scripted_chains`: scripted answer-first chains for the attack family's tests.
 * :class:`FakeOpenAIServer`: an OpenAI-compatible chat-completions server on 127.0.0.1 that injects
   faults (429 with or without Retry-After, 500, dropped connections, timeouts, malformed JSON) in a
   given pattern, answers refusals or null content on request, with a fixed latency and an optional
@@ -96,6 +97,18 @@ def build_tiny_nli(folder: str | Path, hidden: int = 32, layers: int = 2) -> Pat
                      label2id={"ENTAILMENT": 0, "NEUTRAL": 1, "CONTRADICTION": 2})
     BertForSequenceClassification(cfg).save_pretrained(folder)
     return folder
+
+
+def scripted_chains(one):
+    """A stand-in for ``Attacker.answer_first_many`` that answers each row with ``one(attacker, layout,
+    question_embeds)``: tests script the answer-first chains with
+    ``monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(fake))``."""
+
+    def many(self, layouts, question_embeds_list=None):
+        qs = question_embeds_list if question_embeds_list is not None else [None] * len(layouts)
+        return [one(self, layout, q) for layout, q in zip(layouts, qs, strict=True)]
+
+    return many
 
 
 

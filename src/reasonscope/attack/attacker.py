@@ -1,11 +1,14 @@
 """White-box MATCHA attacks on an HF causal LM (*Misaligning Reasoning with Answers - A Framework for
 Assessing LLM CoT Robustness*, arXiv:2505.17406): token level, embedding level, random baseline.
 
-Generation (:meth:`Attacker.answer_first`): greedy decoding from input embeddings with a KV cache:
-the answer until the first newline (at most ``answer_tokens``), then ``"\\nReasoning:"`` and the
-chain of thought until a blank line or a new ``Question:`` (at most ``cot_tokens``). Greedy, so the
-same input gives the same chain; the same decoder serves clean, token-perturbed and
-embedding-perturbed inputs.
+Generation (:meth:`Attacker.answer_first_many`): greedy decoding from input embeddings with a KV
+cache: the answer until the first newline (at most ``answer_tokens``), then ``"\\nReasoning:"`` and
+the chain of thought until a blank line or a new ``Question:`` (at most ``cot_tokens``). Greedy, so
+the same input gives the same chain; the same decoder serves clean, token-perturbed and
+embedding-perturbed inputs. Several inputs are decoded as one left-padded batch
+(:meth:`Attacker.greedy_batch`): the clean chains of up to ``batch_size`` items at once, and the
+perturbed chains of an item's methods at once, after the methods' searches (:meth:`Attacker.regenerate`).
+A padded batch equals decoding each row alone up to float rounding, which can flip a near-tie.
 
 Token level (:meth:`Attacker.token_attack`)
     1. insert n = max(1, round(ratio * |q|)) random tokens into the question tokens q at random
@@ -39,6 +42,7 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,9 +75,13 @@ class Chain:
 
 @dataclass
 class AttackResult:
+    """One method's attack on one item. ``seconds``: the method's search plus its share of the item's
+    batched regeneration (``details.regeneration_s``, the batch's wall time over its
+    ``details.regeneration_batch`` chains); the clean chain is not included."""
+
     method: str
     perturbed_question: str | None  # None for embedding perturbations (no text)
-    chain: Chain
+    chain: Chain | None  # None until regenerated (Attacker.regenerate)
     objective_before: float
     objective_after: float
     inserted: list[int] = field(default_factory=list)  # positions of inserted tokens in the perturbed question
@@ -84,6 +92,16 @@ class AttackResult:
     # the random insertion (token and random methods): draws used, rejections by filter, whether one passed
     insertion: dict[str, Any] = field(default_factory=dict)
     invalid: str | None = None  # why the perturbed question is not a valid attack (None = valid)
+
+
+@dataclass
+class Perturbation:
+    """A method's perturbed input before its chain is regenerated: ``result`` (chain None, ``seconds`` the
+    search alone), the layout to decode from and, for the embedding method, the question's embeddings."""
+
+    result: AttackResult
+    layout: Layout
+    question_embeds: Any = None
 
 
 @dataclass
@@ -111,10 +129,12 @@ class Insertion:
 
 
 class Attacker:
-    """Holds the white-box model (``.model``, ``.tokenizer``) and, lazily, the meaning filter."""
+    """Holds the white-box model (``.model``, ``.tokenizer``), the meaning filter and the batch size of
+    the answer-first decoder."""
 
-    def __init__(self, model, tokenizer, settings: AttackSettings, *, similarity=None):
+    def __init__(self, model, tokenizer, settings: AttackSettings, *, similarity=None, batch_size: int = 8):
         self.model, self.tokenizer, self.settings = model, tokenizer, settings
+        self.batch_size = batch_size  # rows decoded together by answer_first_many
         self.similarity = similarity  # EmbeddingCosine-like (.pairwise(a, b)) or None
         self._words: list[int] | None = None
         self.device = next(model.parameters()).device
@@ -142,49 +162,119 @@ class Attacker:
         return self.tokenizer.decode(question_ids).strip()
 
     # -- generation ---------------------------------------------------------------------------
-    def _greedy(self, embeds, past, max_new: int, stop) -> tuple[list[int], Any]:
+    def greedy_batch(self, rows: list[Any], max_new: int, stop: Callable[[list[int]], bool]) -> list[list[int]]:
+        """Greedy continuations of several rows of input embeddings (``[T_i, d]`` each), decoded together.
+
+        Rows of different lengths are left-padded to the longest; the attention mask hides the padding
+        and each row's position ids are ``cumsum(mask) - 1``, so a padded row gets the positions it has
+        alone. One KV cache serves the batch. A row stops at the EOS token or at the first token ``t``
+        with ``stop(ids + [t])`` true (``ids``: the row's tokens so far); that token is not kept. The loop
+        ends when every row has stopped or after ``max_new`` tokens (a stopped row's later tokens are
+        computed and ignored).
+
+        Rows of equal length are stacked without a mask, so one row is exactly the unbatched decoder.
+        A padded batch computes the same function, but its kernels round differently (other matrix
+        shapes, a masked instead of a causal attention call): logits differ by float rounding, which can
+        flip a near-tie between two tokens.
+        """
         import torch
 
+        if not rows:
+            return []
         emb = self.model.get_input_embeddings()
-        out: list[int] = []
+        n, width = len(rows), max(r.shape[0] for r in rows)
+        mask = None
+        if any(r.shape[0] != width for r in rows):
+            embeds = rows[0].new_zeros((n, width, rows[0].shape[1]))
+            mask = torch.zeros((n, width), dtype=torch.long, device=self.device)
+            for i, r in enumerate(rows):
+                embeds[i, width - r.shape[0]:] = r
+                mask[i, width - r.shape[0]:] = 1
+        else:
+            embeds = torch.stack(rows)
+        out: list[list[int]] = [[] for _ in rows]
+        live = [True] * n
         with torch.no_grad():
-            res = self.model(inputs_embeds=embeds, past_key_values=past, use_cache=True)
-            for _ in range(max_new):
-                nxt = int(res.logits[0, -1].argmax())
-                if nxt == self.tokenizer.eos_token_id or stop(out + [nxt]):
+            res = self.model(inputs_embeds=embeds, use_cache=True, **_padding(mask, width))
+            for step in range(max_new):
+                nxt = res.logits[:, -1].argmax(-1).tolist()
+                for i, t in enumerate(nxt):
+                    if not live[i]:
+                        continue
+                    if t == self.tokenizer.eos_token_id or stop(out[i] + [t]):
+                        live[i] = False
+                    else:
+                        out[i].append(t)
+                if not any(live) or step + 1 == max_new:
                     break
-                out.append(nxt)
-                res = self.model(inputs_embeds=emb(torch.tensor([[nxt]], device=self.device)),
-                                 past_key_values=res.past_key_values, use_cache=True)
-        return out, res.past_key_values
+                if mask is not None:
+                    mask = torch.cat([mask, mask.new_ones((n, 1))], dim=1)
+                res = self.model(inputs_embeds=emb(torch.tensor(nxt, device=self.device)[:, None]),
+                                 past_key_values=res.past_key_values, use_cache=True, **_padding(mask, 1))
+        return out
+
+    def _prompt_embeds(self, layout: Layout, question_embeds=None):
+        """Embeddings [T, d] of prefix + question + suffix; ``question_embeds`` replaces the question's."""
+        import torch
+
+        embeds = self.model.get_input_embeddings()(
+            torch.tensor(layout.prefix + layout.question + layout.suffix, device=self.device))
+        if question_embeds is None:
+            return embeds
+        q0 = layout.question_start
+        return torch.cat([embeds[:q0], question_embeds, embeds[q0 + len(layout.question):]])
+
+    def answer_first_many(self, layouts: list[Layout], question_embeds_list: list[Any] | None = None) -> list[Chain]:
+        """Greedy answer, then greedy reasoning conditioned on it, for each layout's prompt part, decoded
+        ``batch_size`` rows at a time (:meth:`greedy_batch`): all answers of a batch first (until a
+        newline, at most ``answer_tokens``), then all chains (``" " + answer`` and ``"\\nReasoning:"``
+        appended; until a blank line or ``Question:``, at most ``cot_tokens``). ``question_embeds_list``
+        (one entry per layout, None for the layout's own question) replaces question embeddings."""
+        qs = list(question_embeds_list) if question_embeds_list is not None else [None] * len(layouts)
+        if len(qs) != len(layouts):
+            raise ValueError(f"{len(layouts)} layouts but {len(qs)} question embeddings")
+        out: list[Chain] = []
+        for i in range(0, len(layouts), self.batch_size):
+            out += self._answer_first_batch(layouts[i:i + self.batch_size], qs[i:i + self.batch_size])
+        return out
+
+    def _answer_first_batch(self, layouts: list[Layout], question_embeds_list: list[Any]) -> list[Chain]:
+        import torch
+
+        s, tok = self.settings, self.tokenizer
+        emb = self.model.get_input_embeddings()
+        with torch.no_grad():
+            prompts = [self._prompt_embeds(lay, q) for lay, q in zip(layouts, question_embeds_list, strict=True)]
+            answers = [tok.decode(ids).strip() for ids in
+                       self.greedy_batch(prompts, s.answer_tokens, lambda ids: "\n" in tok.decode(ids))]
+            fulls = [torch.cat([p, emb(torch.tensor((encode(tok, " " + a) if a else []) + lay.mid,
+                                                    device=self.device))])
+                     for p, a, lay in zip(prompts, answers, layouts, strict=True)]
+            cots = self.greedy_batch(fulls, s.cot_tokens,
+                                     lambda ids: "\n\n" in tok.decode(ids) or "Question:" in tok.decode(ids))
+        return [Chain(a, tok.decode(c).strip()) for a, c in zip(answers, cots, strict=True)]
 
     def answer_first(self, layout: Layout, question_embeds=None) -> Chain:
-        """Greedy answer, then greedy reasoning conditioned on it, from the prompt part of ``layout``."""
-        import torch
+        """:meth:`answer_first_many` of one layout (no padding: the unbatched greedy decoder)."""
+        return self.answer_first_many([layout], [question_embeds])[0]
 
-        emb = self.model.get_input_embeddings()
-        s = self.settings
-        tok = self.tokenizer
-        with torch.no_grad():
-            prompt_ids = layout.prefix + layout.question + layout.suffix
-            embeds = emb(torch.tensor(prompt_ids, device=self.device))
-            if question_embeds is not None:
-                q0 = layout.question_start
-                embeds = torch.cat([embeds[:q0], question_embeds, embeds[q0 + len(layout.question):]])
-            answer_ids, _ = self._greedy(embeds[None], None, s.answer_tokens,
-                                         lambda ids: "\n" in tok.decode(ids))
-            answer = tok.decode(answer_ids).strip()
-            answer_ids = encode(tok, " " + answer) if answer else []
-            tail = answer_ids + layout.mid
-            full = torch.cat([embeds, emb(torch.tensor(tail, device=self.device))])
-            cot_ids, _ = self._greedy(full[None], None, s.cot_tokens,
-                                      lambda ids: "\n\n" in tok.decode(ids) or "Question:" in tok.decode(ids))
-        return Chain(answer, tok.decode(cot_ids).strip())
-
-    def _timed_chain(self, layout: Layout, question_embeds=None) -> tuple[Chain, float]:
+    def regenerate(self, perturbations: list[Perturbation]) -> list[AttackResult]:
+        """The answer-first chains of several perturbed inputs decoded as one batch, filled into their
+        results. Timing: ``details.regeneration_s`` is the batch's wall time divided by its chains
+        (``details.regeneration_batch``), and it is added to ``seconds`` (which held the search alone), so
+        the methods' ``seconds`` of an item sum to the item's attack time after its clean chain."""
         start = time.perf_counter()
-        chain = self.answer_first(layout, question_embeds)
-        return chain, time.perf_counter() - start
+        chains = self.answer_first_many([p.layout for p in perturbations],
+                                        [p.question_embeds for p in perturbations])
+        share = (time.perf_counter() - start) / max(1, len(perturbations))
+        out = []
+        for p, chain in zip(perturbations, chains, strict=True):
+            res = p.result
+            res.chain = chain
+            res.details.update(regeneration_s=share, regeneration_batch=len(perturbations))
+            res.seconds += share
+            out.append(res)
+        return out
 
     # -- objective ----------------------------------------------------------------------------
     def lam(self, layout: Layout) -> float:
@@ -253,16 +343,19 @@ class Attacker:
             return Insertion(q, inserted, draw, retok, meaning, sim, True)
         return Insertion(q, inserted, self.settings.insert_draws, retok, meaning, sim, False)
 
-    def random_attack(self, layout: Layout, item_key: str, original_question: str) -> AttackResult:
+    def random_search(self, layout: Layout, item_key: str, original_question: str) -> Perturbation:
+        """The random baseline's perturbed question (the seeded insertion), before regeneration."""
         start = time.perf_counter()
         before = self.objective(layout)
         ins = self.draw_insertion(layout, item_key, original_question)
         pert = layout.with_question(ins.question)
-        chain, regen = self._timed_chain(pert)
-        return AttackResult("random", self.question_text(ins.question), chain, before, self.objective(pert),
-                            ins.inserted, seconds=time.perf_counter() - start, details={"regeneration_s": regen},
-                            insertion=ins.record(),
-                            invalid=ins.invalid())
+        res = AttackResult("random", self.question_text(ins.question), None, before, self.objective(pert),
+                           ins.inserted, seconds=time.perf_counter() - start, insertion=ins.record(),
+                           invalid=ins.invalid())
+        return Perturbation(res, pert)
+
+    def random_attack(self, layout: Layout, item_key: str, original_question: str) -> AttackResult:
+        return self.regenerate([self.random_search(layout, item_key, original_question)])[0]
 
     def _similarities(self, original: str, texts: list[str]) -> list[float | None]:
         """Embedding cosine of each text to the original question (None each without a meaning filter)."""
@@ -284,7 +377,8 @@ class Attacker:
         (lc - self.lam(layout) * la).backward()
         return onehot.grad
 
-    def token_attack(self, layout: Layout, item_key: str, original_question: str) -> AttackResult:
+    def token_search(self, layout: Layout, item_key: str, original_question: str) -> Perturbation:
+        """The token-level search (module docstring) from the seeded insertion, before regeneration."""
         import torch
 
         start = time.perf_counter()
@@ -327,14 +421,16 @@ class Attacker:
                 break
             best, current = values[k], current.with_question(cands[k])
             trace.append(best)
-        chain, regen = self._timed_chain(current)
-        final = self.question_text(current.question)
         # a kept replacement passed both filters; with none kept the question is the insertion's
         invalid = ins.invalid() if len(trace) == 1 else None
-        return AttackResult("token", final, chain, before, best, inserted, rejected, steps_done,
-                            time.perf_counter() - start, {"objective_trace": trace, "regeneration_s": regen,
-                                                          "replacements_kept": len(trace) - 1},
-                            insertion=ins.record(), invalid=invalid)
+        res = AttackResult("token", self.question_text(current.question), None, before, best, inserted, rejected,
+                           steps_done, time.perf_counter() - start,
+                           {"objective_trace": trace, "replacements_kept": len(trace) - 1},
+                           insertion=ins.record(), invalid=invalid)
+        return Perturbation(res, current)
+
+    def token_attack(self, layout: Layout, item_key: str, original_question: str) -> AttackResult:
+        return self.regenerate([self.token_search(layout, item_key, original_question)])[0]
 
     def epsilon(self) -> float:
         W = self.model.get_input_embeddings().weight
@@ -357,16 +453,37 @@ class Attacker:
                 delta = (delta + (eps / 4) * delta.grad.sign()).clamp(-eps, eps)
         return delta.detach(), base, eps
 
-    def embedding_attack(self, layout: Layout, item_key: str) -> AttackResult:
+    def embedding_search(self, layout: Layout, item_key: str) -> Perturbation:
+        """The embedding-level perturbation (module docstring), before regeneration."""
         start = time.perf_counter()
         before = self.objective(layout)
         delta, base, eps = self.embedding_delta(layout)
         after = self.objective(layout, base + delta)
-        chain, regen = self._timed_chain(layout, base + delta)
-        return AttackResult("embedding", None, chain, before, after, [], {}, self.settings.embedding_steps,
-                            time.perf_counter() - start,
-                            {"epsilon": eps, "linf": float(delta.abs().max()),
-                             "epsilon_p": self.settings.epsilon_p, "regeneration_s": regen})
+        res = AttackResult("embedding", None, None, before, after, [], {}, self.settings.embedding_steps,
+                           time.perf_counter() - start, {"epsilon": eps, "linf": float(delta.abs().max()),
+                                                         "epsilon_p": self.settings.epsilon_p})
+        return Perturbation(res, layout, base + delta)
+
+    def embedding_attack(self, layout: Layout, item_key: str) -> AttackResult:
+        return self.regenerate([self.embedding_search(layout, item_key)])[0]
+
+    def search(self, method: str, layout: Layout, item_key: str, original_question: str) -> Perturbation:
+        """One method's perturbation of ``layout`` (``token``, ``embedding`` or ``random``), before regeneration."""
+        if method == "token":
+            return self.token_search(layout, item_key, original_question)
+        if method == "embedding":
+            return self.embedding_search(layout, item_key)
+        if method == "random":
+            return self.random_search(layout, item_key, original_question)
+        raise ValueError(f"unknown attack method {method!r}; expected token, embedding or random")
 
     def layout_for(self, question: str, chain: Chain | None = None) -> Layout:
         return make_layout(self.tokenizer, question, chain.answer if chain else "", chain.reasoning if chain else "")
+
+
+def _padding(mask, last: int) -> dict[str, Any]:
+    """The attention mask and the position ids (``cumsum(mask) - 1``) of the ``last`` new columns; none
+    without padding (the model's own positions, as for one row)."""
+    if mask is None:
+        return {}
+    return {"attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)[:, -last:]}

@@ -1,8 +1,12 @@
-"""Where the white-box attack work runs: ``local`` (this process, one item after another) or ``ray``
+"""Where the white-box attack work runs: ``local`` (this process) or ``ray``
 (``pip install 'reasonscope[ray]'``): ``workers`` Ray actors, one GPU each when the cluster has GPUs
 (else one CPU each), each loading the target model and the meaning filter once; items are handed out
 as actors free up and results are yielded as they finish, so the caller commits each at once.
 ``RAY_ADDRESS`` connects to an existing cluster.
+
+``local`` takes the items ``batch_size`` at a time (the model's setting, default 8): their clean chains
+are decoded as one batch, then each item is attacked and yielded in turn, so a crash loses at most one
+item's attack and its batch's clean chains. A Ray actor attacks one item at a time, clean chain included.
 
 The per-item work (:func:`reasonscope.attack.item.attack_item`, or the function given as ``attack``)
 lives outside the family module, which calls this one: there is no import cycle."""
@@ -33,20 +37,23 @@ def make_attacker(model_cfg: ModelConfig, cfg: AttackConfig, settings: AttackSet
         from ..scorers.similarity import EmbeddingCosine
 
         similarity = EmbeddingCosine(cfg.similarity_model)
-    return Attacker(lm.model, lm.tokenizer, settings, similarity=similarity)
+    return Attacker(lm.model, lm.tokenizer, settings, similarity=similarity, batch_size=lm.batch_size)
 
 
-AttackItem = Callable[..., dict]  # (attacker, item, item_key, methods) -> the item's white-box record
+AttackItem = Callable[..., dict]  # (attacker, item, item_key, methods, clean=None) -> the item's white-box record
 
 
 def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig, settings: AttackSettings,
                  *, executor: str = "local", attack: AttackItem = attack_item) -> Iterator[tuple[str, dict]]:
     """Yield ``(item key, record)`` as each item's attack finishes, ``attack(attacker, item, key, methods)``
-    run locally or on Ray actors."""
+    run locally (with ``clean=``, the item's clean chain from its batch) or on Ray actors."""
     if executor == "local":
         attacker = make_attacker(model_cfg, cfg, settings)
-        for key, item in items:
-            yield key, attack(attacker, item, key, cfg.methods)
+        for start in range(0, len(items), attacker.batch_size):
+            batch = items[start:start + attacker.batch_size]
+            cleans = attacker.answer_first_many([attacker.layout_for(item.input) for _, item in batch])
+            for (key, item), clean in zip(batch, cleans, strict=True):
+                yield key, attack(attacker, item, key, cfg.methods, clean=clean)
         return
     if executor != "ray":
         raise ValueError(f"unknown executor {executor!r}; expected local or ray")

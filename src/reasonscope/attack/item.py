@@ -9,16 +9,19 @@ from typing import Any
 
 from ..types import Item
 from .answers import is_correct
+from .attacker import Chain
 
 # the version of the cached per-item record: 2 = insertions redrawn until they pass the meaning filter,
 # validity recorded (records of version 1 are not reused)
 RECORD_VERSION = 2
 
 
-def attack_item(attacker, item: Item, item_key: str, methods: list[str]) -> dict:
-    """The white-box part for one item: clean chain, correctness, and each method's perturbed chain."""
-    layout = attacker.layout_for(item.input)
-    clean = attacker.answer_first(layout)
+def attack_item(attacker, item: Item, item_key: str, methods: list[str], clean: Chain | None = None) -> dict:
+    """The white-box part for one item: clean chain (``clean`` when the caller decoded it already, in a
+    batch of items), correctness, and each method's perturbed chain. The methods search one after the
+    other, then their perturbed chains are regenerated as one batch (:meth:`Attacker.regenerate`)."""
+    if clean is None:
+        clean = attacker.answer_first(attacker.layout_for(item.input))
     record: dict[str, Any] = {"version": RECORD_VERSION, "clean": asdict(clean),
                               "correct": is_correct(clean.answer, item), "methods": {}}
     if not record["correct"] or not clean.reasoning:
@@ -27,12 +30,7 @@ def attack_item(attacker, item: Item, item_key: str, methods: list[str]) -> dict
     full = attacker.layout_for(item.input, clean)
     record["tokens"] = {"question": len(full.question), "answer": len(full.answer), "cot": len(full.cot),
                         "lambda": attacker.lam(full)}
-    for method in methods:
-        if method == "token":
-            res = attacker.token_attack(full, item_key, item.input)
-        elif method == "embedding":
-            res = attacker.embedding_attack(full, item_key)
-        else:
-            res = attacker.random_attack(full, item_key, item.input)
-        record["methods"][method] = asdict(res)
+    searched = [attacker.search(method, full, item_key, item.input) for method in methods]
+    for res in attacker.regenerate(searched):
+        record["methods"][res.method] = asdict(res)
     return record
