@@ -145,7 +145,8 @@ ATTACK = _specs(
      "judged correct; higher = more robust reasoning", {"aggregation": "share of decided attacks"}),
     ("transfer_success", "Transfer success rate", "success rate of the successful perturbations replayed on another "
      "model", {"higher_is_better": False, "aggregation": "share of decided attacks"}),
-    ("seconds_per_item", "Seconds per item", "wall-clock time of the attack per attacked item",
+    ("seconds_per_item", "Seconds per item", "wall-clock time of the method per attacked item: its search plus "
+     "its share of the item's batched chain regeneration",
      {"range": None, "higher_is_better": False, "unit": "s"}),
 )
 

@@ -29,8 +29,10 @@ have no text) are sent to the ``transfer`` models with the same answer-first pro
 question; each transfer model's clean and perturbed chains get the same reasoning check (the judge
 included) and the same outcomes.
 
-Executors: ``local`` attacks items one by one in this process; ``ray`` spreads them over Ray actors
-(one GPU each when GPUs are present), each loading the model once (:mod:`reasonscope.attack.executor`).
+Executors: ``local`` attacks items one by one in this process, after decoding the clean chains of the
+model's ``batch_size`` items as one batch; ``ray`` spreads them over Ray actors (one GPU each when GPUs
+are present), each loading the model once (:mod:`reasonscope.attack.executor`). Either way each item's
+record is committed as soon as it is yielded.
 """
 
 from __future__ import annotations
