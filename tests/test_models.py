@@ -148,3 +148,25 @@ def test_api_generate_reports_each_request_as_it_finishes():
     reports: list[int] = []
     outs = asyncio.run(model.generate([req("2 + 2", item="a"), req("3 + 3", item="b")], on_done=reports.append))
     assert len(outs) == 2 and reports == [1, 1]
+
+
+def test_hf_logprobs_shared_without_logits_to_keep(tiny_causal_lm):
+    """A model whose forward does not take ``logits_to_keep`` gets every position's logits: same numbers."""
+    model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}"))
+    model.load()
+    real = model.model
+
+    class Plain:  # forward without logits_to_keep
+        def forward(self, input_ids, attention_mask=None, past_key_values=None, use_cache=None):
+            return real(input_ids=input_ids, attention_mask=attention_mask, past_key_values=past_key_values,
+                        use_cache=use_cache)
+
+        __call__ = forward
+
+    prefix = "Ana has 3 apples and gets 5 more ."
+    prompts, conts = [prefix + " How many ?", prefix + " Is it 8 ? Say yes or no ."], ["8", " 3 apples"]
+    want = model.logprobs_shared(prompts, conts)
+    model.model = Plain()
+    got = model.logprobs_shared(prompts, conts)
+    assert all(math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-4) for g, w in zip(got, want, strict=True)
+               for a, b in zip(g, w, strict=True))

@@ -198,13 +198,15 @@ class HFModel(LanguageModel):
         for ti, tail in enumerate(tails):
             rows += [(ti, ci, tail + conts[ci][:-1]) for ci in multi] if multi else [(ti, None, tail)]
         with torch.no_grad():
-            head = self.model(input_ids=torch.tensor([p_ids], device=self.device), use_cache=True, logits_to_keep=1)
+            keep = _logits_to_keep(self.model)
+            head = self.model(input_ids=torch.tensor([p_ids], device=self.device), use_cache=True, **keep(1))
             head_last = torch.log_softmax(head.logits[0, -1].float(), dim=-1)
             batch = [r for r in rows if r[2]]
             logits, skipped = None, 0
             if batch:
                 width = max(len(r[2]) for r in batch)
-                skipped = min(max(len(tails[r[0]]) - 1, 0) for r in batch)  # positions before any read one
+                # positions before any read one (none skipped when the model cannot trim its logits)
+                skipped = min(max(len(tails[r[0]]) - 1, 0) for r in batch) if keep(1) else 0
                 pad = self.tokenizer.pad_token_id or 0
                 ids = torch.tensor([r[2] + [pad] * (width - len(r[2])) for r in batch], device=self.device)
                 mask = torch.tensor([[1] * (len(p_ids) + len(r[2])) + [0] * (width - len(r[2])) for r in batch],
@@ -212,7 +214,7 @@ class HFModel(LanguageModel):
                 cache = copy.deepcopy(head.past_key_values)
                 cache.batch_repeat_interleave(len(batch))
                 logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True,
-                                    logits_to_keep=width - skipped).logits.float()
+                                    **keep(width - skipped)).logits.float()
             row_of = {(r[0], r[1]): b for b, r in enumerate(batch)}
 
             def lp_at(ti: int, ci: int | None, pos: int):
@@ -270,6 +272,15 @@ class HFModel(LanguageModel):
 
     def close(self) -> None:
         self.model = self.tokenizer = None
+
+
+def _logits_to_keep(model: Any) -> Callable[[int], dict[str, int]]:
+    """``n -> {"logits_to_keep": n}`` when the model's forward takes that argument (it then applies its
+    output layer to the last ``n`` positions only), else ``n -> {}`` (every position, as before)."""
+    import inspect
+
+    takes = "logits_to_keep" in inspect.signature(model.forward).parameters
+    return (lambda n: {"logits_to_keep": n}) if takes else (lambda n: {})
 
 
 class _RowsFinished:
