@@ -121,7 +121,7 @@ class Evaluator:
 
     def loss(self, batch: dict, model=None, scale=None):
         """Mean cross-entropy over the batch's target tokens; ``scale`` (a scalar tensor) multiplies the
-        logits first (the IRMv1 dummy classifier w)."""
+        logits first (the IRMv1 dummy classifier w of :func:`~reasonscope.information.training.irm_penalty`)."""
         logits, labels = self.logits(batch, model)
         return nll_from_logits(logits, labels, scale)
 
@@ -220,12 +220,24 @@ def token_logprobs(logits, labels):
     return lp.gather(-1, safe[..., None])[..., 0] * (labels != -100)
 
 
-def nll_from_logits(logits, labels, scale=None):
-    """Mean cross-entropy over the non-ignored label tokens (vocabulary as the class axis)."""
+def nll_from_logits(logits, labels, scale=None, *, per_row: bool = False):
+    """Cross-entropy of the label tokens (vocabulary as the class axis; -100 = not scored).
+
+    ``per_row=False``: the mean over all the batch's scored tokens (a scalar). ``per_row=True``: one mean
+    per row over that row's own scored tokens (shape ``[B]``; a row without one gives 0), so that row b's
+    value reads row b alone. ``scale`` multiplies the logits first: a scalar tensor, or a vector of one
+    factor per row (shape ``[B]``; the IRMv1 dummy classifiers w_e of :func:`~reasonscope.information.
+    training.irm_penalty_rows`)."""
     import torch.nn.functional as F
 
-    z = logits.float() if scale is None else logits.float() * scale
-    return F.cross_entropy(z.reshape(-1, z.shape[-1]), labels.reshape(-1), ignore_index=-100)
+    z = logits.float()
+    if scale is not None:
+        z = z * scale.reshape(scale.shape + (1,) * (z.dim() - scale.dim()))
+    flat_z, flat_y = z.reshape(-1, z.shape[-1]), labels.reshape(-1)
+    if not per_row:
+        return F.cross_entropy(flat_z, flat_y, ignore_index=-100)
+    ce = F.cross_entropy(flat_z, flat_y, ignore_index=-100, reduction="none").view(labels.shape)  # 0 where -100
+    return ce.sum(1) / (labels != -100).sum(1).clamp(min=1)
 
 
 def _minilm_encoder_decoder():
