@@ -1,35 +1,37 @@
-"""Benchmark: training throughput (examples/s) of Phi (ERM on r + b) and Phi_LA (ERM over three
-environments + IRMv1 + the frozen probe's loss) with the MiniLM encoder-decoder on CPU, the previous
-training step against the current one side by side, and the overhead factor of LAREV over REV training
-per example.
+"""Benchmark: training steps of Phi (ERM on r + b) and Phi_LA (ERM over three environments + IRMv1 +
+the frozen probe's loss) with the MiniLM encoder-decoder on CPU, the previous step against the current
+one side by side, and the cost of LAREV over REV training per example.
 
 Synthetic items with gold rationales; environments are built with fixed leakage terms (the answer
-word masked / replaced) so that only training is timed; the probe is a copy of Phi with a frozen
-encoder. One epoch each, batch 8 for Phi (the document's setting) and one example's three
-environments per step for Phi_LA. Variants, all on the same examples and seed:
+word masked / replaced) so that only training is timed; the probe is a copy of Phi (one epoch) with a
+frozen encoder. Batch 8 for Phi (the document's setting), one example's three environments per step
+for Phi_LA. Variants, each with its own model and optimizer, from the same initial weights:
 
 * Phi: AdamW's per-tensor loop (before) and its fused kernel (now, ``training.adamw``);
 * Phi_LA: the previous step (one forward and one IRM dummy scale per environment, b~ encoded alone,
   AdamW loop; kept here as :func:`per_environment_larev_loss`), the one-pass step
   (``training.larev_loss``) with the AdamW loop, and the one-pass step with fused AdamW (now).
 
-Before timing, the previous and the one-pass Phi_LA loss are computed on the first examples without
-dropout and their largest difference is printed (the two compute the same value). The load average is
-printed with the numbers: on a shared machine, compare variants of one run only.
+A step is what the training loop does per batch: the loss, ``zero_grad``, backward, the optimizer step.
+The variants take turns batch by batch (the order rotating), so that a shared machine's changing load
+falls on all of them alike; the first two steps of each are left out as warm-up. Before timing, the
+previous and the one-pass Phi_LA loss are computed on the first examples without dropout and their
+largest difference is printed (the two compute the same value).
 
-    python benchmarks/information_training.py --items 120
+    python benchmarks/information_training.py --items 60
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import reasonscope.information.training as training
+
+WARMUP_STEPS = 2
 
 
 def per_environment_larev_loss(evaluator, model, psi, ex_batch, step, total, *, lambda_irm, lambda_probe):
@@ -55,19 +57,6 @@ def loop_adamw(params, lr):
     return torch.optim.AdamW(params, lr=lr)
 
 
-@contextlib.contextmanager
-def using(**replacements):
-    """Replace functions of ``reasonscope.information.training`` for the duration of one variant."""
-    saved = {name: getattr(training, name) for name in replacements}
-    for name, fn in replacements.items():
-        setattr(training, name, fn)
-    try:
-        yield
-    finally:
-        for name, fn in saved.items():
-            setattr(training, name, fn)
-
-
 def largest_loss_difference(examples, psi, source: str, n: int) -> tuple[float, float]:
     """max |previous - one-pass| Phi_LA loss (full penalty weights, dropout off) over ``n`` examples, and
     the largest loss it was measured on."""
@@ -85,27 +74,43 @@ def largest_loss_difference(examples, psi, source: str, n: int) -> tuple[float, 
     return diff, largest
 
 
+def interleaved_steps(variants: dict, batches: list, loss_fn) -> dict[str, list[float]]:
+    """Seconds of each training step per variant, the variants taking turns batch by batch.
+    ``variants``: name -> (evaluator, optimizer); ``loss_fn(name, evaluator, batch, step, total)``."""
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for evaluator, _ in variants.values():
+        evaluator.model.train()
+    for step, batch in enumerate(batches):
+        for name in names[step % len(names):] + names[:step % len(names)]:
+            evaluator, optimizer = variants[name]
+            t0 = time.perf_counter()
+            loss = loss_fn(name, evaluator, batch, step, len(batches))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            times[name].append(time.perf_counter() - t0)
+    return {name: t[WARMUP_STEPS:] for name, t in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--items", type=int, default=120)
+    parser.add_argument("--items", type=int, default=60)
     parser.add_argument("--evaluator", default="embedded-minilm-ed")
+    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
+
+    import os
 
     import torch
 
     from reasonscope.data.synthetic import synthetic_items
     from reasonscope.information.baseline import label_text, rule_baseline
     from reasonscope.information.evaluator import load_evaluator
-    from reasonscope.information.training import (
-        LarevExample,
-        TrainSettings,
-        train_erm,
-        train_larev,
-        train_probe,
-    )
+    from reasonscope.information.training import LarevExample, TrainSettings, train_probe
     from reasonscope.information.variants import baseline_input, rationale_input
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     items = synthetic_items(max(1, args.items // 3), seed=5)[: args.items]
     ys = [label_text(it) for it in items]
     bs = [rule_baseline(it) for it in items]
@@ -114,46 +119,48 @@ def main() -> None:
     flipped = [b.replace(y, "something") for b, y in zip(bs, ys, strict=True)]
     examples = [LarevExample([rationale_input(it.rationale, e) for e in (b, m, f)], baseline_input(m), y)
                 for it, b, m, f, y in zip(items, bs, masked, flipped, ys, strict=True)]
-    rows = []  # (model, variant, examples/s in the loop, wall s per example)
     load_before = os.getloadavg()[0]
+
+    def fresh(optimizer):
+        ev = load_evaluator(args.evaluator)
+        return ev, optimizer([p for p in ev.model.parameters() if p.requires_grad], TrainSettings().lr)
+
+    phi_variants = {"AdamW loop (before)": fresh(loop_adamw), "fused AdamW (now)": fresh(training.adamw)}
+    phi = phi_variants["fused AdamW (now)"][0]
+    phi_batches = [phi.batch(inputs[i:i + 8], ys[i:i + 8]) for i in range(0, len(inputs), 8)]
+    rows = [("Phi", name, 8, t) for name, t in interleaved_steps(
+        phi_variants, phi_batches, lambda name, ev, batch, step, total: ev.loss(batch)).items()]
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        load_evaluator(args.evaluator)
-        load_s = time.perf_counter() - t0
-        phi = None
-        for name, opt in (("AdamW loop (before)", loop_adamw), ("fused AdamW (now)", training.adamw)):
-            phi = load_evaluator(args.evaluator)
-            t0 = time.perf_counter()
-            with using(adamw=opt):
-                res = train_erm(phi, inputs, ys, inputs[:8], ys[:8], TrainSettings(epochs=1),
-                                Path(tmp) / f"phi-{opt.__name__}", label="phi")
-            rows.append(("Phi", name, res.examples_per_s, (time.perf_counter() - t0) / len(items)))
-        psi = train_probe(phi, [baseline_input(m) for m in masked], ys, [baseline_input(m) for m in masked[:8]], ys[:8],
-                          TrainSettings(epochs=1, batch_size=16), Path(tmp) / "probe")
-        diff, largest = largest_loss_difference(examples, psi, args.evaluator, 10)
-        variants = (("per environment, AdamW loop (before)", per_environment_larev_loss, loop_adamw),
-                    ("one pass, AdamW loop", training.larev_loss, loop_adamw),
-                    ("one pass, fused AdamW (now)", training.larev_loss, training.adamw))
-        for i, (name, loss_fn, opt) in enumerate(variants):
-            t0 = time.perf_counter()
-            with using(larev_loss=loss_fn, adamw=opt):
-                _, la = train_larev(args.evaluator, examples, psi, inputs[:8], ys[:8],
-                                    TrainSettings(epochs=1, batch_size=1), Path(tmp) / f"phi_la-{i}")
-            rows.append(("Phi_LA", name, la.examples_per_s, (time.perf_counter() - t0) / len(items)))
-    load_after = os.getloadavg()[0]
-    print(f"evaluator {args.evaluator}: load {load_s:.1f} s, {len(items)} training examples, 1 epoch each; "
-          f"1-min load average {load_before:.1f} before, {load_after:.1f} after")
+        psi = train_probe(phi, [baseline_input(m) for m in masked], ys, [baseline_input(m) for m in masked[:8]],
+                          ys[:8], TrainSettings(epochs=1, batch_size=16), Path(tmp) / "probe")
+    del phi_variants, phi
+    diff, largest = largest_loss_difference(examples, psi, args.evaluator, 10)
+    loss_of = {"per environment, AdamW loop (before)": per_environment_larev_loss,
+               "one pass, AdamW loop": training.larev_loss, "one pass, fused AdamW (now)": training.larev_loss}
+    la_variants = {"per environment, AdamW loop (before)": fresh(loop_adamw),
+                   "one pass, AdamW loop": fresh(loop_adamw), "one pass, fused AdamW (now)": fresh(training.adamw)}
+    la = next(iter(la_variants.values()))[0]
+    la_batches = [(la.batch(ex.env_inputs, [ex.target] * 3), psi.batch([ex.masked_input], [ex.target]))
+                  for ex in examples]
+    rows += [("Phi_LA", name, 1, t) for name, t in interleaved_steps(
+        la_variants, la_batches, lambda name, ev, batch, step, total: loss_of[name](
+            ev, ev.model, psi, batch, step, total, lambda_irm=5.0, lambda_probe=5e-4)).items()]
+    print(f"evaluator {args.evaluator}, {args.threads} torch threads: {len(items)} training examples, "
+          f"{len(phi_batches)} Phi steps and {len(la_batches)} Phi_LA steps per variant (first {WARMUP_STEPS} "
+          f"not timed); 1-min load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(f"Phi_LA loss, previous vs one-pass step, first 10 examples: largest |difference| {diff:.2e} "
           f"(losses up to {largest:.1f})")
-    print(f"{'model':7} {'variant':38} {'examples/s (loop)':>18} {'s/example (wall)':>17} {'speed-up':>9}")
-    first = {}
-    for model, name, per_s, wall in rows:
-        first.setdefault(model, per_s)
-        print(f"{model:7} {name:38} {per_s:>18.2f} {wall:>17.3f} {per_s / first[model]:>8.2f}x")
-    speed = {(m, n): s for m, n, s, _ in rows}
-    before = speed[("Phi", "AdamW loop (before)")] / speed[("Phi_LA", variants[0][0])]
-    now = speed[("Phi", "fused AdamW (now)")] / speed[("Phi_LA", variants[-1][0])]
-    print(f"LAREV / REV training cost per example: {before:.1f}x before, {now:.1f}x now")
+    print(f"{'model':7} {'variant':38} {'ms/step (median)':>17} {'examples/s':>11} {'speed-up':>9}")
+    per_s, first = {}, {}
+    for model, name, size, t in rows:
+        per_s[model, name] = size * len(t) / sum(t)
+        first.setdefault(model, per_s[model, name])
+        print(f"{model:7} {name:38} {1000 * statistics.median(t):>17.0f} {per_s[model, name]:>11.2f} "
+              f"{per_s[model, name] / first[model]:>8.2f}x")
+    before = per_s["Phi", "AdamW loop (before)"] / per_s["Phi_LA", "per environment, AdamW loop (before)"]
+    now = per_s["Phi", "fused AdamW (now)"] / per_s["Phi_LA", "one pass, fused AdamW (now)"]
+    print(f"LAREV / REV training cost per example (Phi_LA step per example / Phi step per example): "
+          f"{before:.1f}x before, {now:.1f}x now")
 
 
 if __name__ == "__main__":
