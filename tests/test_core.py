@@ -159,6 +159,19 @@ def test_runner_caches_every_request(tmp_path):
     assert len(lines) == 18
 
 
+def test_run_records_where_its_wall_time_went(tmp_path):
+    from reasonscope.cli.common import phase_line
+
+    summary = Runner(mock_plan(tmp_path), show_progress=False).run()
+    phases = summary.phase_seconds
+    assert list(phases) == ["generation", "behavior", "outputs"]
+    assert all(v >= 0 for v in phases.values()) and sum(phases.values()) <= summary.wall_s
+    notes = json.loads((tmp_path / "r" / "summary.json").read_text())["notes"]
+    assert notes["phase_seconds"] == {k: round(phases[k], 1) for k in ("generation", "behavior")}
+    assert phase_line({"generation": 97.94, "attack": 67.0}) == " (generation 97.9s, attack 67.0s)"
+    assert phase_line({}) == ""
+
+
 def test_missing_api_key_skips_model_with_message(tmp_path, monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_ENV", raising=False)
     plan = parse_plan({

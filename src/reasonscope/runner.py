@@ -72,6 +72,8 @@ class RunSummary:
     wall_s: float = 0.0
     pending_errors: dict[str, str] = field(default_factory=dict)  # model -> why its first request stayed pending
     outcome: Outcome | None = None  # exit code, reason and per-model tallies over the whole run (stored requests too)
+    # wall seconds by phase: generation, each family's scoring, outputs (stored as the run's notes.phase_seconds)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: list[str], seed: int
@@ -248,14 +250,20 @@ class Runner:
             if plan.families.evidence is not None and not ev_imported:
                 name = plan.families.evidence.test.name
                 evidence_test = (name, ev_sets[name], ev_labels)
+            phases = summary.phase_seconds
+            start = time.perf_counter()
             self._generate(models, datasets, store, run_id, summary, evidence_test)
+            phases["generation"] = time.perf_counter() - start
             data = load_run_data(store, run_id)
-            self._score(store, run_id, data, scoring_models)
+            self._score(store, run_id, data, scoring_models, phases)
             summary.outcome = decide(tally(data, summary.pending_errors), self.max_failed, summary.skipped_models)
+            start = time.perf_counter()
             finish_run_with_outputs(store, run_id, run_dir, {
                 "skipped_models": skipped, "bad_rows": bad_notes, "calls_made": summary.calls_made,
                 "cached": summary.cached, "failed": summary.failed, "pending": summary.pending,
-                "outcome": summary.outcome.as_dict()}, data)
+                "outcome": summary.outcome.as_dict(),
+                "phase_seconds": {k: round(v, 1) for k, v in phases.items()}}, data)
+            phases["outputs"] = time.perf_counter() - start
         except BaseException:
             store.finish_run(run_id, "interrupted")
             raise
@@ -338,9 +346,9 @@ class Runner:
             if progress:
                 progress.stop()
 
-    def _score(self, store: Store, run_id: str, data, scoring_models) -> None:
+    def _score(self, store: Store, run_id: str, data, scoring_models, seconds: dict[str, float] | None = None) -> None:
         plan = self.plan
-        score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed,
+        score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed, seconds=seconds,
                   temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,
                   executor=self.executor, data=data, models=scoring_models, base_dir=self.base_dir,
                   run_dir=plan.run_dir, plan_models=plan.models, datasets=[d.name for d in plan.datasets])

@@ -45,15 +45,22 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
               temperatures: dict[str, float] | None = None, console: Console | None = None,
               executor: str = "local", data: RunData | None = None, models: ScoringModels | None = None,
               base_dir: Path | None = None, run_dir: Path | None = None,
-              plan_models: Sequence[ModelConfig] = (), datasets: Sequence[str] = ()) -> dict:
-    """Score the run with every enabled family; returns family name -> its tables (``summary.json`` section)."""
+              plan_models: Sequence[ModelConfig] = (), datasets: Sequence[str] = (),
+              seconds: dict[str, float] | None = None) -> dict:
+    """Score the run with every enabled family; returns family name -> its tables (``summary.json`` section).
+    ``seconds``, when given, receives each family's wall time (scoring, training and its model calls)."""
+    import time
+
     console = console or Console(stderr=True)
     out: dict = {}
     for family, settings in enabled_families(families):
+        start = time.perf_counter()
         ctx = ScoringContext(store=store, run_id=run_id, settings=settings, stats=stats, console=console, seed=seed,
                              executor=executor, base_dir=base_dir, run_dir=run_dir, models=list(plan_models),
                              datasets=tuple(datasets), temperatures=temperatures, scoring_models=models, _data=data)
         result = family.score(ctx)
+        if seconds is not None:
+            seconds[family.name] = time.perf_counter() - start
         data = ctx._data  # loaded at most once for all families
         if result is not None:
             out[family.name] = result.tables

@@ -75,6 +75,12 @@ def print_summary(summary_path: Path) -> None:
             get_family(name).print_summary(tables, out, console)
 
 
+def phase_line(seconds: dict[str, float]) -> str:
+    """`` (generation 105.2s, behavior 18.1s, ...)``: where a run's wall time went; empty when nothing ran."""
+    shown = [f"{name} {value:.1f}s" for name, value in seconds.items()]
+    return f" ({', '.join(shown)})" if shown else ""
+
+
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
              wait_lock: float = 0.0, rescore: bool = False) -> None:
     """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
@@ -106,7 +112,7 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
         raise typer.Exit(INTERRUPTED) from None
     console.print(f"[green]done[/green] run {summary.run_id}: {summary.calls_made} model calls, "
                   f"{summary.cached} from the store, {summary.failed} failed, {summary.pending} pending, "
-                  f"{summary.wall_s:.1f}s")
+                  f"{summary.wall_s:.1f}s" + phase_line(summary.phase_seconds))
     print_summary(summary.run_dir / "summary.json")
     console.print(f"outputs in {summary.run_dir}/ (report.html, summary.json, samples.jsonl, results.xlsx)")
     outcome = summary.outcome
