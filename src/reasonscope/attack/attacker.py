@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .layout import Layout, attack_losses, encode, losses_from_logits, make_layout
+from .layout import Layout, attack_losses, batch_losses, encode, make_layout
 
 _WORD = re.compile(r"^ [A-Za-z]{2,12}$")
 
@@ -137,6 +137,7 @@ class Attacker:
         self.batch_size = batch_size  # rows decoded together by answer_first_many
         self.similarity = similarity  # EmbeddingCosine-like (.pairwise(a, b)) or None
         self._words: list[int] | None = None
+        self._prefix_cache = None  # the few-shot prefix's keys and values (prefix_cache.py), built on first use
         self.device = next(model.parameters()).device
         for p in model.parameters():
             p.requires_grad_(False)
@@ -280,11 +281,26 @@ class Attacker:
     def lam(self, layout: Layout) -> float:
         return self.settings.lam if self.settings.lam is not None else layout.default_lambda
 
+    def prefix_cache(self, layout: Layout):
+        """The keys and values of ``layout``'s few-shot prefix (:mod:`.prefix_cache`), computed once; None
+        when the model's forward takes no cache."""
+        from .prefix_cache import PrefixCache
+
+        if not layout.prefix or not PrefixCache.supported(self.model):
+            return None
+        if self._prefix_cache is None or not self._prefix_cache.matches(layout.prefix):
+            self._prefix_cache = PrefixCache(self.model, layout.prefix)
+        return self._prefix_cache
+
+    def losses(self, layout: Layout, question_embeds=None):
+        """(L_a, L_c) of ``layout``, the prefix read from its cache."""
+        return attack_losses(self.model, layout, question_embeds, self.prefix_cache(layout))
+
     def objective(self, layout: Layout, question_embeds=None) -> float:
         import torch
 
         with torch.no_grad():
-            la, lc = attack_losses(self.model, layout, question_embeds)
+            la, lc = self.losses(layout, question_embeds)
         return float(lc - self.lam(layout) * la)
 
     def _objectives(self, layouts: list[Layout], batch: int = 8) -> list[float]:
@@ -295,8 +311,7 @@ class Attacker:
         with torch.no_grad():
             for i in range(0, len(layouts), batch):
                 chunk = layouts[i:i + batch]
-                ids = torch.tensor([lay.ids for lay in chunk], device=self.device)
-                la, lc = losses_from_logits(self.model(input_ids=ids).logits, chunk[0])
+                la, lc = batch_losses(self.model, chunk, self.prefix_cache(chunk[0]))
                 out += (lc - self.lam(chunk[0]) * la).tolist()
         return out
 
@@ -373,7 +388,7 @@ class Attacker:
         W = self.model.get_input_embeddings().weight
         onehot = torch.nn.functional.one_hot(torch.tensor(layout.question, device=self.device),
                                              W.shape[0]).to(W.dtype).requires_grad_(True)
-        la, lc = attack_losses(self.model, layout, onehot @ W)
+        la, lc = self.losses(layout, onehot @ W)
         (lc - self.lam(layout) * la).backward()
         return onehot.grad
 
@@ -447,7 +462,7 @@ class Attacker:
         delta = torch.zeros_like(base)
         for _ in range(s.embedding_steps):
             delta.requires_grad_(True)
-            la, lc = attack_losses(self.model, layout, base + delta)
+            la, lc = self.losses(layout, base + delta)
             (lc - self.lam(layout) * la).backward()
             with torch.no_grad():
                 delta = (delta + (eps / 4) * delta.grad.sign()).clamp(-eps, eps)

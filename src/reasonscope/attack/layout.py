@@ -95,20 +95,24 @@ def make_layout(tokenizer, question: str, answer: str = "", cot: str = "") -> La
                   encode(tokenizer, "\nReasoning:"), encode(tokenizer, " " + cot.strip()) if cot else [])
 
 
-def losses_from_logits(logits, layout: Layout):
-    """(L_a, L_c) from logits of shape [T, V] (or [B, T, V] -> each of shape [B]) over ``layout.ids``."""
+def losses_from_logits(logits, layout: Layout, offset: int = 0):
+    """(L_a, L_c) from logits of shape [T, V] (or [B, T, V] -> each of shape [B]) over ``layout.ids``;
+    ``logits[..., i, :]`` is the logit vector at position ``offset + i`` of the sequence (``offset`` > 0
+    when the prefix was read from a cache)."""
     import torch.nn.functional as F
 
-    a0, c0 = layout.answer_start, layout.cot_start
+    a0, c0 = layout.answer_start - offset, layout.cot_start - offset
     na, nc = len(layout.answer), len(layout.cot)
     if na == 0 or nc == 0:
         raise ValueError("the losses need a non-empty answer and chain of thought")
+    if a0 < 1:
+        raise ValueError(f"logits from position {offset} cannot score the answer at {layout.answer_start}")
     ids = layout.ids
     import torch
 
     device = logits.device
-    a_t = torch.tensor(ids[a0:a0 + na], device=device)
-    c_t = torch.tensor(ids[c0:c0 + nc], device=device)
+    a_t = torch.tensor(ids[a0 + offset:a0 + offset + na], device=device)
+    c_t = torch.tensor(ids[c0 + offset:c0 + offset + nc], device=device)
     if logits.dim() == 2:
         la = F.cross_entropy(logits[a0 - 1:a0 - 1 + na].float(), a_t)
         lc = F.cross_entropy(logits[c0 - 1:c0 - 1 + nc].float(), c_t)
@@ -135,7 +139,27 @@ def embed_layout(model, layout: Layout, question_embeds=None):
     return full[None]
 
 
-def attack_losses(model, layout: Layout, question_embeds=None):
-    """(L_a, L_c) of the model on the layout, differentiable w.r.t. ``question_embeds``."""
-    logits = model(inputs_embeds=embed_layout(model, layout, question_embeds)).logits[0]
-    return losses_from_logits(logits, layout)
+def attack_losses(model, layout: Layout, question_embeds=None, prefix_cache=None):
+    """(L_a, L_c) of the model on the layout, differentiable w.r.t. ``question_embeds``. With a
+    :class:`~reasonscope.attack.prefix_cache.PrefixCache` of the layout's prefix, only the rest of the
+    sequence is run (same values up to float rounding)."""
+    embeds = embed_layout(model, layout, question_embeds)
+    if prefix_cache is not None and prefix_cache.matches(layout.prefix):
+        start = len(layout.prefix)
+        logits = model(inputs_embeds=embeds[:, start:], past_key_values=prefix_cache.fresh()).logits[0]
+        return losses_from_logits(logits, layout, offset=start)
+    return losses_from_logits(model(inputs_embeds=embeds).logits[0], layout)
+
+
+def batch_losses(model, layouts: list[Layout], prefix_cache=None):
+    """(L_a, L_c), each of shape [B], of layouts of equal length and the same pieces' lengths (no gradient
+    tracking is set up here: call under ``torch.no_grad()``)."""
+    import torch
+
+    device = next(model.parameters()).device
+    ids = torch.tensor([lay.ids for lay in layouts], device=device)
+    if prefix_cache is not None and all(prefix_cache.matches(lay.prefix) for lay in layouts):
+        start = len(layouts[0].prefix)
+        logits = model(input_ids=ids[:, start:], past_key_values=prefix_cache.fresh(len(layouts))).logits
+        return losses_from_logits(logits, layouts[0], offset=start)
+    return losses_from_logits(model(input_ids=ids).logits, layouts[0])

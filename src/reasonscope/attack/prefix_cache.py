@@ -1,0 +1,55 @@
+"""The few-shot prefix's keys and values, computed once and reused by every loss of the attack.
+
+Every sequence the attack scores starts with the same few-shot prefix (:data:`~reasonscope.attack.
+layout.FEW_SHOT`, about 190 SmolLM2 tokens of a 270-token sequence). Under causal attention the
+prefix's keys and values depend on the prefix alone, not on the question, answer or chain that follow,
+nor on a perturbation of the question's embeddings: they are computed once per attacker (without
+gradients: nothing the attack differentiates flows through them) and every forward of the token
+search, the embedding search and the objective reads only the rest of the sequence against them.
+
+The logits of the rest are those of the whole sequence at the same positions up to float rounding
+(SmolLM2: losses 7e-7 apart, gradients with respect to the question's embeddings 1.4e-6 apart; tested
+on tiny models), and a forward and backward of the demo's sequences costs 2.3x less on CPU. A model
+whose forward takes no ``past_key_values`` is scored on the whole sequence as before.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any
+
+
+class PrefixCache:
+    """Keys and values of ``prefix`` (token ids) for ``model``; :meth:`fresh` hands out a copy per forward
+    (a forward appends the rest's keys and values to the cache it is given)."""
+
+    def __init__(self, model: Any, prefix: list[int]):
+        import torch
+
+        self.prefix = list(prefix)
+        device = next(model.parameters()).device
+        with torch.no_grad():
+            self._cache = model(input_ids=torch.tensor([self.prefix], device=device), use_cache=True).past_key_values
+
+    @staticmethod
+    def supported(model: Any) -> bool:
+        """Whether ``model``'s forward takes ``past_key_values`` (every causal LM of transformers does)."""
+        forward = getattr(model, "forward", None)
+        try:
+            return forward is not None and "past_key_values" in inspect.signature(forward).parameters
+        except (TypeError, ValueError):
+            return False
+
+    def matches(self, prefix: list[int]) -> bool:
+        return prefix == self.prefix
+
+    def fresh(self, batch: int = 1) -> Any:
+        """A copy of the prefix's cache for ``batch`` rows."""
+        cache = copy.deepcopy(self._cache)
+        if batch > 1:
+            cache.batch_repeat_interleave(batch)
+        return cache
+
+    def __len__(self) -> int:
+        return len(self.prefix)

@@ -1,0 +1,106 @@
+"""The attack's few-shot prefix read from a cache (attack/prefix_cache.py): the same losses, gradients and
+search as scoring the whole sequence, on a Llama (rotary positions) and a GPT-2 (learned positions)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from reasonscope.attack.attacker import Attacker, AttackSettings
+from reasonscope.attack.layout import attack_losses, batch_losses, losses_from_logits, make_layout
+from reasonscope.attack.prefix_cache import PrefixCache
+
+QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
+
+
+@pytest.fixture(scope="module", params=["llama", "gpt2"])
+def model_tok(request, tiny_causal_lm):
+    """Large random weights (init std 1.0): a wrong position or a stale cache row changes the losses far
+    beyond float rounding."""
+    from transformers import AutoConfig, AutoTokenizer, GPT2Config, GPT2LMHeadModel, LlamaForCausalLM
+
+    tok = AutoTokenizer.from_pretrained(tiny_causal_lm)
+    torch.manual_seed(5)
+    if request.param == "llama":
+        cfg = AutoConfig.from_pretrained(tiny_causal_lm)
+        cfg.initializer_range = 1.0
+        return LlamaForCausalLM(cfg).eval(), tok
+    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=4, n_positions=2048, initializer_range=1.0,
+                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    return GPT2LMHeadModel(cfg).eval(), tok
+
+
+def _layout(tok, question=QUESTION):
+    return make_layout(tok, question, "8", "Step one : 3 + 5 = 8 .")
+
+
+def test_losses_and_question_gradients_equal_the_whole_sequence(model_tok):
+    model, tok = model_tok
+    lay = _layout(tok)
+    cache = PrefixCache(model, lay.prefix)
+    assert len(cache) == len(lay.prefix) > 20
+    W = model.get_input_embeddings().weight
+    results = []
+    for prefix_cache in (None, cache):
+        q = W[torch.tensor(lay.question)].detach().clone().requires_grad_(True)
+        la, lc = attack_losses(model, lay, q, prefix_cache)
+        (lc - 2.0 * la).backward()
+        results.append((float(la), float(lc), q.grad.clone()))
+    (la0, lc0, g0), (la1, lc1, g1) = results
+    assert la1 == pytest.approx(la0, rel=1e-5) and lc1 == pytest.approx(lc0, rel=1e-5)
+    assert float(g0.abs().max()) > 1e-3  # the gradient is not trivially zero
+    assert torch.allclose(g1, g0, rtol=1e-4, atol=1e-5)
+    # the cache is not consumed by a forward: a second use gives the same value
+    again = attack_losses(model, lay, None, cache)
+    assert float(again[0]) == pytest.approx(la0, rel=1e-5)
+
+
+def test_batched_losses_equal_each_layout_alone(model_tok):
+    model, tok = model_tok
+    base = _layout(tok)
+    q = base.question
+    layouts = [base.with_question(q[k:] + q[:k]) for k in (0, 1, 2)]  # the question's tokens rotated
+    cache = PrefixCache(model, base.prefix)
+    with torch.no_grad():
+        la, lc = batch_losses(model, layouts, cache)
+        alone = [attack_losses(model, lay) for lay in layouts]
+    assert la.shape == (3,) and len({round(float(x), 6) for x in lc}) >= 2  # the rows differ
+    for i, (a, c) in enumerate(alone):
+        assert float(la[i]) == pytest.approx(float(a), rel=1e-5)
+        assert float(lc[i]) == pytest.approx(float(c), rel=1e-5)
+
+
+def test_token_search_is_the_same_with_and_without_the_cache(model_tok, monkeypatch):
+    model, tok = model_tok
+    lay = _layout(tok)
+    settings = AttackSettings(steps=3, top_k=8, candidates=16, min_similarity=None, seed=2)
+    cached = Attacker(model, tok, settings).token_search(lay, "t/1", QUESTION).result
+    assert cached.steps_done >= 1
+    monkeypatch.setattr(PrefixCache, "supported", staticmethod(lambda m: False))
+    plain_attacker = Attacker(model, tok, settings)
+    plain = plain_attacker.token_search(lay, "t/1", QUESTION).result
+    assert plain_attacker._prefix_cache is None
+    assert cached.perturbed_question == plain.perturbed_question
+    assert cached.details["objective_trace"] == pytest.approx(plain.details["objective_trace"], rel=1e-4)
+
+
+def test_offset_logits_are_read_at_the_right_positions(model_tok):
+    model, tok = model_tok
+    lay = _layout(tok)
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([lay.ids])).logits[0]
+    start = len(lay.prefix)
+    whole = losses_from_logits(logits, lay)
+    part = losses_from_logits(logits[start:], lay, offset=start)
+    assert float(part[0]) == float(whole[0]) and float(part[1]) == float(whole[1])
+    with pytest.raises(ValueError, match="cannot score the answer"):
+        losses_from_logits(logits[lay.answer_start:], lay, offset=lay.answer_start)
+
+
+def test_a_model_without_a_cache_argument_is_scored_whole():
+    class NoCache(torch.nn.Module):
+        def forward(self, input_ids=None, inputs_embeds=None):
+            raise AssertionError("not called")
+
+    assert not PrefixCache.supported(NoCache())
+    assert PrefixCache.supported(type("M", (), {"forward": lambda self, input_ids, past_key_values=None: 0})())
