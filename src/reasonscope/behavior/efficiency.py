@@ -43,6 +43,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
+from ..stats.bootstrap import resample_batch
+
 READINGS = ("corpus", "item")
 
 
@@ -78,7 +80,7 @@ def corpus_efficiency(rows: Sequence[dict], *, confidence: float = 0.95, n_resam
                 warnings.simplefilter("ignore")
                 res = sps.bootstrap((cq, length), harmonic_of_means, paired=True, vectorized=True,
                                     confidence_level=confidence, n_resamples=n_resamples, method=m,
-                                    random_state=np.random.default_rng(seed))
+                                    random_state=np.random.default_rng(seed), batch=resample_batch(2 * len(rows)))
             low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
             if not (math.isnan(low) or math.isnan(high)):
                 break
@@ -108,7 +110,8 @@ def paired_corpus_efficiency(rows_a: Sequence[dict], rows_b: Sequence[dict], *, 
     if n < 2:
         return out
     ci = sps.bootstrap((cq_a, len_a, cq_b, len_b), diff, paired=True, vectorized=True, confidence_level=confidence,
-                       n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed))
+                       n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed),
+                       batch=resample_batch(4 * n))
     out["low"], out["high"] = float(ci.confidence_interval.low), float(ci.confidence_interval.high)
     cq = np.concatenate([cq_a, cq_b])
     length = np.concatenate([len_a, len_b])
