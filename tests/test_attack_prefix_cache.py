@@ -74,7 +74,9 @@ def test_token_search_is_the_same_with_and_without_the_cache(model_tok, monkeypa
     model, tok = model_tok
     lay = _layout(tok)
     settings = AttackSettings(steps=3, top_k=8, candidates=16, min_similarity=None, seed=2)
-    cached = Attacker(model, tok, settings).token_search(lay, "t/1", QUESTION).result
+    cached_attacker = Attacker(model, tok, settings)
+    cached = cached_attacker.token_search(lay, "t/1", QUESTION).result
+    assert cached_attacker._prefix_cache is not None and cached_attacker._prefix_cache.matches(lay.prefix)
     assert cached.steps_done >= 1
     monkeypatch.setattr(PrefixCache, "supported", staticmethod(lambda m: False))
     plain_attacker = Attacker(model, tok, settings)
@@ -97,10 +99,45 @@ def test_offset_logits_are_read_at_the_right_positions(model_tok):
         losses_from_logits(logits[lay.answer_start:], lay, offset=lay.answer_start)
 
 
-def test_a_model_without_a_cache_argument_is_scored_whole():
-    class NoCache(torch.nn.Module):
-        def forward(self, input_ids=None, inputs_embeds=None):
-            raise AssertionError("not called")
+def test_a_cache_of_another_prefix_is_not_used(model_tok):
+    model, tok = model_tok
+    lay = _layout(tok)
+    other = PrefixCache(model, lay.prefix[1:])  # a cache of another prefix
+    assert not other.matches(lay.prefix)
+    with torch.no_grad():
+        whole = attack_losses(model, lay)
+        given_other = attack_losses(model, lay, None, other)
+        batch_whole = batch_losses(model, [lay, lay])
+        batch_other = batch_losses(model, [lay, lay], other)
+    assert [float(x) for x in given_other] == [float(x) for x in whole]
+    assert torch.equal(batch_other[0], batch_whole[0]) and torch.equal(batch_other[1], batch_whole[1])
 
-    assert not PrefixCache.supported(NoCache())
-    assert PrefixCache.supported(type("M", (), {"forward": lambda self, input_ids, past_key_values=None: 0})())
+
+def test_batch_losses_refuses_layouts_that_differ_beyond_the_question(model_tok):
+    model, tok = model_tok
+    lay = _layout(tok)
+    other_answer = make_layout(tok, QUESTION, "9", "Step one : 3 + 5 = 8 .")
+    with pytest.raises(ValueError, match="layout 1 differs from layout 0"):
+        batch_losses(model, [lay, other_answer])
+
+
+def test_a_model_without_a_cache_argument_is_scored_on_the_whole_sequence(model_tok):
+    model, tok = model_tok
+
+    class NoCache(torch.nn.Module):  # a causal LM whose forward takes no past_key_values
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def get_input_embeddings(self):
+            return self.inner.get_input_embeddings()
+
+        def forward(self, input_ids=None, inputs_embeds=None):
+            return self.inner(input_ids=input_ids, inputs_embeds=inputs_embeds)
+
+    lay = _layout(tok)
+    plain = Attacker(NoCache(model), tok, AttackSettings(min_similarity=None))
+    assert not PrefixCache.supported(plain.model)
+    value = plain.objective(lay)
+    assert plain._prefix_cache is None
+    assert value == pytest.approx(Attacker(model, tok, AttackSettings(min_similarity=None)).objective(lay), rel=1e-5)

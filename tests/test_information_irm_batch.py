@@ -181,3 +181,16 @@ def test_fused_adamw_makes_the_update_of_the_loop_implementation():
     for a, b, s in zip(fused, plain, start, strict=True):
         assert not torch.equal(b, s)  # the parameters moved
         assert torch.allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_adamw_falls_back_to_the_loop_where_torch_has_no_fused_kernel(monkeypatch):
+    real = torch.optim.AdamW
+
+    def without_fused(params, lr, fused=None, **kwargs):
+        if fused:
+            raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of supported devices")
+        return real(params, lr=lr, **kwargs)
+
+    monkeypatch.setattr(torch.optim, "AdamW", without_fused)
+    opt = adamw([torch.zeros(3, requires_grad=True)], 1e-3)
+    assert isinstance(opt, real) and not opt.defaults["fused"]

@@ -72,7 +72,8 @@ class RunSummary:
     wall_s: float = 0.0
     pending_errors: dict[str, str] = field(default_factory=dict)  # model -> why its first request stayed pending
     outcome: Outcome | None = None  # exit code, reason and per-model tallies over the whole run (stored requests too)
-    # wall seconds by phase: generation, each family's scoring, outputs (stored as the run's notes.phase_seconds)
+    # wall seconds by phase: generation, each family's scoring, outputs; the run's notes.phase_seconds holds all
+    # but outputs (timed after summary.json is written)
     phase_seconds: dict[str, float] = field(default_factory=dict)
 
 

@@ -152,9 +152,18 @@ def attack_losses(model, layout: Layout, question_embeds=None, prefix_cache=None
 
 
 def batch_losses(model, layouts: list[Layout], prefix_cache=None):
-    """(L_a, L_c), each of shape [B], of layouts of equal length and the same pieces' lengths (no gradient
-    tracking is set up here: call under ``torch.no_grad()``)."""
+    """(L_a, L_c), each of shape [B], of layouts that differ only in their question's tokens (same prefix
+    and question length, the same suffix, answer, mid and chain: every row is scored with the first's
+    positions and targets); raises ValueError otherwise. No gradient tracking is set up here: call under
+    ``torch.no_grad()``."""
     import torch
+
+    first = layouts[0]
+    for i, lay in enumerate(layouts[1:], 1):
+        if (len(lay.prefix), len(lay.question)) != (len(first.prefix), len(first.question)) or \
+                (lay.suffix, lay.answer, lay.mid, lay.cot) != (first.suffix, first.answer, first.mid, first.cot):
+            raise ValueError(f"layout {i} differs from layout 0 in more than its question's tokens: "
+                             "batch_losses scores every row with the first row's positions and targets")
 
     device = next(model.parameters()).device
     ids = torch.tensor([lay.ids for lay in layouts], device=device)

@@ -8,9 +8,10 @@ gradients: nothing the attack differentiates flows through them) and every forwa
 search, the embedding search and the objective reads only the rest of the sequence against them.
 
 The logits of the rest are those of the whole sequence at the same positions up to float rounding
-(SmolLM2: losses 7e-7 apart, gradients with respect to the question's embeddings 1.4e-6 apart; tested
-on tiny models), and a forward and backward of the demo's sequences costs 2.3x less on CPU. A model
-whose forward takes no ``past_key_values`` is scored on the whole sequence as before.
+(SmolLM2, a 272-token sequence: L_a 1.4e-6 and L_c 3e-7 apart, the gradient with respect to the
+question's embeddings 1.3e-5 apart where it reaches 2.3; tested on tiny models), and a search step's
+forward and backward costs 2.54x less on CPU (``benchmarks/attack_prefix_cache.py``). A model whose
+forward takes no ``past_key_values`` is scored on the whole sequence as before.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ class PrefixCache:
         self.prefix = list(prefix)
         device = next(model.parameters()).device
         with torch.no_grad():
-            self._cache = model(input_ids=torch.tensor([self.prefix], device=device), use_cache=True).past_key_values
+            cache = model(input_ids=torch.tensor([self.prefix], device=device), use_cache=True).past_key_values
+        if isinstance(cache, tuple):  # older transformers return the legacy per-layer tuples
+            from transformers import DynamicCache
+
+            cache = DynamicCache.from_legacy_cache(cache)
+        self._cache = cache
 
     @staticmethod
     def supported(model: Any) -> bool:

@@ -35,7 +35,7 @@ The models (defaults from the LAREV thesis: lr 3e-5; 8 epochs for Phi_base, Phi 
   Model selection on the ERM validation loss of r + b.
   One step is one forward pass (:func:`larev_loss`: the three environments and b~ encoded as one
   batch, the environments decoded as one batch with one dummy IRM scale per row,
-  :func:`irm_penalty_rows`): the same loss as one pass per term, a step 1.8x faster on CPU (2.7x with
+  :func:`irm_penalty_rows`): the same loss as one pass per term, a step 1.8x faster on CPU (2.6x with
   the fused optimizer; ``benchmarks/information_training.py``).
 
 Every model's optimizer is AdamW with torch's fused kernel on CPU and CUDA (:func:`adamw`).
@@ -306,13 +306,19 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
 
 def adamw(params: list, lr: float):
     """AdamW (torch's defaults besides ``lr``) with its fused kernel where every parameter is a CPU or CUDA
-    tensor: one vectorised pass over all parameters instead of one loop per tensor (on CPU 6.5x faster
-    for the MiniLM encoder-decoder's 49M parameters, 37 vs 242 ms a step), the same update up to float
-    rounding (within 1e-6, tested). Elsewhere (another device type, no parameters) the per-tensor loop."""
+    tensor: one vectorised pass over all parameters instead of one loop per tensor (on CPU 6.6x faster
+    for the MiniLM encoder-decoder's 49M parameters, 30 vs 199 ms a step), the same update up to float
+    rounding (within 1e-6, tested). Elsewhere (another device type, no parameters, or a torch without a
+    fused kernel for the device: CPU needs torch 2.4) the per-tensor loop."""
     import torch
 
     fused = bool(params) and all(p.device.type in ("cpu", "cuda") for p in params)
-    return torch.optim.AdamW(params, lr=lr, fused=fused)
+    if fused:
+        try:
+            return torch.optim.AdamW(params, lr=lr, fused=True)
+        except RuntimeError:  # this torch has no fused AdamW for the parameters' device
+            pass
+    return torch.optim.AdamW(params, lr=lr)
 
 
 def _load_best(evaluator: Evaluator, folder: Path) -> None:

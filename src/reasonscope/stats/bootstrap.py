@@ -23,7 +23,8 @@ import numpy as np
 from scipy import stats
 
 # values one bootstrap call holds at once (n_resamples x n unbatched: 160 MB of float64 at 20,000 items
-# and 1,000 resamples, twice that with the resampling indices); batched, about 8 MB whatever n
+# and 1,000 resamples, twice that with the resampling indices); batched, about 16 MB (8 MB of values,
+# 8 MB of indices) whatever n
 RESAMPLE_BUDGET = 1_000_000
 
 
