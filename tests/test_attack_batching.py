@@ -19,26 +19,6 @@ QUESTIONS = ["Ana has 3 apples and gets 5 more . How many apples does Ana have ?
 NEVER = lambda ids: False  # noqa: E731
 
 
-@pytest.fixture(scope="module", params=["llama", "gpt2"])
-def sharp(request, tiny_causal_lm):
-    """A tiny model with the tiny Llama's tokenizer and large random weights (init std 1.0, seed 3): a Llama
-    (rotary positions) or a GPT-2 (learned absolute positions). Unlike the default tiny model (std 0.02),
-    its greedy continuation depends on the input, so rows differ and a wrong mask or wrong positions change
-    the tokens. Checked below: the top-2 logit gap along every path is far above float rounding, so
-    decoding a row alone and in a padded batch must agree exactly."""
-    from transformers import AutoConfig, AutoTokenizer, GPT2Config, GPT2LMHeadModel, LlamaForCausalLM
-
-    tok = AutoTokenizer.from_pretrained(tiny_causal_lm)
-    torch.manual_seed(3)
-    if request.param == "llama":
-        cfg = AutoConfig.from_pretrained(tiny_causal_lm)
-        cfg.initializer_range = 1.0
-        return LlamaForCausalLM(cfg).eval(), tok
-    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=4, n_positions=2048, initializer_range=1.0,
-                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    return GPT2LMHeadModel(cfg).eval(), tok
-
-
 def _attacker(sharp, **settings) -> Attacker:
     model, tok = sharp
     return Attacker(model, tok, AttackSettings(**{"answer_tokens": 8, "cot_tokens": 12, "min_similarity": None,

@@ -1,5 +1,7 @@
 """The attack's few-shot prefix read from a cache (attack/prefix_cache.py): the same losses, gradients and
-search as scoring the whole sequence, on a Llama (rotary positions) and a GPT-2 (learned positions)."""
+search as scoring the whole sequence, on a Llama (rotary positions) and a GPT-2 (learned positions) with
+large random weights (the ``sharp`` fixture of conftest.py): a wrong position or a stale cache row
+changes the losses far beyond float rounding."""
 
 from __future__ import annotations
 
@@ -13,29 +15,12 @@ from reasonscope.attack.prefix_cache import PrefixCache
 QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
 
 
-@pytest.fixture(scope="module", params=["llama", "gpt2"])
-def model_tok(request, tiny_causal_lm):
-    """Large random weights (init std 1.0): a wrong position or a stale cache row changes the losses far
-    beyond float rounding."""
-    from transformers import AutoConfig, AutoTokenizer, GPT2Config, GPT2LMHeadModel, LlamaForCausalLM
-
-    tok = AutoTokenizer.from_pretrained(tiny_causal_lm)
-    torch.manual_seed(5)
-    if request.param == "llama":
-        cfg = AutoConfig.from_pretrained(tiny_causal_lm)
-        cfg.initializer_range = 1.0
-        return LlamaForCausalLM(cfg).eval(), tok
-    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=4, n_positions=2048, initializer_range=1.0,
-                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    return GPT2LMHeadModel(cfg).eval(), tok
-
-
 def _layout(tok, question=QUESTION):
     return make_layout(tok, question, "8", "Step one : 3 + 5 = 8 .")
 
 
-def test_losses_and_question_gradients_equal_the_whole_sequence(model_tok):
-    model, tok = model_tok
+def test_losses_and_question_gradients_equal_the_whole_sequence(sharp):
+    model, tok = sharp
     lay = _layout(tok)
     cache = PrefixCache(model, lay.prefix)
     assert len(cache) == len(lay.prefix) > 20
@@ -55,8 +40,8 @@ def test_losses_and_question_gradients_equal_the_whole_sequence(model_tok):
     assert float(again[0]) == pytest.approx(la0, rel=1e-5)
 
 
-def test_batched_losses_equal_each_layout_alone(model_tok):
-    model, tok = model_tok
+def test_batched_losses_equal_each_layout_alone(sharp):
+    model, tok = sharp
     base = _layout(tok)
     q = base.question
     layouts = [base.with_question(q[k:] + q[:k]) for k in (0, 1, 2)]  # the question's tokens rotated
@@ -70,8 +55,8 @@ def test_batched_losses_equal_each_layout_alone(model_tok):
         assert float(lc[i]) == pytest.approx(float(c), rel=1e-5)
 
 
-def test_token_search_is_the_same_with_and_without_the_cache(model_tok, monkeypatch):
-    model, tok = model_tok
+def test_token_search_is_the_same_with_and_without_the_cache(sharp, monkeypatch):
+    model, tok = sharp
     lay = _layout(tok)
     settings = AttackSettings(steps=3, top_k=8, candidates=16, min_similarity=None, seed=2)
     cached_attacker = Attacker(model, tok, settings)
@@ -86,8 +71,8 @@ def test_token_search_is_the_same_with_and_without_the_cache(model_tok, monkeypa
     assert cached.details["objective_trace"] == pytest.approx(plain.details["objective_trace"], rel=1e-4)
 
 
-def test_offset_logits_are_read_at_the_right_positions(model_tok):
-    model, tok = model_tok
+def test_offset_logits_are_read_at_the_right_positions(sharp):
+    model, tok = sharp
     lay = _layout(tok)
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([lay.ids])).logits[0]
@@ -99,8 +84,8 @@ def test_offset_logits_are_read_at_the_right_positions(model_tok):
         losses_from_logits(logits[lay.answer_start:], lay, offset=lay.answer_start)
 
 
-def test_a_cache_of_another_prefix_is_not_used(model_tok):
-    model, tok = model_tok
+def test_a_cache_of_another_prefix_is_not_used(sharp):
+    model, tok = sharp
     lay = _layout(tok)
     other = PrefixCache(model, lay.prefix[1:])  # a cache of another prefix
     assert not other.matches(lay.prefix)
@@ -113,16 +98,16 @@ def test_a_cache_of_another_prefix_is_not_used(model_tok):
     assert torch.equal(batch_other[0], batch_whole[0]) and torch.equal(batch_other[1], batch_whole[1])
 
 
-def test_batch_losses_refuses_layouts_that_differ_beyond_the_question(model_tok):
-    model, tok = model_tok
+def test_batch_losses_refuses_layouts_that_differ_beyond_the_question(sharp):
+    model, tok = sharp
     lay = _layout(tok)
     other_answer = make_layout(tok, QUESTION, "9", "Step one : 3 + 5 = 8 .")
     with pytest.raises(ValueError, match="layout 1 differs from layout 0"):
         batch_losses(model, [lay, other_answer])
 
 
-def test_a_model_without_a_cache_argument_is_scored_on_the_whole_sequence(model_tok):
-    model, tok = model_tok
+def test_a_model_without_a_cache_argument_is_scored_on_the_whole_sequence(sharp):
+    model, tok = sharp
 
     class NoCache(torch.nn.Module):  # a causal LM whose forward takes no past_key_values
         def __init__(self, inner):
