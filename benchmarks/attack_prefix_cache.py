@@ -68,16 +68,9 @@ def main() -> None:
             batch_losses(model, candidates, prefix_cache)
 
     def searches(use_cache):
-        attacker._prefix_cache = None
-        if not use_cache:
-            original = PrefixCache.supported
-            PrefixCache.supported = staticmethod(lambda m: False)
-        try:
-            attacker.token_search(lay, "bench/1", QUESTION)
-            attacker.embedding_search(lay, "bench/1")
-        finally:
-            if not use_cache:
-                PrefixCache.supported = original
+        attacker._prefix_cache, attacker._cache_supported = None, use_cache
+        attacker.token_search(lay, "bench/1", QUESTION)
+        attacker.embedding_search(lay, "bench/1")
 
     cases = [("forward + backward, one sequence", lambda: grad_step(None), lambda: grad_step(cache)),
              ("objectives of 8 candidates, no gradient", lambda: objectives(None), lambda: objectives(cache)),

@@ -138,6 +138,7 @@ class Attacker:
         self.similarity = similarity  # EmbeddingCosine-like (.pairwise(a, b)) or None
         self._words: list[int] | None = None
         self._prefix_cache = None  # the few-shot prefix's keys and values (prefix_cache.py), built on first use
+        self._cache_supported: bool | None = None  # whether the model's forward takes a cache, read once
         self.device = next(model.parameters()).device
         for p in model.parameters():
             p.requires_grad_(False)
@@ -286,7 +287,9 @@ class Attacker:
         when the model's forward takes no cache."""
         from .prefix_cache import PrefixCache
 
-        if not layout.prefix or not PrefixCache.supported(self.model):
+        if self._cache_supported is None:
+            self._cache_supported = PrefixCache.supported(self.model)
+        if not layout.prefix or not self._cache_supported:
             return None
         if self._prefix_cache is None or not self._prefix_cache.matches(layout.prefix):
             self._prefix_cache = PrefixCache(self.model, layout.prefix)

@@ -139,16 +139,24 @@ def embed_layout(model, layout: Layout, question_embeds=None):
     return full[None]
 
 
+def _logits(model, prefix: list[int], prefix_cache, rows: int, **inputs):
+    """(logits [B, T', V], the sequence position of their first column): the part after ``prefix`` run
+    against ``prefix_cache`` when the cache holds that prefix, else the whole sequence (position 0).
+    ``inputs``: ``input_ids`` [B, T] or ``inputs_embeds`` [B, T, d] of the whole sequence."""
+    if prefix_cache is not None and prefix_cache.matches(prefix):
+        start = len(prefix)
+        rest = {name: value[:, start:] for name, value in inputs.items()}
+        return model(**rest, past_key_values=prefix_cache.fresh(rows)).logits, start
+    return model(**inputs).logits, 0
+
+
 def attack_losses(model, layout: Layout, question_embeds=None, prefix_cache=None):
     """(L_a, L_c) of the model on the layout, differentiable w.r.t. ``question_embeds``. With a
     :class:`~reasonscope.attack.prefix_cache.PrefixCache` of the layout's prefix, only the rest of the
     sequence is run (same values up to float rounding)."""
-    embeds = embed_layout(model, layout, question_embeds)
-    if prefix_cache is not None and prefix_cache.matches(layout.prefix):
-        start = len(layout.prefix)
-        logits = model(inputs_embeds=embeds[:, start:], past_key_values=prefix_cache.fresh()).logits[0]
-        return losses_from_logits(logits, layout, offset=start)
-    return losses_from_logits(model(inputs_embeds=embeds).logits[0], layout)
+    logits, offset = _logits(model, layout.prefix, prefix_cache, 1,
+                             inputs_embeds=embed_layout(model, layout, question_embeds))
+    return losses_from_logits(logits[0], layout, offset)
 
 
 def batch_losses(model, layouts: list[Layout], prefix_cache=None):
@@ -164,11 +172,7 @@ def batch_losses(model, layouts: list[Layout], prefix_cache=None):
                 (lay.suffix, lay.answer, lay.mid, lay.cot) != (first.suffix, first.answer, first.mid, first.cot):
             raise ValueError(f"layout {i} differs from layout 0 in more than its question's tokens: "
                              "batch_losses scores every row with the first row's positions and targets")
-
-    device = next(model.parameters()).device
-    ids = torch.tensor([lay.ids for lay in layouts], device=device)
-    if prefix_cache is not None and all(prefix_cache.matches(lay.prefix) for lay in layouts):
-        start = len(layouts[0].prefix)
-        logits = model(input_ids=ids[:, start:], past_key_values=prefix_cache.fresh(len(layouts))).logits
-        return losses_from_logits(logits, layouts[0], offset=start)
-    return losses_from_logits(model(input_ids=ids).logits, layouts[0])
+    same_prefix = all(lay.prefix == first.prefix for lay in layouts)
+    ids = torch.tensor([lay.ids for lay in layouts], device=next(model.parameters()).device)
+    logits, offset = _logits(model, first.prefix, prefix_cache if same_prefix else None, len(layouts), input_ids=ids)
+    return losses_from_logits(logits, first, offset)
