@@ -16,9 +16,9 @@ forward takes no ``past_key_values`` is scored on the whole sequence as before.
 
 from __future__ import annotations
 
-import copy
-import inspect
 from typing import Any
+
+from ..models.forward_args import cache_for_rows, forward_takes
 
 
 class PrefixCache:
@@ -41,21 +41,14 @@ class PrefixCache:
     @staticmethod
     def supported(model: Any) -> bool:
         """Whether ``model``'s forward takes ``past_key_values`` (every causal LM of transformers does)."""
-        forward = getattr(model, "forward", None)
-        try:
-            return forward is not None and "past_key_values" in inspect.signature(forward).parameters
-        except (TypeError, ValueError):
-            return False
+        return forward_takes(model, "past_key_values")
 
     def matches(self, prefix: list[int]) -> bool:
         return prefix == self.prefix
 
     def fresh(self, batch: int = 1) -> Any:
         """A copy of the prefix's cache for ``batch`` rows."""
-        cache = copy.deepcopy(self._cache)
-        if batch > 1:
-            cache.batch_repeat_interleave(batch)
-        return cache
+        return cache_for_rows(self._cache, batch)
 
     def __len__(self) -> int:
         return len(self.prefix)

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, ProviderUnavailable, unit_hash
+from .forward_args import cache_for_rows, forward_takes
 from .loading import model_loading
 
 
@@ -189,8 +190,6 @@ class HFModel(LanguageModel):
         layer (vocabulary-sized, about a fifth of a small model's compute per position) is applied only
         where a log-probability is read: the prefix's last position, and the batch's positions from the
         shortest tail's last one on (``logits_to_keep``); the other positions' logits are never used."""
-        import copy
-
         import torch
 
         multi = [i for i, c in enumerate(conts) if len(c) > 1]
@@ -211,8 +210,7 @@ class HFModel(LanguageModel):
                 ids = torch.tensor([r[2] + [pad] * (width - len(r[2])) for r in batch], device=self.device)
                 mask = torch.tensor([[1] * (len(p_ids) + len(r[2])) + [0] * (width - len(r[2])) for r in batch],
                                     device=self.device)
-                cache = copy.deepcopy(head.past_key_values)
-                cache.batch_repeat_interleave(len(batch))
+                cache = cache_for_rows(head.past_key_values, len(batch))
                 logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True,
                                     **keep(width - skipped)).logits.float()
             row_of = {(r[0], r[1]): b for b, r in enumerate(batch)}
@@ -277,9 +275,7 @@ class HFModel(LanguageModel):
 def _logits_to_keep(model: Any) -> Callable[[int], dict[str, int]]:
     """``n -> {"logits_to_keep": n}`` when the model's forward takes that argument (it then applies its
     output layer to the last ``n`` positions only), else ``n -> {}`` (every position, as before)."""
-    import inspect
-
-    takes = "logits_to_keep" in inspect.signature(model.forward).parameters
+    takes = forward_takes(model, "logits_to_keep")
     return (lambda n: {"logits_to_keep": n}) if takes else (lambda n: {})
 
 
