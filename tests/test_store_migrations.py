@@ -64,7 +64,7 @@ def old_store(folder):
 def test_a_store_of_the_previous_version_opens_and_reads_back(tmp_path):
     run_dir = old_store(tmp_path / "old")
     store = Store(run_dir)
-    assert store.schema_version == len(MIGRATIONS) == 3
+    assert store.schema_version == len(MIGRATIONS) == 4
     runs = {r["run_id"]: r for r in store.runs()}
     assert runs["r1"]["status"] == "finished" and runs["r1"]["config"] == {"experiment": {"name": "old"}}
     assert runs["r1"]["notes"] == {"calls_made": 1} and runs["r1"]["seed"] == 7 and runs["r1"]["pid"] is None
@@ -75,9 +75,14 @@ def test_a_store_of_the_previous_version_opens_and_reads_back(tmp_path):
     assert store.run_generations("r1")[0]["text"].endswith("Answer: 4")
     assert [(s.metric, s.value, s.details) for s in store.scores("r1")] == [("CQ", 1.0, {"answer": 4})]
     assert store.artefact("r1", "note.txt") == b"kept"
+    indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert {"run_generations_by_item", "scores_by_item"} <= indexes
+    assert store.run_item_keys("r1") == [("syn", "q1")]
+    assert [r["item"] is not None for r in store.run_generations_between("r1", ("syn", "q1"), ("syn", "q1"))] == [True]
+    assert [s.value for s in store.item_scores("r1", ["syn/q1"])] == [1.0]
     store.close()
     again = Store(run_dir)  # idempotent
-    assert again.schema_version == 3 and len(again.runs()) == 2
+    assert again.schema_version == 4 and len(again.runs()) == 2
     again.close()
     res = runner.invoke(app, ["report", str(run_dir), "--run-id", "r1"])
     assert res.exit_code == 0, res.output
@@ -104,12 +109,12 @@ def test_adding_a_migration_is_one_function(tmp_path, monkeypatch):
     monkeypatch.setattr(store_module, "MIGRATIONS", list(MIGRATIONS))
 
     @store_module.migration
-    def _v4_labels(conn):
+    def _v5_labels(conn):
         conn.execute("CREATE TABLE labels(run_id TEXT, label TEXT)")
         conn.execute("INSERT INTO labels SELECT run_id, 'migrated' FROM runs")
 
     store = Store(run_dir)
-    assert store.schema_version == 4
+    assert store.schema_version == 5
     assert store.conn.execute("SELECT run_id, label FROM labels").fetchall() == [(rid, "migrated")]
     store.close()
 

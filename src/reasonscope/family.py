@@ -12,6 +12,7 @@ This module is a shared layer: it imports no family.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -81,6 +82,16 @@ class ScoringContext:
     temperatures: dict[str, float] | None = None
     scoring_models: ScoringModels | None = None
     _data: RunData | None = None
+
+    def chunks(self) -> Iterable[RunData]:
+        """The run's generations in chunks of whole items (:func:`reasonscope.results.run_chunks`): the
+        loaded ``data`` when there is one, the whole run as one chunk when it is small (then kept as
+        ``data`` for the next family), else chunks read one at a time."""
+        from .results import load_if_small, run_chunks
+
+        if self._data is None:
+            self._data = load_if_small(self.store, self.run_id)
+        return run_chunks(self.store, self.run_id, self._data)
 
     @property
     def data(self) -> RunData:

@@ -29,7 +29,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-from .results import RunData
+from .store import Store
 
 OK, NOT_MEASURED, PENDING, INTERRUPTED = 0, 1, 3, 130  # 2 (invalid input) is raised before a run starts
 
@@ -97,22 +97,15 @@ class Outcome:
                 "models": {m: asdict(t) for m, t in self.tallies.items()}}
 
 
-def tally(data: RunData, pending_errors: dict[str, str] | None = None) -> dict[str, ModelTally]:
-    """Per model: requests linked to the run, answered, failed, pending (no stored completion)."""
+def tally(store: Store, run_id: str, pending_errors: dict[str, str] | None = None) -> dict[str, ModelTally]:
+    """Per model: requests linked to the run, answered, failed, pending (no stored completion); counted
+    in the store (:meth:`Store.run_generation_counts`), no generation is read."""
     out: dict[str, ModelTally] = {}
-    for g in data.generations:
-        t = out.setdefault(g.model, ModelTally())
-        t.requested += 1
-        if g.error:
-            t.failed += 1
-            t.failed_example = t.failed_example or g.error
-        else:
-            t.answered += 1
-    for model, n in data.missing_by_model.items():
-        t = out.setdefault(model, ModelTally())
-        t.requested += n
-        t.pending += n
-        t.pending_example = (pending_errors or {}).get(model)
+    for model, c in store.run_generation_counts(run_id).items():
+        out[model] = ModelTally(requested=c["requested"], answered=c["done"] - c["failed"], failed=c["failed"],
+                                pending=c["requested"] - c["done"], failed_example=c["failed_example"],
+                                pending_example=(pending_errors or {}).get(model)
+                                if c["requested"] > c["done"] else None)
     return out
 
 

@@ -4,10 +4,17 @@
 interprets every completion with :func:`interpret`: think blocks set aside, answer extracted by
 type, trace split into steps. Interpretation happens at read time, so a fix to extraction applies
 to old runs without calling any model again.
+
+:func:`iter_run_chunks` reads the same run in chunks of whole items (every model's generations of an
+item in one chunk, at most :data:`CHUNK_ITEMS` items each), so that the behaviour family and the
+report hold one chunk at a time: their peak memory does not grow with the number of items.
+:func:`load_if_small` reads a run that fits in one chunk at once, and :func:`run_chunks` gives the chunks
+of a run, loaded or not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,3 +93,57 @@ def load_run_data(store: Store, run_id: str | None = None) -> RunData:
     datasets = sorted({it.group for it in items.values()})
     return RunData(run=run, items=items, generations=gens, missing=sum(missing.values()), datasets=datasets,
                    missing_by_model=missing)
+
+
+CHUNK_ITEMS = 1000
+"""Items per chunk when a run is read chunk by chunk (a run with more items than this is never held in
+memory whole by the behaviour family or the report)."""
+
+
+def _chunk_data(run: dict[str, Any], rows: list[dict[str, Any]]) -> RunData:
+    items: dict[str, Item] = {}
+    gens: list[Generation] = []
+    missing: dict[str, int] = {}
+    for row in rows:
+        if row["item"] is None:
+            continue
+        key = f"{row['dataset']}/{row['item_id']}"
+        item = items.get(key)
+        if item is None:
+            item = items[key] = Item.model_validate_json(row["item"])
+        if not row["done"]:
+            missing[row["model"]] = missing.get(row["model"], 0) + 1
+            continue
+        gens.append(interpret(row, item))
+    return RunData(run=run, items=items, generations=gens, missing=sum(missing.values()),
+                   datasets=sorted({it.group for it in items.values()}), missing_by_model=missing)
+
+
+def iter_run_chunks(store: Store, run_id: str | None = None,
+                    items_per_chunk: int | None = None) -> Iterator[RunData]:
+    """The run as :class:`RunData` chunks of at most ``items_per_chunk`` (default :data:`CHUNK_ITEMS`)
+    whole items, in (dataset, item id) order; within a chunk, generations are ordered by item, model,
+    variant, sample. Each chunk's ``missing`` counts its own items only. Each chunk is one query
+    (:meth:`Store.run_generations_between`), so the store may be written between chunks."""
+    size = items_per_chunk or CHUNK_ITEMS
+    run = store.run(run_id)
+    keys = store.run_item_keys(run["run_id"])
+    for start in range(0, len(keys), size):
+        part = keys[start:start + size]
+        yield _chunk_data(run, store.run_generations_between(run["run_id"], part[0], part[-1]))
+
+
+def load_if_small(store: Store, run_id: str | None = None) -> RunData | None:
+    """The whole run (:func:`load_run_data`) when it has at most :data:`CHUNK_ITEMS` items, else None."""
+    run = store.run(run_id)
+    if len(store.run_item_keys(run["run_id"])) <= CHUNK_ITEMS:
+        return load_run_data(store, run["run_id"])
+    return None
+
+
+def run_chunks(store: Store, run_id: str | None = None, data: RunData | None = None) -> Iterable[RunData]:
+    """``[data]`` when the run is already in memory, else :func:`iter_run_chunks` (read lazily, one chunk
+    at a time)."""
+    if data is not None:
+        return [data]
+    return iter_run_chunks(store, run_id)

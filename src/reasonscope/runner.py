@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from . import results as run_results
 from .atomic_files import write_text
 from .calls import PlannedRequest, generate_pending, make_progress, pending_requests, planned_request
 from .config import Plan
@@ -51,7 +53,7 @@ from .models.registry import usable_models
 from .outcome import FailedLimit, Outcome, decide, tally
 from .prompts import TEMPLATE_VERSION, build_messages
 from .report.build import write_report
-from .results import RunData, load_run_data
+from .results import RunData, load_if_small
 from .rundir import RunDirLock
 from .scoring import prepare_scorers, score_run
 from .store import Store
@@ -91,6 +93,33 @@ def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: l
                             {"task": "evidence", "target": item.target, "answer_type": "label", "choices": labels,
                              "text": item.input}, structured=schema)
             for item in test]
+
+
+def item_parts(datasets: dict[str, list[Item]], size: int) -> Iterator[dict[str, list[Item]]]:
+    """The datasets' items in parts of at most ``size`` items, in order (a part may span datasets); one
+    empty part when there is no item."""
+    part: dict[str, list[Item]] = {}
+    n = 0
+    yielded = False
+    for ds, items in datasets.items():
+        for item in items:
+            part.setdefault(ds, []).append(item)
+            n += 1
+            if n == size:
+                yield part
+                yielded = True
+                part, n = {}, 0
+    if part or not yielded:
+        yield part
+
+
+def request_count(datasets: dict[str, list[Item]], plan: Plan) -> int:
+    """How many requests :func:`plan_requests` plans for one model, without building them."""
+    behavior = plan.families.behavior
+    if behavior is None and plan.families.attributes is None:
+        return 0
+    k, p = (behavior.samples, behavior.paraphrases) if behavior is not None else (1, 0)
+    return sum(k + len(item.variants(p)) - 1 for items in datasets.values() for item in items)
 
 
 def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: Plan) -> list[PlannedRequest]:
@@ -137,9 +166,10 @@ def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dic
     status in the store. A crash before the last write leaves the run ``running`` (then
     ``interrupted``), never ``finished`` without its outputs."""
     finished = time.time()
-    data = data or load_run_data(store, run_id)
-    data.run = {**store.run(run_id), "status": "finished", "finished": finished, "notes": notes}
-    paths = write_report(store, run_id, run_dir, data)
+    run = {**store.run(run_id), "status": "finished", "finished": finished, "notes": notes}
+    if data is not None:
+        data.run = run
+    paths = write_report(store, run_id, run_dir, data, run=run)
     store.finish_run(run_id, "finished", notes=notes, finished=finished)
     return paths
 
@@ -255,9 +285,10 @@ class Runner:
             start = time.perf_counter()
             self._generate(models, datasets, store, run_id, summary, evidence_test)
             phases["generation"] = time.perf_counter() - start
-            data = load_run_data(store, run_id)
+            data = load_if_small(store, run_id)  # a larger run is read chunk by chunk (reasonscope.results)
             self._score(store, run_id, data, scoring_models, phases)
-            summary.outcome = decide(tally(data, summary.pending_errors), self.max_failed, summary.skipped_models)
+            summary.outcome = decide(tally(store, run_id, summary.pending_errors), self.max_failed,
+                                     summary.skipped_models)
             start = time.perf_counter()
             finish_run_with_outputs(store, run_id, run_dir, {
                 "skipped_models": skipped, "bad_rows": bad_notes, "calls_made": summary.calls_made,
@@ -317,32 +348,36 @@ class Runner:
             progress.start()
         try:
             for model in models:
-                planned = plan_requests(model, datasets, self.plan)
-                if evidence_test is not None:
-                    name, test, labels = evidence_test
-                    planned += evidence_requests(model, test, name, labels, self.plan.experiment.seed)
-                store.link([(run_id, model.name, p.dataset, p.item.id, p.variant, p.sample, p.key,
-                             p.request.max_tokens) for p in planned])
-                _, pending = pending_requests(planned, store, retry_failed=self.retry_failed)
-                summary.cached += len(planned) - len(pending)
-                task = progress.add_task(model.name, total=len(planned), completed=len(planned) - len(pending)) \
-                    if progress else None
-                if not pending:
-                    continue
-                if warm is not None:
-                    warm()
-                    warm = None
-                try:
-                    sent = asyncio.run(generate_pending(model, pending, store, progress, task))
-                except ProviderUnavailable as err:
-                    summary.skipped_models[model.name] = str(err)
-                    self.console.print("[yellow]skipped " + escape(f"{model.name}: {err}"))
-                    continue
-                summary.calls_made += sent.calls
-                summary.failed += sent.failed
-                summary.pending += sent.pending
-                if sent.pending_error:
-                    summary.pending_errors[model.name] = sent.pending_error
+                total = request_count(datasets, self.plan) + (len(evidence_test[1]) if evidence_test else 0)
+                task = progress.add_task(model.name, total=total) if progress else None
+                # a part of the items at a time: planned requests are held for one part only
+                for i, part in enumerate(item_parts(datasets, run_results.CHUNK_ITEMS)):
+                    planned = plan_requests(model, part, self.plan)
+                    if evidence_test is not None and i == 0:
+                        name, test, labels = evidence_test
+                        planned += evidence_requests(model, test, name, labels, self.plan.experiment.seed)
+                    store.link([(run_id, model.name, p.dataset, p.item.id, p.variant, p.sample, p.key,
+                                 p.request.max_tokens) for p in planned])
+                    _, pending = pending_requests(planned, store, retry_failed=self.retry_failed)
+                    summary.cached += len(planned) - len(pending)
+                    if progress:
+                        progress.advance(task, len(planned) - len(pending))
+                    if not pending:
+                        continue
+                    if warm is not None:
+                        warm()
+                        warm = None
+                    try:
+                        sent = asyncio.run(generate_pending(model, pending, store, progress, task))
+                    except ProviderUnavailable as err:
+                        summary.skipped_models[model.name] = str(err)
+                        self.console.print("[yellow]skipped " + escape(f"{model.name}: {err}"))
+                        break
+                    summary.calls_made += sent.calls
+                    summary.failed += sent.failed
+                    summary.pending += sent.pending
+                    if sent.pending_error:
+                        summary.pending_errors.setdefault(model.name, sent.pending_error)
         finally:
             if progress:
                 progress.stop()

@@ -42,7 +42,7 @@ reasonscope (a version above ``len(MIGRATIONS)``) is refused rather than misread
 store without a version: an empty file or one written by reasonscope 0.1.0, whose tables the first
 migration creates ``IF NOT EXISTS``.
 
-To change the schema, add one function after the last migration of this module (``_v3_score_cache``
+To change the schema, add one function after the last migration of this module (``_v4_item_indexes``
 today), decorated with ``@migration``, that takes the connection and runs its statements with ``conn.execute`` (no
 ``executescript``: it would commit half-way). Its position is its version. Never edit, reorder or
 remove a released migration; write a new one (``ALTER TABLE ... ADD COLUMN``, ``CREATE TABLE``, a data
@@ -119,6 +119,15 @@ def _v3_score_cache(conn: sqlite3.Connection) -> None:
                  "created REAL)")
     conn.execute("CREATE TABLE score_cache(scorer TEXT, input TEXT, value BLOB, PRIMARY KEY(scorer, input)) "
                  "WITHOUT ROWID")
+
+
+@migration
+def _v4_item_indexes(conn: sqlite3.Connection) -> None:
+    """Indexes for reading a run item by item (:func:`reasonscope.results.iter_run_chunks`): its linked
+    requests by dataset and item, and its scores by item."""
+    conn.execute("CREATE INDEX run_generations_by_item ON run_generations(run_id, dataset, item_id, model, variant, "
+                 "sample)")
+    conn.execute("CREATE INDEX scores_by_item ON scores(run_id, item_id)")
 
 
 class StoreVersionError(ValueError):
@@ -362,6 +371,49 @@ class Store:
                 "prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "error", "source", "done", "request"]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
+    def run_item_keys(self, run_id: str) -> list[tuple[str, str]]:
+        """The (dataset, item id) pairs the run has requests for, in the order of SQLite's (binary) sort."""
+        return [(d, i) for d, i in self.conn.execute(
+            "SELECT DISTINCT dataset, item_id FROM run_generations WHERE run_id=? ORDER BY dataset, item_id",
+            (run_id,)).fetchall()]
+
+    def run_generations_between(self, run_id: str, first: tuple[str, str],
+                                last: tuple[str, str]) -> list[dict[str, Any]]:
+        """The run's linked requests for the items from ``first`` to ``last`` (both (dataset, item id),
+        inclusive, in :meth:`run_item_keys` order), item by item: ordered by dataset, item, model, variant,
+        sample, each row with its item's stored JSON (``item``, None when the item is not stored)."""
+        cur = self.conn.execute(
+            "SELECT rg.model, rg.dataset, rg.item_id, rg.variant, rg.sample, rg.key, rg.max_tokens, g.text, "
+            "g.finish_reason, g.prompt_tokens, g.completion_tokens, g.latency_s, g.cost_usd, g.error, g.source, "
+            "g.key IS NOT NULL, i.data "
+            "FROM run_generations rg LEFT JOIN generations g ON g.key = rg.key "
+            "LEFT JOIN items i ON i.dataset = rg.dataset AND i.item_id = rg.item_id "
+            "WHERE rg.run_id=? AND (rg.dataset, rg.item_id) BETWEEN (?, ?) AND (?, ?) "
+            "ORDER BY rg.dataset, rg.item_id, rg.model, rg.variant, rg.sample", (run_id, *first, *last))
+        cols = ["model", "dataset", "item_id", "variant", "sample", "key", "max_tokens", "text", "finish_reason",
+                "prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "error", "source", "done", "item"]
+        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+    def run_generation_counts(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Per model, the run's linked requests whose item is stored: ``requested``, ``done`` (a completion is
+        stored), ``failed`` (stored with an error), ``imported`` (not generated here) and ``failed_example``
+        (the first error in model, dataset, item, variant, sample order). Counted in SQL, nothing loaded."""
+        out: dict[str, dict[str, Any]] = {}
+        for model, requested, done, failed, imported in self.conn.execute(
+                "SELECT rg.model, COUNT(*), COUNT(g.key), COUNT(g.error), "
+                "SUM(g.key IS NOT NULL AND COALESCE(g.source, 'generated') != 'generated') "
+                "FROM run_generations rg JOIN items i ON i.dataset = rg.dataset AND i.item_id = rg.item_id "
+                "LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id=? GROUP BY rg.model ORDER BY rg.model",
+                (run_id,)).fetchall():
+            example = self.conn.execute(
+                "SELECT g.error FROM run_generations rg JOIN items i ON i.dataset = rg.dataset AND "
+                "i.item_id = rg.item_id JOIN generations g ON g.key = rg.key WHERE rg.run_id=? AND rg.model=? AND "
+                "g.error IS NOT NULL ORDER BY rg.dataset, rg.item_id, rg.variant, rg.sample LIMIT 1",
+                (run_id, model)).fetchone() if failed else None
+            out[model] = {"requested": requested, "done": done, "failed": failed, "imported": imported or 0,
+                          "failed_example": example[0] if example else None}
+        return out
+
     # -- scores ------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[Score]) -> None:
         rows = [(run_id, s.family, s.metric, s.model, s.item_id or "", s.value, s.reason, canonical_json(s.details))
@@ -379,6 +431,29 @@ class Store:
         return [Score(family=f, metric=m, model=mo, item_id=i or None, value=v, reason=r,
                       details=json.loads(d) if d else {})
                 for f, m, mo, i, v, r, d in self.conn.execute(q + " ORDER BY rowid", args).fetchall()]
+
+    def item_scores(self, run_id: str, item_keys: Iterable[str]) -> list[Score]:
+        """The run's item-level scores of these items (``dataset/item id``), in the order they were stored."""
+        keys = list(item_keys)
+        out: list[Score] = []
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            rows = self.conn.execute(
+                "SELECT family, metric, model, item_id, value, reason, details FROM scores WHERE run_id=? AND "
+                f"item_id IN ({','.join('?' * len(chunk))}) ORDER BY rowid", (run_id, *chunk)).fetchall()
+            out += [Score(family=f, metric=m, model=mo, item_id=i, value=v, reason=r,
+                          details=json.loads(d) if d else {}) for f, m, mo, i, v, r, d in rows]
+        return out
+
+    def item_score_values(self, run_id: str) -> dict[tuple[str, str], dict[str, float | None]]:
+        """(model, item) -> ``family.metric`` -> value, for every item-level score of the run (no reasons,
+        no details): model by model, each in the order its scores were stored."""
+        out: dict[tuple[str, str], dict[str, float | None]] = {}
+        for f, m, mo, i, v in self.conn.execute(
+                "SELECT family, metric, model, item_id, value FROM scores WHERE run_id=? AND item_id != '' "
+                "ORDER BY model, rowid", (run_id,)):
+            out.setdefault((mo, i), {})[f"{f}.{m}"] = v
+        return out
 
     def delete_scores(self, run_id: str, family: str) -> None:
         self.conn.execute("DELETE FROM scores WHERE run_id=? AND family=?", (run_id, family))

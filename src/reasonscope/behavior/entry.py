@@ -29,9 +29,8 @@ class BehaviorFamily:
 
         from .family import score_behavior
 
-        console, data = ctx.console, ctx.data
-        if not data.generations:
-            return None
+        console = ctx.console
+        chunks = ctx.chunks()
         models = ctx.scoring_models
         if models is None:
             models = prepare_scoring_models(ctx.settings, ctx.store)
@@ -42,11 +41,21 @@ class BehaviorFamily:
         for reason in (models.nli_reason, models.sim_reason):
             if reason:
                 console.print("[yellow]behavior: " + escape(reason))
-        scores, tables = score_behavior(data, ctx.settings, ctx.stats, seed=ctx.seed, temperatures=ctx.temperatures,
-                                        nli=models.nli, nli_reason=models.nli_reason, sim=models.sim,
-                                        sim_reason=models.sim_reason)
+        replaced = False
+
+        def write(scores: list) -> None:  # each chunk's item-level scores, in place of the previous scoring's
+            nonlocal replaced
+            if not replaced:
+                ctx.store.delete_scores(ctx.run_id, "behavior")
+                replaced = True
+            ctx.store.put_scores(ctx.run_id, scores)
+
+        scores, tables = score_behavior(chunks, ctx.settings, ctx.stats, seed=ctx.seed,
+                                        temperatures=ctx.temperatures, nli=models.nli, nli_reason=models.nli_reason,
+                                        sim=models.sim, sim_reason=models.sim_reason, write=write)
+        if not replaced:  # no generation: nothing scored, nothing written
+            return None
         tables["backends"]["executor"] = ctx.executor
-        ctx.store.delete_scores(ctx.run_id, "behavior")
         ctx.store.put_scores(ctx.run_id, scores)
         ctx.store.put_artefact(ctx.run_id, "behavior.json", "json", json.dumps(tables, default=str))
         return FamilyResult.from_tables(tables)

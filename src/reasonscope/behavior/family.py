@@ -16,7 +16,8 @@ samples for CS and SS, the primary and the paraphrases for RS).
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -52,11 +53,94 @@ def _item_type(item: Item) -> str:
     return str(item.metadata.get("type") or item.answer_type)
 
 
-def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, seed: int = 0,
+@dataclass
+class _Tally:
+    """What scoring keeps of each (model, item) once its chunk is scored: the item-level values, the
+    failed generations each metric read, the item's dataset and type, and the reasons of missing
+    values. A few numbers per item: the generations and the scores' details are not kept."""
+
+    per_item: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
+    per_item_failed: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    item_groups: dict[str, tuple[str, str]] = field(default_factory=dict)  # item -> (dataset, type)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    reasons: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (model, metric) -> reasons
+    missing_by_model: dict[str, int] = field(default_factory=dict)
+
+
+def score_behavior(data: RunData | Iterable[RunData], cfg: BehaviorConfig, stats: StatsConfig, *, seed: int = 0,
                    temperatures: dict[str, float] | None = None, nli: NLIScorer | None = None,
                    nli_reason: str | None = None, sim: Similarity | None = None,
-                   sim_reason: str | None = None) -> tuple[list[Score], dict[str, Any]]:
+                   sim_reason: str | None = None,
+                   write: Callable[[list[Score]], None] | None = None) -> tuple[list[Score], dict[str, Any]]:
+    """Score the run: ``data`` is the run (:class:`RunData`) or its chunks of whole items
+    (:func:`reasonscope.results.iter_run_chunks`). Each chunk is scored on its own (the NLI and similarity
+    inputs of a chunk go to the scorers in one batch each) and only a few numbers per item are kept
+    for the corpus estimates. ``write``: called with each chunk's item-level scores, which are then
+    not kept (the returned list holds the corpus-level scores only); without it, the returned list
+    holds every score, item-level first. The estimates do not depend on the chunking (items keep
+    their order)."""
+    chunks = [data] if isinstance(data, RunData) else data
+    acc = _Tally()
+    kept: list[Score] = []
+    for chunk in chunks:
+        scored, nli, nli_reason, sim, sim_reason = _score_chunk(chunk, cfg, stats.failed_generations, acc, nli,
+                                                                nli_reason, sim, sim_reason)
+        if not chunk.generations:
+            continue
+        if write is not None:
+            write(scored)
+        else:
+            kept += scored
     policy = stats.failed_generations
+    per_item, counts = acc.per_item, acc.counts
+    for model, c in counts.items():
+        c["pending"] = acc.missing_by_model.get(model, 0)
+    tables = _aggregate(per_item, acc.per_item_failed, acc.item_groups, cfg, stats, seed)
+    for model, mets in tables["metrics"].items():
+        for metric, est in mets.items():
+            if est["value"] is None and acc.reasons.get((model, metric)):
+                est["reason"] = "; ".join(sorted(acc.reasons[(model, metric)]))
+    tables["counts"] = counts
+    tables["backends"] = {"nli": nli.description if nli else f"none ({nli_reason})",
+                          "similarity": sim.description if sim else f"none ({sim_reason})",
+                          "answer_matching": f"typed extraction, numeric rel_tol={cfg.rel_tol}"}
+    # score cache use of this scoring (requested / unique / cached / computed inputs, forward calls, loads)
+    tables["backends"]["score_cache"] = {name: asdict(s.stats) for name, s in (("nli", nli), ("similarity", sim))
+                                         if s is not None and hasattr(s, "stats")}
+    warnings = []
+    for model, temp in (temperatures or {}).items():
+        if temp == 0 and model in per_item:
+            warnings.append(f"{model}: temperature 0, so CS and SS are trivially 1 and are not measurements")
+    for model, c in counts.items():
+        if c["failed"] and policy == "exclude":
+            warnings.append(f"{model}: {c['failed']} of {c['generations']} generations failed; left out of every "
+                            "metric (stats.failed_generations: exclude) and never compared in CS, RS or SS")
+        elif c["failed"]:
+            warnings.append(f"{model}: {c['failed']} of {c['generations']} generations failed; counted as wrong in "
+                            "CQ and ES (stats.failed_generations: wrong), never compared in CS, RS or SS")
+    missing = sum(acc.missing_by_model.values())
+    if missing:
+        warnings.append(f"{missing} requested generations have no stored completion: pending (rate limits, "
+                        "server errors or timeouts outlasted the retries) or the run was interrupted; the metrics "
+                        "leave them out; run the same command again to send them")
+    tables["warnings"] = warnings
+    for model, mvals in tables["metrics"].items():
+        for metric, est in mvals.items():
+            kept.append(Score(family=FAMILY, metric=metric, model=model, item_id=None, value=est["value"],
+                              reason=est.get("reason"), details=est))
+        for name, res in tables["strategies"].get(model, {}).items():
+            kept.append(Score(family=FAMILY, metric=f"strategy:{name}", model=model, value=res["value"],
+                              details=res))
+    return kept, tables
+
+
+def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, nli: NLIScorer | None,
+                 nli_reason: str | None, sim: Similarity | None,
+                 sim_reason: str | None) -> tuple[list[Score], Any, str | None, Any, str | None]:
+    """The item-level scores of one chunk; its per-item values go to ``acc``. Returns the scores and
+    the scorers for the next chunk (a scorer that fails to load is None from then on, with its reason)."""
+    for model, n in data.missing_by_model.items():
+        acc.missing_by_model[model] = acc.missing_by_model.get(model, 0) + n
     groups = {key: M.split_variants(gens) for key, gens in M.group_by_item(data.generations, data.items).items()}
     # -- batch the model-based parts: NLI over consecutive steps, similarity over trace pairs --------
     ls_pairs: list[tuple[str, str]] = []
@@ -91,15 +175,13 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
             sim, sim_reason = None, str(err)
 
     scores: list[Score] = []
-    per_item: dict[str, dict[str, dict[str, float | None]]] = {}
-    per_item_failed: dict[str, dict[str, dict[str, int]]] = {}
-    counts: dict[str, dict[str, int]] = {}
+    per_item, per_item_failed, counts = acc.per_item, acc.per_item_failed, acc.counts
     for (model, item_id), (originals, paras) in groups.items():
         item = data.items[item_id]
         gens = originals + paras
         prim = originals[0] if originals else None
         c = counts.setdefault(model, {"items": 0, "generations": 0, "failed": 0, "unparseable": 0, "truncated": 0,
-                                      "pending": data.missing_by_model.get(model, 0)})
+                                      "pending": 0})
         c["items"] += 1
         c["generations"] += len(gens)
         c["failed"] += sum(1 for g in gens if g.error)
@@ -178,50 +260,15 @@ def score_behavior(data: RunData, cfg: BehaviorConfig, stats: StatsConfig, *, se
                 reasons["SS"] = NOT_APPLICABLE["SS"] if len(originals) < 2 else NOTHING_TO_COMPARE
             details["SS"] = {"method": sim.description, "failed_samples": n_failed}
         per_item.setdefault(model, {})[item_id] = vals
+        acc.item_groups[item_id] = (item.group, _item_type(item))
         for metric in ITEM_METRICS:
+            reason = reasons.get(metric)
+            if vals.get(metric) is None and reason:
+                acc.reasons.setdefault((model, metric), set()).add(reason)
             scores.append(Score(family=FAMILY, metric=metric, model=model, item_id=item_id, value=vals.get(metric),
-                                reason=reasons.get(metric), details=details.get(metric, {})))
+                                reason=reason, details=details.get(metric, {})))
 
-    tables = _aggregate(per_item, per_item_failed, data, cfg, stats, seed)
-    item_reasons: dict[tuple[str, str], set[str]] = {}
-    for s in scores:
-        if s.value is None and s.reason:
-            item_reasons.setdefault((s.model, s.metric), set()).add(s.reason)
-    for model, mets in tables["metrics"].items():
-        for metric, est in mets.items():
-            if est["value"] is None and item_reasons.get((model, metric)):
-                est["reason"] = "; ".join(sorted(item_reasons[(model, metric)]))
-    tables["counts"] = counts
-    tables["backends"] = {"nli": nli.description if nli else f"none ({nli_reason})",
-                          "similarity": sim.description if sim else f"none ({sim_reason})",
-                          "answer_matching": f"typed extraction, numeric rel_tol={cfg.rel_tol}"}
-    # score cache use of this scoring (requested / unique / cached / computed inputs, forward calls, loads)
-    tables["backends"]["score_cache"] = {name: asdict(s.stats) for name, s in (("nli", nli), ("similarity", sim))
-                                         if s is not None and hasattr(s, "stats")}
-    warnings = []
-    for model, temp in (temperatures or {}).items():
-        if temp == 0 and model in per_item:
-            warnings.append(f"{model}: temperature 0, so CS and SS are trivially 1 and are not measurements")
-    for model, c in counts.items():
-        if c["failed"] and policy == "exclude":
-            warnings.append(f"{model}: {c['failed']} of {c['generations']} generations failed; left out of every "
-                            "metric (stats.failed_generations: exclude) and never compared in CS, RS or SS")
-        elif c["failed"]:
-            warnings.append(f"{model}: {c['failed']} of {c['generations']} generations failed; counted as wrong in "
-                            "CQ and ES (stats.failed_generations: wrong), never compared in CS, RS or SS")
-    if data.missing:
-        warnings.append(f"{data.missing} requested generations have no stored completion: pending (rate limits, "
-                        "server errors or timeouts outlasted the retries) or the run was interrupted; the metrics "
-                        "leave them out; run the same command again to send them")
-    tables["warnings"] = warnings
-    for model, mvals in tables["metrics"].items():
-        for metric, est in mvals.items():
-            scores.append(Score(family=FAMILY, metric=metric, model=model, item_id=None, value=est["value"],
-                                reason=est.get("reason"), details=est))
-        for name, res in tables["strategies"].get(model, {}).items():
-            scores.append(Score(family=FAMILY, metric=f"strategy:{name}", model=model, value=res["value"],
-                                details=res))
-    return scores, tables
+    return scores, nli, nli_reason, sim, sim_reason
 
 
 def _estimates(rows: dict[str, dict[str, float | None]], failed: dict[str, dict[str, int]], stats: StatsConfig,
@@ -246,8 +293,8 @@ def _estimates(rows: dict[str, dict[str, float | None]], failed: dict[str, dict[
     return out
 
 
-def _aggregate(per_item, per_item_failed, data: RunData, cfg: BehaviorConfig, stats: StatsConfig,
-               seed: int) -> dict[str, Any]:
+def _aggregate(per_item, per_item_failed, item_groups: dict[str, tuple[str, str]], cfg: BehaviorConfig,
+               stats: StatsConfig, seed: int) -> dict[str, Any]:
     strategies = all_strategies(cfg.strategies)
     tables: dict[str, Any] = {"metrics": {}, "strategies": {}, "per_dataset": {}, "per_type": {}, "paired": [],
                               "strategy_weights": strategies,
@@ -265,10 +312,10 @@ def _aggregate(per_item, per_item_failed, data: RunData, cfg: BehaviorConfig, st
             value, left_out = composite(weights, point)
             tables["strategies"][model][name] = {"value": value, "left_out": left_out,
                                                  "renormalised": bool(left_out), "ES": f"ES_{cfg.efficiency}"}
-        for label, key_fn in (("per_dataset", lambda it: it.group), ("per_type", _item_type)):
+        for label, part in (("per_dataset", 0), ("per_type", 1)):
             buckets: dict[str, dict] = {}
             for item_id, vals in rows.items():
-                buckets.setdefault(key_fn(data.items[item_id]), {})[item_id] = vals
+                buckets.setdefault(item_groups[item_id][part], {})[item_id] = vals
             tables[label][model] = {b: _estimates(r, failed, stats, seed, cfg.efficiency)
                                     for b, r in sorted(buckets.items())}
     models = list(per_item)

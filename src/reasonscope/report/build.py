@@ -24,16 +24,18 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..atomic_files import atomic_open, read_staged, remove_stale_temporaries, replace_together, write_text
-from ..results import RunData, load_run_data
+from ..results import RunData, run_chunks
 from ..store import Store
+from ..types import Generation, Score
 from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
 from .evidence_view import evidence_plots, evidence_sheets
-from .html import render_html
+from .html import item_views, stream_html
 from .information_view import information_plot, information_sheets
 from .plots import behavior_plots
 from .spreadsheets import write_csvs, write_xlsx
@@ -44,9 +46,24 @@ def _jsonable(v: Any) -> Any:
     return json.loads(json.dumps(v, default=str))
 
 
-def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for g in data.generations:
+def scores_by_item(scores: Iterable[Score]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(model, item) -> ``family.metric`` -> value, reason and details, for the item-level scores."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in scores:
+        if s.item_id:
+            out.setdefault((s.model, s.item_id), {})[f"{s.family}.{s.metric}"] = \
+                {"value": s.value, "reason": s.reason, "details": s.details}
+    return out
+
+
+def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """One ``samples.jsonl`` row per generation of ``data`` (a run or a chunk of one), item by item (dataset,
+    item id), then model, variant and sample: the order of a run read chunk by chunk."""
+    def order(g: Generation) -> tuple:
+        item = data.items[g.item_id]
+        return item.group, item.id, g.model, g.variant, g.sample
+
+    for g in sorted(data.generations, key=order):
         item = data.items[g.item_id]
         row = {
             "model": g.model, "dataset": item.group, "item_id": item.id, "variant": g.variant, "sample": g.sample,
@@ -59,8 +76,7 @@ def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, A
         }
         if g.variant == "original" and g.sample == 0:
             row["scores"] = scores_by_item.get((g.model, g.item_id), {})
-        rows.append(_jsonable(row))
-    return rows
+        yield _jsonable(row)
 
 
 def write_jsonl(path: Path, rows: Any) -> Path:
@@ -71,20 +87,42 @@ def write_jsonl(path: Path, rows: Any) -> Path:
     return path
 
 
-def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None) -> dict[str, Path]:
+def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None, *,
+                 run: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write every output of ``run_id`` into ``run_dir`` (replaced together, see the module docstring);
-    return them by name. ``data`` (read from the store when None) carries the run record shown."""
+    return them by name. ``data``: the run when it is already in memory (else it is read from the store
+    chunk by chunk: :func:`reasonscope.results.iter_run_chunks`); ``run``: the run record shown (default
+    ``data.run``, else the stored record)."""
     run_dir = Path(run_dir)
-    data = data or load_run_data(store, run_id)
+    run = run or (data.run if data is not None else None) or store.run(run_id)
     remove_stale_temporaries(run_dir)
     remove_stale_temporaries(run_dir / "tables")
     with replace_together():
-        return _write_outputs(store, run_id, run_dir, data)
+        return _write_outputs(store, run_id, run_dir, run, data)
 
 
-def _write_outputs(store: Store, run_id: str, run_dir: Path, data: RunData) -> dict[str, Path]:
-    run = data.run
-    scores = store.scores(run_id)
+def _item_pass(store: Store, run_id: str, chunks: Iterable[RunData], samples: IO[str]) -> Iterator[dict[str, Any]]:
+    """One pass over the run, a chunk at a time: writes each generation's ``samples.jsonl`` line to
+    ``samples`` and yields the report's item views, so neither file needs the whole run in memory."""
+    for chunk in chunks:
+        by_item = scores_by_item(store.item_scores(run_id, chunk.items))
+        for row in sample_rows(chunk, by_item):
+            samples.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        yield from item_views(chunk, by_item)
+
+
+def generation_totals(store: Store, run_id: str) -> dict[str, Any]:
+    """``summary.json``'s ``generations``: stored (total), missing (per model), failed and imported, counted
+    in the store."""
+    counts = store.run_generation_counts(run_id)
+    missing = {m: c["requested"] - c["done"] for m, c in counts.items() if c["requested"] > c["done"]}
+    return {"total": sum(c["done"] for c in counts.values()), "missing": sum(missing.values()),
+            "missing_by_model": missing, "failed": sum(c["failed"] for c in counts.values()),
+            "imported": sum(c["imported"] for c in counts.values())}
+
+
+def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any],
+                   data: RunData | None) -> dict[str, Path]:
     raw_b = store.artefact(run_id, "behavior.json")
     behavior = json.loads(raw_b) if raw_b else None
     raw_e = store.artefact(run_id, "evidence.json")
@@ -95,20 +133,12 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, data: RunData) -> d
     information = json.loads(raw_i) if raw_i else None
     raw_k = store.artefact(run_id, "attack.json")
     attack = json.loads(raw_k) if raw_k else None
-    scores_by_item: dict[tuple[str, str], dict[str, Any]] = {}
-    for s in scores:
-        if s.item_id:
-            scores_by_item.setdefault((s.model, s.item_id), {})[f"{s.family}.{s.metric}"] = \
-                {"value": s.value, "reason": s.reason, "details": s.details}
     notes = run.get("notes") or {}
     summary = {
         "run": {k: run[k] for k in ("run_id", "kind", "status", "seed", "git_hash", "versions", "created",
                                     "finished")},
         "config": run["config"], "notes": notes,
-        "generations": {"total": len(data.generations), "missing": data.missing,
-                        "missing_by_model": data.missing_by_model,
-                        "failed": sum(1 for g in data.generations if g.error),
-                        "imported": sum(1 for g in data.generations if g.source != "generated")},
+        "generations": generation_totals(store, run_id),
         "behavior": behavior,
         "evidence": {m: {k: v for k, v in t.items() if k != "instances"} for m, t in evidence.items()}
         if evidence else None,
@@ -119,7 +149,6 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, data: RunData) -> d
     }
     out: dict[str, Path] = {}
     out["summary"] = write_text(run_dir / "summary.json", json.dumps(summary, indent=2, default=str))
-    out["samples"] = write_jsonl(run_dir / "samples.jsonl", sample_rows(data, scores_by_item))
     sheets: dict[str, list[dict[str, Any]]] = behavior_tables(behavior) if behavior else {}
     if evidence:
         sheets.update(evidence_sheets(evidence))
@@ -134,8 +163,7 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, data: RunData) -> d
         sheets.update(attack_sheets(attack))
         out["attack_items"] = write_jsonl(run_dir / "attack_items.jsonl",
                                           (row for t in attack["models"].values() for row in t["rows"]))
-    sheets["items"] = [{"model": m, "item": i, **{k: v["value"] for k, v in d.items()}}
-                       for (m, i), d in scores_by_item.items()]
+    sheets["items"] = [{"model": m, "item": i, **values} for (m, i), values in store.item_score_values(run_id).items()]
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
             "git_hash": run["git_hash"], "versions": run["versions"], "config": run["config"], "notes": notes}
     out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
@@ -156,5 +184,10 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, data: RunData) -> d
     images = {name: base64.b64encode(read_staged(p)).decode() for name, p in plots.items()}
     tables = {"behavior": behavior, "evidence": evidence, "attributes": attributes, "attack": attack,
               "information": information}
-    out["html"] = write_text(run_dir / "report.html", render_html(data, tables, scores_by_item, sheets, images, gaps))
+    out["samples"], out["html"] = run_dir / "samples.jsonl", run_dir / "report.html"
+    with atomic_open(out["samples"], "w") as samples, atomic_open(out["html"], "w") as html:
+        views = _item_pass(store, run_id, run_chunks(store, run_id, data), samples)
+        stream_html(html, run, tables, views, sheets, images, gaps)
+        for _ in views:  # every line of samples.jsonl, whatever the page showed
+            pass
     return out
