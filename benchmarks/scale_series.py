@@ -6,7 +6,8 @@ here (no NLI model ships offline) and SS by embedding cosine with the embedded a
 Each size runs as a subprocess in a fresh run directory; the script prints per size the wall
 time, CPU seconds, peak RSS, and the ratios against the smallest size (time per item should stay
 flat, and peak memory should grow far slower than the items: beyond the models, what grows is the
-run's generations and scores held for the statistics).
+items themselves and a few numbers per item for the statistics; a run of more than
+``reasonscope.results.CHUNK_ITEMS`` items is planned, scored and written one chunk at a time).
 
     nice -n 10 python benchmarks/scale_series.py --sizes 1000 5000 20000 --k 2 --p 1
 """
