@@ -14,7 +14,7 @@ of a run, loaded or not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,15 +74,16 @@ def is_correct(gen: Generation, item: Item, rel_tol: float = 1e-6) -> bool:
     return answers_match(gen.answer, gold, item.answer_type, rel_tol)
 
 
-def load_run_data(store: Store, run_id: str | None = None) -> RunData:
-    run = store.run(run_id)
-    stored = {f"{ds}/{it.id}": it for ds, lst in store.items().items() for it in lst}
+def _run_data(run: dict[str, Any], rows: Iterable[dict[str, Any]],
+              item_of: Callable[[dict[str, Any]], Item | None]) -> RunData:
+    """The rows of linked requests as :class:`RunData`: rows whose item is not stored are left out,
+    rows without a stored completion are counted as missing, the others interpreted."""
     items: dict[str, Item] = {}
     gens: list[Generation] = []
     missing: dict[str, int] = {}
-    for row in store.run_generations(run["run_id"]):
+    for row in rows:
         key = f"{row['dataset']}/{row['item_id']}"
-        item = stored.get(key)
+        item = items.get(key) or item_of(row)
         if item is None:
             continue
         items[key] = item
@@ -90,33 +91,21 @@ def load_run_data(store: Store, run_id: str | None = None) -> RunData:
             missing[row["model"]] = missing.get(row["model"], 0) + 1
             continue
         gens.append(interpret(row, item))
-    datasets = sorted({it.group for it in items.values()})
-    return RunData(run=run, items=items, generations=gens, missing=sum(missing.values()), datasets=datasets,
-                   missing_by_model=missing)
+    return RunData(run=run, items=items, generations=gens, missing=sum(missing.values()),
+                   datasets=sorted({it.group for it in items.values()}), missing_by_model=missing)
+
+
+def load_run_data(store: Store, run_id: str | None = None) -> RunData:
+    """The whole run, generations ordered by model, dataset, item, variant, sample."""
+    run = store.run(run_id)
+    stored = {f"{ds}/{it.id}": it for ds, lst in store.items().items() for it in lst}
+    return _run_data(run, store.run_generations(run["run_id"]),
+                     lambda row: stored.get(f"{row['dataset']}/{row['item_id']}"))
 
 
 CHUNK_ITEMS = 1000
 """Items per chunk when a run is read chunk by chunk (a run with more items than this is never held in
 memory whole by the behaviour family or the report)."""
-
-
-def _chunk_data(run: dict[str, Any], rows: list[dict[str, Any]]) -> RunData:
-    items: dict[str, Item] = {}
-    gens: list[Generation] = []
-    missing: dict[str, int] = {}
-    for row in rows:
-        if row["item"] is None:
-            continue
-        key = f"{row['dataset']}/{row['item_id']}"
-        item = items.get(key)
-        if item is None:
-            item = items[key] = Item.model_validate_json(row["item"])
-        if not row["done"]:
-            missing[row["model"]] = missing.get(row["model"], 0) + 1
-            continue
-        gens.append(interpret(row, item))
-    return RunData(run=run, items=items, generations=gens, missing=sum(missing.values()),
-                   datasets=sorted({it.group for it in items.values()}), missing_by_model=missing)
 
 
 def iter_run_chunks(store: Store, run_id: str | None = None,
@@ -130,7 +119,8 @@ def iter_run_chunks(store: Store, run_id: str | None = None,
     keys = store.run_item_keys(run["run_id"])
     for start in range(0, len(keys), size):
         part = keys[start:start + size]
-        yield _chunk_data(run, store.run_generations_between(run["run_id"], part[0], part[-1]))
+        yield _run_data(run, store.run_generations_between(run["run_id"], part[0], part[-1]),
+                        lambda row: Item.model_validate_json(row["item"]) if row["item"] is not None else None)
 
 
 def load_if_small(store: Store, run_id: str | None = None) -> RunData | None:
