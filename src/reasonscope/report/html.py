@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import IO, Any
 
-from jinja2 import Environment, PackageLoader, Template, select_autoescape
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..results import RunData
 from ..types import is_question_variant
@@ -158,37 +158,22 @@ def run_warnings(run: dict[str, Any], notes: dict[str, Any], tables: dict[str, A
     return warnings
 
 
-def _page(run: dict[str, Any], tables: dict[str, Any], items: Iterable[dict[str, Any]],
-          sheets: dict[str, list[dict[str, Any]]], images: dict[str, str],
-          gaps: dict[str, list[str]] | None) -> tuple[Template, dict[str, Any]]:
+def stream_html(out: IO[str], run: dict[str, Any], tables: dict[str, Any], items: Iterable[dict[str, Any]],
+                sheets: dict[str, list[dict[str, Any]]], images: dict[str, str],
+                gaps: dict[str, list[str]] | None = None) -> None:
+    """Write the report page to ``out`` as it renders, reading ``items`` (the item views,
+    :func:`item_views`, e.g. chunk by chunk) once: the page is never held in memory whole. ``tables``:
+    each family's stored result (None when absent); ``images``: plot name -> base64 PNG (a name starts
+    with its family); ``gaps``: per family, why a plot was not drawn."""
     env = Environment(loader=PackageLoader("reasonscope.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     notes = run.get("notes") or {}
     evidence = tables.get("evidence")
     views = iter(items)
     first = next(views, None)  # whether the page has an Items section, without reading further
-    return env.get_template("report.html.j2"), dict(
+    env.get_template("report.html.j2").stream(
         run=run, cards=family_cards(**tables), warnings=run_warnings(run, notes, tables),
         views=family_tables(sheets), images=images, gaps=gaps or {},
         items=chain([first], views) if first is not None else iter(()), has_items=first is not None,
         bad_rows=notes.get("bad_rows") or {}, ev_views={m: instance_views(t) for m, t in (evidence or {}).items()},
-        attack_rows=sheets.get("attack_items", []), **tables)
-
-
-def render_html(data: RunData, tables: dict[str, Any], scores_by_item: dict[tuple[str, str], dict[str, Any]],
-                sheets: dict[str, list[dict[str, Any]]], images: dict[str, str],
-                gaps: dict[str, list[str]] | None = None) -> str:
-    """The report page of a run in memory, as one string. ``tables``: each family's stored result (None
-    when absent); ``images``: plot name -> base64 PNG (a name starts with its family); ``gaps``: per
-    family, why a plot was not drawn."""
-    template, context = _page(data.run, tables, item_views(data, scores_by_item), sheets, images, gaps)
-    return template.render(**context)
-
-
-def stream_html(out: IO[str], run: dict[str, Any], tables: dict[str, Any], items: Iterable[dict[str, Any]],
-                sheets: dict[str, list[dict[str, Any]]], images: dict[str, str],
-                gaps: dict[str, list[str]] | None = None) -> None:
-    """Write the report page to ``out`` as it renders, reading ``items`` (the item views,
-    :func:`item_views`, e.g. chunk by chunk) once: the page is never held in memory whole."""
-    template, context = _page(run, tables, items, sheets, images, gaps)
-    template.stream(**context).dump(out)
+        attack_rows=sheets.get("attack_items", []), **tables).dump(out)
