@@ -79,11 +79,16 @@ def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, A
         yield _jsonable(row)
 
 
+def write_lines(out: IO[str], rows: Iterable[Any]) -> None:
+    """One JSON object per line to ``out``."""
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+
+
 def write_jsonl(path: Path, rows: Any) -> Path:
     """One JSON object per line, written atomically."""
     with atomic_open(path, "w") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        write_lines(fh, rows)
     return path
 
 
@@ -106,8 +111,7 @@ def _item_pass(store: Store, run_id: str, chunks: Iterable[RunData], samples: IO
     ``samples`` and yields the report's item views, so neither file needs the whole run in memory."""
     for chunk in chunks:
         by_item = scores_by_item(store.item_scores(run_id, chunk.items))
-        for row in sample_rows(chunk, by_item):
-            samples.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        write_lines(samples, sample_rows(chunk, by_item))
         yield from item_views(chunk, by_item)
 
 
