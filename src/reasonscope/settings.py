@@ -87,6 +87,9 @@ class NLIConfig(Strict):
     model: str = Field("cross-encoder/nli-deberta-v3-small",
                        description="HF id or local path (hf), or a model spec such as smollm2 (llm).")
     batch_size: int = Field(16, ge=1)
+    runtime: Literal["torch", "onnx"] = Field(
+        "torch", description="hf backend: torch = transformers on torch; onnx = ONNX Runtime on a verified "
+        "conversion (made once and cached; no torch import at scoring time; needs the onnx extra).")
 
 
 class SimilarityConfig(Strict):
@@ -97,6 +100,16 @@ class SimilarityConfig(Strict):
     pooling: Literal["model", "cls", "mean", "max", "lasttoken"] = Field(
         "model", description="embedding: how token vectors become a sentence vector. model = the model's own "
         "sentence-transformers configuration (a model without one is refused); or stated explicitly.")
+    runtime: Literal["torch", "onnx"] = Field(
+        "torch", description="bertscore: torch = the bert-score package; onnx = ONNX Runtime on a verified "
+        "conversion of the encoder (made once and cached; needs the onnx extra). embedding: torch only.")
+
+    @model_validator(mode="after")
+    def _runtime(self) -> SimilarityConfig:
+        if self.runtime == "onnx" and self.method != "bertscore":
+            raise ValueError("similarity.runtime: onnx is available for method: bertscore only "
+                             "(embedding runs on torch through sentence-transformers)")
+        return self
 
 
 class StatsConfig(Strict):

@@ -15,20 +15,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..user_cache import cache_root
 from .base import ProviderUnavailable
 from .hf_provider import HFModel
 from .loading import model_loading
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def cache_root() -> Path:
-    env = os.environ.get("REASONSCOPE_CACHE_DIR")
-    if env:
-        return Path(env)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("reasonscope"))
 
 
 def gguf_folder() -> Path:

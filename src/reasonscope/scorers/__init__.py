@@ -1,4 +1,6 @@
-"""Reusable model-based scorers: NLI and similarity (BERTScore, embedding cosine). Public names are re-exported here, imported on first use."""
+"""Reusable model-based scorers: NLI and similarity (BERTScore, embedding cosine), on torch or, for the NLI
+cross-encoder and BERTScore, on ONNX Runtime (``runtime: onnx``). Public names are re-exported here,
+imported on first use."""
 
 from .._lazy import lazy_exports
 
@@ -11,4 +13,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "BERTScoreF1": "similarity",
     "EmbeddingCosine": "similarity",
     "make_similarity": "similarity",
+    "OnnxCrossEncoderNLI": "onnx_scorers",
+    "OnnxBERTScoreF1": "onnx_scorers",
+    "ConversionError": "onnx_export",
 })

@@ -5,7 +5,9 @@ Backends (``NLIConfig.backend``):
 * ``hf``: a cross-encoder NLI model (``AutoModelForSequenceClassification``; default
   ``cross-encoder/nli-deberta-v3-small``, or a local path). Premise and hypothesis are encoded as a
   sentence pair; p(contradiction) is the softmax probability of the label whose name contains
-  "contradiction" in ``config.id2label``. Batched.
+  "contradiction" in ``config.id2label``. Batched. ``runtime: onnx`` runs the same model converted to
+  ONNX (verified against torch at conversion) without importing torch or transformers
+  (:mod:`reasonscope.scorers.onnx_scorers`).
 * ``llm``: any provider with log-probabilities judges the pair. The prompt asks for one of
   entailment / neutral / contradiction; p(contradiction) is the softmax over the three labels'
   summed continuation log-probabilities (a three-way normalisation: mass on other words is ignored).
@@ -100,6 +102,10 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
     try:
+        if cfg.backend == "hf" and cfg.runtime == "onnx":
+            from .onnx_scorers import OnnxCrossEncoderNLI
+
+            return OnnxCrossEncoderNLI(cfg.model, cfg.batch_size), None
         if cfg.backend == "hf":
             return HFCrossEncoderNLI(cfg.model, cfg.batch_size), None
         from ..models.registry import create_model
@@ -114,7 +120,9 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
 
 
 def nli_description(cfg: NLIConfig) -> str:
-    return f"hf-cross-encoder:{cfg.model}" if cfg.backend == "hf" else f"llm-judge-logprobs:{cfg.model}"
+    if cfg.backend == "hf":
+        return f"hf-cross-encoder:{cfg.model}" + (":onnx" if cfg.runtime == "onnx" else "")
+    return f"llm-judge-logprobs:{cfg.model}"
 
 
 def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, str | None]:
@@ -122,6 +130,7 @@ def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, 
     loaded on its first cache miss; ``(None, reason)`` for ``backend: none``. A backend that fails to
     load raises :class:`~reasonscope.scorers.cache.ScorerUnavailable` at that moment."""
     from .cache import CachedNLI, load_or_unavailable
+    from .onnx_export import runtime_settings
 
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
@@ -130,8 +139,9 @@ def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, 
         return load_or_unavailable(lambda: make_nli(cfg), "NLI backend unavailable")
 
     kind = "nli" if cfg.backend == "hf" else "llm-nli"
-    settings = {"backend": cfg.backend} if cfg.backend == "hf" else {
-        "backend": cfg.backend, "prompt": judge_prompt("{premise}", "{hypothesis}"), "labels": list(NLI_LABELS)}
+    settings = ({"backend": cfg.backend} | runtime_settings(cfg.runtime)
+                if cfg.backend == "hf" else {
+        "backend": cfg.backend, "prompt": judge_prompt("{premise}", "{hypothesis}"), "labels": list(NLI_LABELS)})
     return CachedNLI(kind=kind, model=cfg.model, settings=settings, load=load,
                      compute=lambda scorer, pairs: scorer.contradiction([(p, h) for p, h in pairs]),
                      description=nli_description(cfg), cache=cache,

