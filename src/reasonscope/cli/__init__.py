@@ -2,7 +2,8 @@
 (``reasonscope run``), and ``reasonscope score`` scores outputs the user already has; families with
 commands of their own mount them here (``reasonscope evidence``, ``reasonscope information train``).
 
-``reasonscope.cli:app`` is the entry point; ``python -m reasonscope.cli`` runs it too. The root app is
+``reasonscope.cli:main`` is the entry point (it sets the garbage collector for a batch process, then runs
+``app``); ``python -m reasonscope.cli`` runs it too. The root app is
 built on first access (:mod:`.root`), so a family's ``cli.py`` can import :mod:`.common` without a
 cycle. Exit codes and the run-directory lock: see :mod:`.common`.
 """
