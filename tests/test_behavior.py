@@ -245,3 +245,22 @@ def test_bertscore_with_embedded_minilm():
     s = sim.pairwise(["Add three and five to get eight.", "Add three and five to get eight."],
                      ["Add three and five to get eight.", "The weather in Oslo is cold."])
     assert s[0] == pytest.approx(1.0, abs=1e-4) and s[1] < s[0] - 0.1
+
+
+def test_a_bucket_holding_every_item_reuses_the_corpus_estimates(monkeypatch):
+    from reasonscope.behavior import family
+
+    rows = {f"i{k}": {"CQ": float(k % 2), "CS": 1.0, "RS": None, "LS": 0.5 + k / 20, "SS": 0.9,
+                      "ES_item": 0.4, "conciseness": 0.7} for k in range(8)}
+    groups = {f"i{k}": ("gsm8k", "arithmetic" if k < 5 else "logic") for k in range(8)}
+    calls = []
+    real = family._estimates
+    monkeypatch.setattr(family, "_estimates", lambda r, *a, **k: calls.append(len(r)) or real(r, *a, **k))
+    stats = StatsConfig(n_resamples=200)
+    tables = family._aggregate({"m": rows}, {"m": {}}, groups, BehaviorConfig(), stats, seed=3)
+    assert calls == [8, 5, 3]  # the corpus, then the two types; the one dataset is the corpus
+    whole = tables["metrics"]["m"]
+    assert tables["per_dataset"]["m"]["gsm8k"] == whole
+    assert tables["per_dataset"]["m"]["gsm8k"] is not whole  # a copy: a reason added to one stays there
+    assert whole == real(rows, {}, stats, 3, BehaviorConfig().efficiency)  # what resampling again gives
+    assert tables["per_type"]["m"]["logic"]["CQ"]["value"] == pytest.approx(2 / 3)  # i5, i6, i7: 1, 0, 1

@@ -52,7 +52,6 @@ from .models.base import LanguageModel, ProviderUnavailable
 from .models.registry import usable_models
 from .outcome import FailedLimit, Outcome, decide, tally
 from .prompts import TEMPLATE_VERSION, build_messages
-from .report.build import write_report
 from .results import RunData, load_if_small
 from .rundir import RunDirLock
 from .scoring import prepare_scorers, score_run
@@ -165,6 +164,8 @@ def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dic
     """Write every output of a run that ended well, showing status ``finished``, then record that
     status in the store. A crash before the last write leaves the run ``running`` (then
     ``interrupted``), never ``finished`` without its outputs."""
+    from .report.build import write_report  # the report's modules (numpy, jinja2, ...) load only to write
+
     finished = time.time()
     run = {**store.run(run_id), "status": "finished", "finished": finished, "notes": notes}
     if data is not None:

@@ -16,6 +16,7 @@ samples for CS and SS, the primary and the paraphrases for RS).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
@@ -316,8 +317,10 @@ def _aggregate(per_item, per_item_failed, item_groups: dict[str, tuple[str, str]
             buckets: dict[str, dict] = {}
             for item_id, vals in rows.items():
                 buckets.setdefault(item_groups[item_id][part], {})[item_id] = vals
-            tables[label][model] = {b: _estimates(r, failed, stats, seed, cfg.efficiency)
-                                    for b, r in sorted(buckets.items())}
+            # a bucket holding every item (one dataset, one type) is the whole corpus: the same values in the
+            # same order, with the same seed, give the same estimates, so they are not resampled again
+            tables[label][model] = {b: copy.deepcopy(ests) if len(r) == len(rows) else _estimates(
+                r, failed, stats, seed, cfg.efficiency) for b, r in sorted(buckets.items())}
     models = list(per_item)
     for a, b in combinations(models, 2):
         common = sorted(set(per_item[a]) & set(per_item[b]))

@@ -42,10 +42,6 @@ from .spreadsheets import write_csvs, write_xlsx
 from .tables import behavior_tables
 
 
-def _jsonable(v: Any) -> Any:
-    return json.loads(json.dumps(v, default=str))
-
-
 def scores_by_item(scores: Iterable[Score]) -> dict[tuple[str, str], dict[str, Any]]:
     """(model, item) -> ``family.metric`` -> value, reason and details, for the item-level scores."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
@@ -76,7 +72,7 @@ def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, A
         }
         if g.variant == "original" and g.sample == 0:
             row["scores"] = scores_by_item.get((g.model, g.item_id), {})
-        yield _jsonable(row)
+        yield row  # written by write_lines (default=str: any value that is not JSON is written as its str)
 
 
 def write_lines(out: IO[str], rows: Iterable[Any]) -> None:

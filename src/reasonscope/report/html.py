@@ -137,7 +137,9 @@ def item_views(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, An
             if primary and cq and cq["value"] is not None:
                 verdicts[g.model] = cq["value"] == 1.0
             steps_scored = [(s, probs[i] if (primary and i < len(probs)) else None) for i, s in enumerate(g.steps)]
-            rendered.append({**g.model_dump(), "steps_scored": steps_scored})
+            rendered.append({"model": g.model, "variant": g.variant, "sample": g.sample, "answer": g.answer,
+                             "answer_reason": g.answer_reason, "error": g.error, "truncated": g.truncated,
+                             "raw_text": g.raw_text, "steps_scored": steps_scored})  # what the page shows
         items.append({"key": key, "type": item.metadata.get("type") or item.answer_type, "input": item.input,
                       "choices": item.choices, "target": item.target, "generations": rendered,
                       "verdicts": verdicts})
