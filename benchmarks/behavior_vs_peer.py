@@ -9,6 +9,12 @@ fails for a local path and silently falls back to word Jaccard; the driver passe
 so that both really compute BERTScore, and makes the peer's (broken) JSON dataset type
 loadable.
 
+``--runtime torch onnx`` runs reasonscope's scoring models on each runtime in turn (the setting
+``runtime`` of ``nli`` and ``similarity``): ``torch`` (the default) through transformers and bert-score,
+``onnx`` through ONNX Runtime on a verified conversion kept in the user cache. The conversion is made
+once per model; the script points the user cache at a fresh folder, so its first onnx run converts
+(a row of its own, "onnx, converting") and the measured onnx run finds the conversion made.
+
 Both mocks sleep ``--latency`` seconds (default 0.1) per uncached call, as an API would answer.
 Each side runs as a subprocess, out of the box (reasonscope's defaults); the script prints wall
 time, peak RSS and the ratios. The peer is installed in a side venv (``--peer-venv``, created
@@ -16,7 +22,8 @@ when missing: ``pip install torch==2.13.0`` then the wheel).
 
     nice -n 10 python benchmarks/behavior_vs_peer.py --size 300 --k 3 --p 3 --latency 0 0.1
 
-Per side: wall time, CPU seconds (user + system of the process tree: the machine may be shared),
+reasonscope's package is byte-compiled first (``compileall``), as a regular ``pip install`` does and
+as the peer's was. Per side: wall time, CPU seconds (user + system of the process tree: the machine may be shared),
 peak RSS; for reasonscope also the model calls and the scorer work (inputs computed, forward calls,
 model loads) read back from the store, for the first run, a re-run of the finished run (reported up to
 date) and a re-run with ``--rescore`` (scores and outputs rebuilt from the store and the score cache).
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,6 +96,21 @@ def ensure_peer(venv: Path) -> Path:
     return python
 
 
+def ours_config(path: Path, out: Path, *, runtime: str, latency: float, k: int, p: int, nli: str, minilm: str,
+                items: Path) -> Path:
+    """reasonscope's plan for one side of the comparison, written to ``path``."""
+    ours = {"experiment": {"name": "bench", "seed": 1, "output_dir": str(out)},
+            "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256,
+                        "options": {"accuracy": 0.8, "latency_s": latency}}],
+            "datasets": [{"name": "items", "format": "json", "path": str(items)}],
+            "families": {"behavior": {
+                "samples": k, "paraphrases": p,
+                "nli": {"backend": "hf", "model": nli, "runtime": runtime},
+                "similarity": {"method": "bertscore", "model": minilm, "num_layers": 6, "runtime": runtime}}}}
+    path.write_text(yaml.safe_dump(ours))
+    return path
+
+
 def run_stats(run_dir: Path) -> dict:
     """Model calls and scorer work of the latest run in a reasonscope store (from its notes and the score
     cache counters recorded in behavior.json)."""
@@ -116,6 +139,8 @@ def main() -> None:
     ap.add_argument("--latency", type=float, nargs="+", default=[0.1],
                     help="simulated API latency per uncached call, seconds, for both mocks (several: one "
                          "comparison each, e.g. --latency 0 0.1)")
+    ap.add_argument("--runtime", nargs="+", choices=["torch", "onnx"], default=["torch"],
+                    help="reasonscope's scoring-model runtime(s), one comparison each")
     ap.add_argument("--peer-venv", type=Path, default=Path(tempfile.gettempdir()) / "lrq-venv")
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
@@ -135,20 +160,22 @@ def main() -> None:
                    "type": it.metadata["type"], "perturbations": it.perturbations[: args.p]} for it in items]
     (root / "items.json").write_text(json.dumps(peer_items))
     peer_python = ensure_peer(args.peer_venv)
+    # Byte-compile reasonscope as `pip install` does for a regular (non-editable) install, as it did for the
+    # peer: an editable checkout under PYTHONDONTWRITEBYTECODE would otherwise compile ~170 modules from
+    # source on every run (about 0.1 s).
+    import reasonscope
+
+    subprocess.check_call([sys.executable, "-m", "compileall", "-q", str(Path(reasonscope.__file__).parent)])
     n = len(items)
     t0 = time.time()
     rows = []
+    cache = root / "user-cache"  # the onnx conversions of this benchmark (a fresh folder: the first run converts)
+    shutil.rmtree(cache, ignore_errors=True)
     for latency in args.latency:
         work = root / f"latency-{latency:g}"
         work.mkdir(exist_ok=True)
-        ours = {"experiment": {"name": "bench", "seed": 1, "output_dir": str(work / "ours")},
-                "models": [{"spec": "mock/reasoner", "name": "mock", "max_tokens": 256,
-                            "options": {"accuracy": 0.8, "latency_s": latency}}],
-                "datasets": [{"name": "items", "format": "json", "path": str(root / "items.json")}],
-                "families": {"behavior": {"samples": args.k, "paraphrases": args.p,
-                                          "nli": {"backend": "hf", "model": str(nli)},
-                                          "similarity": {"method": "bertscore", "model": minilm, "num_layers": 6}}}}
-        (work / "ours.yaml").write_text(yaml.safe_dump(ours))
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "BENCH_LATENCY_S": str(latency),
+               "REASONSCOPE_CACHE_DIR": str(cache)}
         peer = {"experiment": {"name": "bench", "seed": 1, "deterministic": False, "output_dir": str(work / "peer"),
                                "verbose": False},
                 "models": [{"name": "mock", "type": "mock", "params": {"accuracy_level": 0.8, "seed": 1}}],
@@ -157,33 +184,44 @@ def main() -> None:
                             "nli_model": str(nli), "bertscore_model": minilm}}
         (work / "peer.yaml").write_text(yaml.safe_dump(peer))
         (work / "peer_driver.py").write_text(PEER_DRIVER)
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "BENCH_LATENCY_S": str(latency)}
-        reasonscope = [sys.executable, "-m", "reasonscope.cli", "run", str(work / "ours.yaml")]
-        r_ours = measured(reasonscope, work / "ours.log", env)
-        r_ours.update(run_stats(work / "ours" / "bench"))
         r_peer = measured([str(peer_python), str(work / "peer_driver.py"), str(work / "peer.yaml")],
                           work / "peer.log", env)
-        r_rerun = measured(reasonscope, work / "ours_rerun.log", env)
-        r_rerun.update(run_stats(work / "ours" / "bench"))
-        if r_rerun["run_id"] == r_ours["run_id"]:  # reported up to date: no new run, nothing called or computed
-            assert "up to date" in (work / "ours_rerun.log").read_text()
-            r_rerun.update(calls=0, forward=0, computed=0, loads=0)
-        r_rescore = measured(reasonscope + ["--rescore"], work / "ours_rescore.log", env)
-        r_rescore.update(run_stats(work / "ours" / "bench"))
-        rows.append((latency, r_ours, r_peer, r_rerun, r_rescore))
+        for runtime in args.runtime:
+            def config(out: Path, runtime: str = runtime, work: Path = work, latency: float = latency) -> Path:
+                return ours_config(work / f"ours-{runtime}-{out.name}.yaml", out, runtime=runtime, latency=latency,
+                                   k=args.k, p=args.p, nli=str(nli), minilm=minilm, items=root / "items.json")
+
+            reasonscope = [sys.executable, "-m", "reasonscope.cli", "run"]
+            r_convert = None
+            if runtime == "onnx" and not any(cache.glob("onnx/*/meta.json")):
+                r_convert = measured(reasonscope + [str(config(work / "converting"))], work / "ours-converting.log",
+                                     env)
+            cfg = config(work / f"ours-{runtime}")
+            r_ours = measured(reasonscope + [str(cfg)], work / f"ours-{runtime}.log", env)
+            r_ours.update(run_stats(work / f"ours-{runtime}" / "bench"))
+            r_rerun = measured(reasonscope + [str(cfg)], work / f"ours-{runtime}-rerun.log", env)
+            r_rerun.update(run_stats(work / f"ours-{runtime}" / "bench"))
+            if r_rerun["run_id"] == r_ours["run_id"]:  # reported up to date: no new run, nothing called or computed
+                assert "up to date" in (work / f"ours-{runtime}-rerun.log").read_text()
+                r_rerun.update(calls=0, forward=0, computed=0, loads=0)
+            r_rescore = measured(reasonscope + [str(cfg), "--rescore"], work / f"ours-{runtime}-rescore.log", env)
+            r_rescore.update(run_stats(work / f"ours-{runtime}" / "bench"))
+            rows.append((latency, runtime, r_ours, r_peer, r_rerun, r_rescore, r_convert))
 
     print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} workdir={root}")
-    print(f"{'latency':>8} {'side':30}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}{'exit':>6}"
+    print(f"{'latency':>8} {'side':36}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}{'exit':>6}"
           f"{'model calls':>13}{'scored':>9}{'fwd calls':>11}{'loads':>7}")
-    for latency, r_ours, r_peer, r_rerun, r_rescore in rows:
-        for name, r in (("reasonscope", r_ours), ("llm-reasoning-quality", r_peer), ("reasonscope re-run", r_rerun),
-                        ("reasonscope re-run --rescore", r_rescore)):
+    for latency, runtime, r_ours, r_peer, r_rerun, r_rescore, r_convert in rows:
+        named = [(f"reasonscope {runtime}, converting", r_convert)] if r_convert else []
+        named += [(f"reasonscope {runtime}", r_ours), ("llm-reasoning-quality", r_peer),
+                  (f"reasonscope {runtime} re-run", r_rerun), (f"reasonscope {runtime} re-run --rescore", r_rescore)]
+        for name, r in named:
             extra = (f"{r['calls']:>13}{r['computed']:>9}{r['forward']:>11}{r['loads']:>7}" if "calls" in r else "")
-            print(f"{latency:>8g} {name:30}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}{r['peak_rss_mb']:>13.0f}{r['rc']:>6}"
+            print(f"{latency:>8g} {name:36}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}{r['peak_rss_mb']:>13.0f}{r['rc']:>6}"
                   + extra)
     print()
-    for latency, r_ours, r_peer, r_rerun, r_rescore in rows:
-        print(f"latency {latency:g}s: speed-up (peer wall / reasonscope wall) {r_peer['wall_s'] / r_ours['wall_s']:.2f}x, "
+    for latency, runtime, r_ours, r_peer, r_rerun, r_rescore, _ in rows:
+        print(f"latency {latency:g}s, runtime {runtime}: speed-up (peer wall / reasonscope wall) {r_peer['wall_s'] / r_ours['wall_s']:.2f}x, "
               f"CPU ratio (peer / reasonscope) {r_peer['cpu_s'] / r_ours['cpu_s']:.2f}x, "
               f"memory ratio (peer peak / reasonscope peak) {r_peer['peak_rss_mb'] / r_ours['peak_rss_mb']:.2f}x, "
               f"re-run / first run wall {r_rerun['wall_s'] / r_ours['wall_s']:.0%} (--rescore "
