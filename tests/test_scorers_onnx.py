@@ -158,9 +158,11 @@ def test_runtime_is_part_of_the_score_cache_key(tiny_nli):
     assert onnx_sim.description == "bertscore-f1:embedded-minilm:layer6:onnx"
 
 
-def test_onnx_runtime_for_embeddings_is_refused():
+def test_onnx_runtime_where_it_does_not_apply_is_refused():
     with pytest.raises(ValueError, match="runtime: onnx is available for method: bertscore only"):
         SimilarityConfig(method="embedding", runtime="onnx")
+    with pytest.raises(ValueError, match="runtime: onnx is available for backend: hf only"):
+        NLIConfig(backend="llm", model="smollm2", runtime="onnx")
 
 
 def test_onnx_scoring_imports_neither_torch_nor_transformers(cache_dir, sharp_nli, minilm):

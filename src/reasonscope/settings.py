@@ -91,6 +91,13 @@ class NLIConfig(Strict):
         "torch", description="hf backend: torch = transformers on torch; onnx = ONNX Runtime on a verified "
         "conversion (made once and cached; no torch import at scoring time; needs the onnx extra).")
 
+    @model_validator(mode="after")
+    def _runtime(self) -> NLIConfig:
+        if self.runtime == "onnx" and self.backend != "hf":
+            raise ValueError(f"nli.runtime: onnx is available for backend: hf only (backend: {self.backend} "
+                             "has no model of its own to convert)")
+        return self
+
 
 class SimilarityConfig(Strict):
     method: Literal["bertscore", "embedding"] = "bertscore"
