@@ -109,8 +109,9 @@ def test_conversion_that_differs_from_torch_is_refused(tmp_path, sharp_nli, monk
 
 def test_missing_exporter_says_what_to_install(tmp_path, sharp_nli, monkeypatch):
     monkeypatch.setenv("REASONSCOPE_CACHE_DIR", str(tmp_path))
-    real = onnx_export._installed
-    monkeypatch.setattr(onnx_export, "_installed", lambda n: "missing" if n == "onnxscript" else real(n))
+    real = onnx_export.installed_versions
+    monkeypatch.setattr(onnx_export, "installed_versions",
+                        lambda names: {n: None if n == "onnxscript" else v for n, v in real(names).items()})
     with pytest.raises(ConversionError, match=r"needs onnxscript \(pip install 'reasonscope\[embedded,onnx\]'\)"):
         converted(sharp_nli, "nli")
 

@@ -151,14 +151,19 @@ def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: s
     }, length=64)
 
 
-def package_versions() -> dict[str, str | None]:
+def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
+    """Each distribution's installed version, None when it is not installed."""
     out: dict[str, str | None] = {}
-    for name in _VERSIONED:
+    for name in names:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+def package_versions() -> dict[str, str | None]:
+    return installed_versions(_VERSIONED)
 
 
 def git_hash(cwd: Path | None = None) -> str | None:

@@ -43,10 +43,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..store import installed_versions
 from ..types import canonical_json, stable_hash
 
 KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity", "evaluator", "judge-score",
@@ -69,13 +69,7 @@ def load_or_unavailable(make: Callable[[], tuple[Any, str | None]], fallback: st
 
 
 def library_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in _LIBRARIES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return installed_versions(_LIBRARIES)
 
 
 def model_fingerprint(model: str) -> list | None:

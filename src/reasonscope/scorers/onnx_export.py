@@ -36,11 +36,11 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
 from ..models.loading import model_loading
+from ..store import installed_versions
 from ..user_cache import cache_root
 
 log = logging.getLogger(__name__)
@@ -85,19 +85,12 @@ class Converted:
         return self.folder / "tokenizer.json"
 
 
-def _installed(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "missing"
-
-
 def runtime_settings(runtime: str) -> dict[str, Any]:
     """What a runtime adds to a scorer's identity in the score cache: nothing for torch (its libraries are
     in every identity); for onnx the runtime, ONNX Runtime's version and the conversion's version."""
     if runtime != "onnx":
         return {}
-    return {"runtime": "onnx", "onnxruntime": _installed("onnxruntime"), "conversion": CONVERSION_VERSION}
+    return {"runtime": "onnx", "onnxruntime": installed_versions(["onnxruntime"])["onnxruntime"], "conversion": CONVERSION_VERSION}
 
 
 def local_folder(model: str) -> Path | None:
@@ -119,7 +112,7 @@ def conversion_key(task: Task, folder: Path, num_layers: int | None) -> str:
     the exporter's versions."""
     files = sorted((p.name, p.stat().st_size) for p in folder.iterdir() if p.is_file())
     blob = json.dumps({"task": task, "num_layers": num_layers, "folder": str(folder), "files": files,
-                       "versions": {n: _installed(n) for n in EXPORTER}, "conversion": CONVERSION_VERSION},
+                       "versions": installed_versions(EXPORTER), "conversion": CONVERSION_VERSION},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
@@ -132,7 +125,7 @@ def converted(model: str, task: Task, num_layers: int | None = None) -> Converte
         target = cache_root() / "onnx" / conversion_key(task, folder, num_layers)
         if (target / "meta.json").is_file():
             return Converted(target, json.loads((target / "meta.json").read_text()))
-    missing = [n for n in EXPORTER if _installed(n) == "missing"]
+    missing = [n for n, v in installed_versions(EXPORTER).items() if v is None]
     if missing:
         raise ConversionError(f"converting {model} to ONNX needs {', '.join(missing)} "
                               "(pip install 'reasonscope[embedded,onnx]'); it is converted once, then cached")
@@ -238,7 +231,7 @@ def _export(model: str, task: Task, num_layers: int | None, tokenizer, module, n
     meta = {"model": model, "task": task, "num_layers": num_layers, "input_names": names,
             "pad_id": tokenizer.pad_token_id, "pad_token": tokenizer.pad_token,
             "pad_type_id": tokenizer.pad_token_type_id, "padding_side": tokenizer.padding_side,
-            "versions": {n: _installed(n) for n in EXPORTER}, **extra}
+            "versions": installed_versions(EXPORTER), **extra}
     session = ort.InferenceSession(str(folder / "model.onnx"), providers=["CPUExecutionProvider"])
     fast = tokenizer_for(meta, Tokenizer.from_file(str(folder / "tokenizer.json")))
     worst = 0.0
