@@ -179,3 +179,22 @@ def test_fuzzed_jsonl_gives_items_or_dataset_error(tmp_path, blob):
 def test_synthetic_questions_are_unique():
     items = synthetic_items(40, seed=0)
     assert len({i.input for i in items}) == len(items) == 120
+
+
+def test_large_synthetic_set_widens_its_ranges_instead_of_repeating():
+    # 3,200 multiple-choice items: more than the 3,136 distinct questions of the fixed ranges (the last
+    # ones used to repeat, each after 1,000 futile draws)
+    items = synthetic_items(3200, seed=1)
+    assert len({i.input for i in items}) == len(items) == 9600
+    choice = [i for i in items if i.answer_type == "choice"]
+    assert max(int(i.input.split()[2]) for i in choice) > 60  # some drawn from a widened range
+    for it in choice:  # the item is still right: the target letter points at a + b
+        a, b = (int(w.rstrip("?")) for w in it.input.split()[2::2])
+        assert it.choices["ABCD".index(it.target)] == str(a + b)
+
+
+def test_sets_that_never_widen_are_unchanged():
+    # the sets of the docs and benchmarks (up to 300 per kind) keep their items: first and last pinned
+    items = synthetic_items(300, seed=1)
+    assert items[0].input == "Chen has 24 books and gives away 5. How many books are left?"
+    assert items[-1].input == "What is 40 plus 36?" and items[-1].choices == ["77", "78", "86", "76"]

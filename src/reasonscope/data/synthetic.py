@@ -3,6 +3,12 @@
 Generated from a seed (``random.Random(seed)``), so the same seed gives the same items and ids in
 every run; no two items share a question. Every item has three hand-written paraphrase templates (for RS) and a short gold
 rationale. ``size`` items per kind; ``metadata.type`` holds the kind (used for breakdowns).
+
+A drawn question that is already taken is drawn again. The numbers are drawn from fixed ranges (the
+multiple-choice kind has 3,136 distinct questions in them); after ``WIDEN_AFTER`` taken draws in a row
+for one item the ranges widen (``spread`` 2, 3, ... times their upper bound), so a large set (the
+scale benchmark asks for 20,000 items) still has no two items sharing a question, and takes linear
+time. A set small enough never to need ten draws in a row gets the items of the fixed ranges.
 """
 
 from __future__ import annotations
@@ -11,6 +17,9 @@ import random
 
 from ..types import Item
 
+WIDEN_AFTER = 10  # taken draws in a row before the number ranges widen
+MAX_DRAWS = 1000
+
 NAMES = ["Ana", "Ben", "Chen", "Dara", "Eli", "Fatima", "Goran", "Hana", "Ivo", "Jun", "Kofi", "Lena"]
 THINGS = ["apples", "books", "marbles", "stickers", "pencils", "coins", "cards", "shells"]
 CATEGORIES = [("birds", "animals", "robin"), ("roses", "flowers", "damask"), ("oaks", "trees", "bur oak"),
@@ -18,9 +27,9 @@ CATEGORIES = [("birds", "animals", "robin"), ("roses", "flowers", "damask"), ("o
               ("squares", "rectangles", "unit square")]
 
 
-def _arithmetic(rng: random.Random, i: int) -> Item:
+def _arithmetic(rng: random.Random, i: int, spread: int = 1) -> Item:
     name, thing = rng.choice(NAMES), rng.choice(THINGS)
-    a, b = rng.randint(3, 40), rng.randint(2, 20)
+    a, b = rng.randint(3, 40 * spread), rng.randint(2, 20 * spread)
     op = rng.choice(["add", "sub", "mul"])
     if op == "add":
         target, q = a + b, f"{name} has {a} {thing} and gets {b} more. How many {thing} does {name} have now?"
@@ -36,7 +45,7 @@ def _arithmetic(rng: random.Random, i: int) -> Item:
                  f"If {b} {thing} are taken from {name}'s {a} {thing}, how many does {name} keep?"]
         why = f"{a} - {b} = {target}"
     else:
-        a, b = rng.randint(2, 12), rng.randint(2, 9)
+        a, b = rng.randint(2, 12 * spread), rng.randint(2, 9 * spread)
         target, q = a * b, f"{name} buys {a} boxes with {b} {thing} in each box. How many {thing} is that?"
         paras = [f"There are {a} boxes, each holding {b} {thing}. How many {thing} are there altogether?",
                  f"How many {thing} does {name} get from {a} boxes of {b} {thing} each?",
@@ -46,12 +55,12 @@ def _arithmetic(rng: random.Random, i: int) -> Item:
                 perturbations=paras, metadata={"type": "arithmetic"})
 
 
-def _logic(rng: random.Random, i: int) -> Item:
+def _logic(rng: random.Random, i: int, spread: int = 1) -> Item:
     sub, sup, member = rng.choice(CATEGORIES)
     if rng.random() < 0.5:
-        a, b = rng.randint(10, 99), rng.randint(10, 99)
+        a, b = rng.randint(10, 99 * spread), rng.randint(10, 99 * spread)
         while a == b:
-            b = rng.randint(10, 99)
+            b = rng.randint(10, 99 * spread)
         target = a > b
         q = f"Is {a} greater than {b}?"
         paras = [f"Is the number {a} larger than {b}?", f"Does {a} exceed {b}?", f"Is it true that {a} > {b}?"]
@@ -76,8 +85,8 @@ def _logic(rng: random.Random, i: int) -> Item:
                 perturbations=paras, metadata={"type": "logic"})
 
 
-def _choice(rng: random.Random, i: int) -> Item:
-    a, b = rng.randint(5, 60), rng.randint(5, 60)
+def _choice(rng: random.Random, i: int, spread: int = 1) -> Item:
+    a, b = rng.randint(5, 60 * spread), rng.randint(5, 60 * spread)
     correct = a + b
     wrong = set()
     while len(wrong) < 3:
@@ -101,10 +110,13 @@ def synthetic_items(size: int = 4, seed: int = 0) -> list[Item]:
     seen: set[str] = set()
     for i in range(size):
         for make in (_arithmetic, _logic, _choice):
-            for _ in range(1000):  # re-draw duplicates: two items never share a question
-                item = make(rng, i)
+            for attempt in range(MAX_DRAWS):  # re-draw a taken question, in wider ranges after a while
+                item = make(rng, i, 1 + attempt // WIDEN_AFTER)
                 if item.input not in seen:
                     break
+            else:
+                raise RuntimeError(f"synthetic set: no new {make.__name__[1:]} question in {MAX_DRAWS} draws "
+                                   f"(item {i} of {size})")
             seen.add(item.input)
             items.append(item)
     return items
