@@ -146,3 +146,36 @@ def results_metrics():
     from reasonscope.behavior.family import ITEM_METRICS
 
     return ITEM_METRICS
+
+
+def test_loaded_items_are_released_before_scoring(tmp_path, monkeypatch):
+    """The items are in the store once generation ends; scoring (the run's peak, models loaded) reads them
+    back from there, so the loaded ones must be gone by then."""
+    import gc
+    import weakref
+
+    loaded: list[weakref.ref] = []
+    load_datasets = Runner.load_datasets
+
+    def recorded(self):
+        datasets, bad = load_datasets(self)
+        loaded.extend(weakref.ref(it) for items in datasets.values() for it in items)
+        return datasets, bad
+
+    alive: list[int] = []
+    score_run = runner_module.score_run
+
+    def checked(*args, **kwargs):
+        gc.collect()
+        alive.append(sum(r() is not None for r in loaded))
+        return score_run(*args, **kwargs)
+
+    monkeypatch.setattr(Runner, "load_datasets", recorded)
+    monkeypatch.setattr(runner_module, "score_run", checked)
+    summary = Runner(parse_plan({
+        "experiment": {"name": "release", "seed": 1, "output_dir": str(tmp_path)},
+        "models": [{"spec": "mock/reasoner"}], "datasets": [{"name": "syn", "format": "synthetic", "size": 2}],
+        "families": {"behavior": {"samples": 2, "paraphrases": 1, "nli": {"backend": "none"},
+                                  "similarity": {"method": "embedding"}}},
+        "stats": {"n_resamples": 100}}), show_progress=False).run()
+    assert summary.outcome.code == 0 and len(loaded) == 6 and alive == [0]

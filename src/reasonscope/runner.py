@@ -153,6 +153,16 @@ class _Prepared:
     models: list[LanguageModel]
     skipped: dict[str, str]
 
+    def put_items(self, store: Store) -> None:
+        for name, items in {**self.datasets, **self.ev_sets, **self.info_sets}.items():
+            store.put_items(name, items)
+
+    def release_items(self) -> None:
+        """Drop the loaded items once they are in the store and every request is planned: scoring and
+        the report read them back from the store (a large run chunk by chunk), so the run's peak
+        memory, reached while scoring with the models loaded, does not hold every item."""
+        self.datasets, self.ev_sets, self.info_sets = {}, {}, {}
+
 
 def write_config(run_dir: Path, plan: Any) -> Path:
     """``RUN_DIR/config.yaml``: the resolved plan, YAML 1.2, read back by ``load_plan`` as the same values."""
@@ -234,8 +244,20 @@ class Runner:
 
     def run(self) -> RunSummary:
         start = time.perf_counter()
+        p = self._prepare()
+        try:
+            with RunDirLock(self.plan.run_dir, wait=self.wait_lock):
+                summary = self._run_locked(p)
+        finally:
+            for m in p.models:
+                m.close()
+        summary.wall_s = time.perf_counter() - start
+        return summary
+
+    def _prepare(self) -> _Prepared:
+        """Read the data and make the models; every error here comes before any model is called."""
         plan = self.plan
-        datasets, bad = self.load_datasets()  # errors here, before any model is called
+        datasets, bad = self.load_datasets()
         ev_sets, ev_labels, ev_imported = self.load_evidence()
         info_sets = self.load_information()
         models, skipped = usable_models(plan.models)
@@ -245,21 +267,12 @@ class Runner:
             or (plan.families.attributes is not None and bool(datasets))
         if plan.models and needs_models and not models:
             raise ValueError("no model of the plan can run here:\n  " + "\n  ".join(skipped.values()))
-        try:
-            with RunDirLock(plan.run_dir, wait=self.wait_lock):
-                summary = self._run_locked(_Prepared(datasets, bad, ev_sets, ev_labels, ev_imported, info_sets,
-                                                     models, skipped))
-        finally:
-            for m in models:
-                m.close()
-        summary.wall_s = time.perf_counter() - start
-        return summary
+        return _Prepared(datasets, bad, ev_sets, ev_labels, ev_imported, info_sets, models, skipped)
 
     def _run_locked(self, p: _Prepared) -> RunSummary:
         plan = self.plan
         run_dir = plan.run_dir
-        datasets, ev_sets, ev_labels, ev_imported, models, skipped = (p.datasets, p.ev_sets, p.ev_labels,
-                                                                      p.ev_imported, p.models, p.skipped)
+        ev_labels, ev_imported, models, skipped = p.ev_labels, p.ev_imported, p.models, p.skipped
         bad, bad_notes = p.bad, {k: [str(b) for b in v] for k, v in p.bad.items()}
         store = Store(run_dir)
         reused = self._reuse_finished(store, p)
@@ -267,8 +280,7 @@ class Runner:
             store.close()
             return reused
         write_config(run_dir, plan)
-        for name, items in {**datasets, **ev_sets, **p.info_sets}.items():
-            store.put_items(name, items)
+        p.put_items(store)
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                                  notes={"skipped_models": skipped, "bad_rows": bad_notes})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
@@ -281,11 +293,13 @@ class Runner:
             evidence_test = None
             if plan.families.evidence is not None and not ev_imported:
                 name = plan.families.evidence.test.name
-                evidence_test = (name, ev_sets[name], ev_labels)
+                evidence_test = (name, p.ev_sets[name], ev_labels)
             phases = summary.phase_seconds
             start = time.perf_counter()
-            self._generate(models, datasets, store, run_id, summary, evidence_test)
+            self._generate(models, p.datasets, store, run_id, summary, evidence_test)
             phases["generation"] = time.perf_counter() - start
+            evidence_test = None
+            p.release_items()
             data = load_if_small(store, run_id)  # a larger run is read chunk by chunk (reasonscope.results)
             self._score(store, run_id, data, scoring_models, phases)
             summary.outcome = decide(tally(store, run_id, summary.pending_errors), self.max_failed,
