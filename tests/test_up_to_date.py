@@ -67,6 +67,21 @@ def test_a_changed_gold_answer_is_not_up_to_date(tmp_path):
     assert second.run_id != first.run_id and second.calls_made == 0
 
 
+def test_a_generation_gone_from_the_store_is_not_up_to_date(tmp_path):
+    first = Runner(plan(tmp_path), show_progress=False).run()
+    store = Store(tmp_path / "u")
+    try:
+        key = store.conn.execute("SELECT key FROM run_generations WHERE run_id=? ORDER BY key LIMIT 1",
+                                 (first.run_id,)).fetchone()[0]
+        with store.transaction() as c:
+            c.execute("DELETE FROM generations WHERE key=?", (key,))
+        assert key not in store.stored_run_keys(first.run_id)
+    finally:
+        store.close()
+    again = Runner(plan(tmp_path), show_progress=False).run()
+    assert again.run_id != first.run_id and again.calls_made == 1  # the lost one, generated again
+
+
 def test_cli_says_up_to_date_and_rescore_scores_again(tmp_path):
     path = tmp_path / "p.yaml"
     import yaml

@@ -298,13 +298,18 @@ class Store:
                           [(dataset, it.id, i, it.model_dump_json()) for i, it in enumerate(items)])
 
     def items(self, dataset: str | None = None) -> dict[str, list[Item]]:
+        return {ds: [Item.model_validate_json(data) for data in rows]
+                for ds, rows in self.items_json(dataset).items()}
+
+    def items_json(self, dataset: str | None = None) -> dict[str, list[str]]:
+        """The stored items as written (``Item.model_dump_json``), dataset by dataset in their order."""
         if dataset is None:
             cur = self.conn.execute("SELECT dataset, data FROM items ORDER BY dataset, position")
         else:
             cur = self.conn.execute("SELECT dataset, data FROM items WHERE dataset=? ORDER BY position", (dataset,))
-        out: dict[str, list[Item]] = {}
+        out: dict[str, list[str]] = {}
         for ds, data in cur.fetchall():
-            out.setdefault(ds, []).append(Item.model_validate_json(data))
+            out.setdefault(ds, []).append(data)
         return out
 
     # -- generations (the request cache) -----------------------------------------------------
@@ -375,6 +380,12 @@ class Store:
         cols = ["model", "dataset", "item_id", "variant", "sample", "key", "max_tokens", "text", "finish_reason",
                 "prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "error", "source", "done", "request"]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+    def stored_run_keys(self, run_id: str) -> set[str]:
+        """The request keys linked to the run whose generation is in the store."""
+        return {k for (k,) in self.conn.execute(
+            "SELECT rg.key FROM run_generations rg JOIN generations g ON g.key = rg.key WHERE rg.run_id=?",
+            (run_id,))}
 
     def run_item_keys(self, run_id: str) -> list[tuple[str, str]]:
         """The (dataset, item id) pairs the run has requests for, in the order of SQLite's (binary) sort."""

@@ -36,9 +36,12 @@ def is_question_variant(variant: str) -> bool:
     return variant == VARIANT_ORIGINAL or paraphrase_index(variant) is not None
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def canonical_json(obj: Any) -> str:
     """JSON with sorted keys and no whitespace: the input of every hash in reasonscope."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(obj)
 
 
 def stable_hash(obj: Any, length: int = 16) -> str:

@@ -47,12 +47,11 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]],
         return None
     if any(not (Path(plan.run_dir) / name).is_file() for name in OUTPUTS):
         return None
-    stored = store.items()
+    stored = store.items_json()
     for name, items in datasets.items():
-        if [it.model_dump_json() for it in items] != [it.model_dump_json() for it in stored.get(name, [])]:
+        if [it.model_dump_json() for it in items] != stored.get(name, []):
             return None
-    wanted = keys()
-    linked = {row["key"] for row in store.run_generations(run["run_id"]) if row["done"]}
-    if linked != wanted or len(store.cached_keys(wanted)) != len(wanted):
+    # the keys linked to the run with their generation still stored, and no others, are the plan's keys
+    if store.stored_run_keys(run["run_id"]) != keys():
         return None
     return run
