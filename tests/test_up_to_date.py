@@ -73,13 +73,52 @@ def test_a_generation_gone_from_the_store_is_not_up_to_date(tmp_path):
     try:
         key = store.conn.execute("SELECT key FROM run_generations WHERE run_id=? ORDER BY key LIMIT 1",
                                  (first.run_id,)).fetchone()[0]
+        linked = store.run_link_counts(first.run_id)
         with store.transaction() as c:
             c.execute("DELETE FROM generations WHERE key=?", (key,))
-        assert key not in store.stored_run_keys(first.run_id)
+        assert linked == (18, 18) and store.run_link_counts(first.run_id) == (18, 17)  # 6 items x (2 + 1)
     finally:
         store.close()
     again = Runner(plan(tmp_path), show_progress=False).run()
     assert again.run_id != first.run_id and again.calls_made == 1  # the lost one, generated again
+
+
+def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch):
+    # an editable install keeps its version number while its code changes: the source digest shows it
+    import reasonscope.store as store_module
+
+    first = Runner(plan(tmp_path), show_progress=False).run()
+    monkeypatch.setattr(store_module, "source_digest", lambda root=None: "0" * 16)
+    again = Runner(plan(tmp_path), show_progress=False).run()
+    assert again.run_id != first.run_id and again.calls_made == 0  # scored again, every completion cached
+    assert Runner(plan(tmp_path), show_progress=False).run().run_id == again.run_id
+
+
+def test_only_a_run_answers_a_plan(tmp_path):
+    # the latest finished record is the scoring of imported outputs: its links are not the plan's requests
+    first = Runner(plan(tmp_path), show_progress=False).run()
+    store = Store(tmp_path / "u")
+    try:
+        with store.transaction() as c:
+            c.execute("UPDATE runs SET kind='score' WHERE run_id=?", (first.run_id,))
+    finally:
+        store.close()
+    assert Runner(plan(tmp_path), show_progress=False).run().run_id != first.run_id
+
+
+def test_source_digest_follows_every_file_but_compiled_caches(tmp_path):
+    from reasonscope.store import source_digest
+
+    (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "t.html").write_text("<p>")
+    base = source_digest(tmp_path / "pkg")
+    assert len(base) == 16 and int(base, 16) >= 0
+    (tmp_path / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert source_digest(tmp_path / "pkg") == base
+    (tmp_path / "pkg" / "t.html").write_text("<p>.")
+    assert source_digest(tmp_path / "pkg") != base
+    assert source_digest() == source_digest()  # the installed package: stable between calls
 
 
 def test_cli_says_up_to_date_and_rescore_scores_again(tmp_path):

@@ -328,23 +328,15 @@ class Runner:
                 or p.skipped:
             return None
         plan = self.plan
-        keys: set[str] = set()
-
-        def request_keys() -> set[str]:
-            for model in p.models:
-                planned = plan_requests(model, p.datasets, plan)
-                if plan.families.evidence is not None:
-                    name = plan.families.evidence.test.name
-                    planned += evidence_requests(model, p.ev_sets[name], name, p.ev_labels, plan.experiment.seed)
-                keys.update(q.key for q in planned)
-            return keys
-
-        run = finished_run_for(store, plan, {**p.datasets, **p.ev_sets, **p.info_sets}, request_keys)
+        evidence = plan.families.evidence
+        per_model = request_count(p.datasets, plan) + (len(p.ev_sets[evidence.test.name]) if evidence else 0)
+        requests = per_model * len(p.models)
+        run = finished_run_for(store, plan, {**p.datasets, **p.ev_sets, **p.info_sets}, requests)
         if run is None:
             return None
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
                            f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
-        return RunSummary(run_id=run["run_id"], run_dir=plan.run_dir, cached=len(keys),
+        return RunSummary(run_id=run["run_id"], run_dir=plan.run_dir, cached=requests,
                           outcome=Outcome(code=0, message="", tallies={}))
 
     def _import_evidence(self, store: Store, run_id: str, path: Path, rows: list[tuple]) -> None:

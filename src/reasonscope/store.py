@@ -51,6 +51,7 @@ fix). Then extend the test that opens a store of the previous version.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import subprocess
@@ -162,8 +163,21 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
     return out
 
 
+def source_digest(root: Path | None = None) -> str:
+    """The reasonscope code that runs: sha256 over its installed files (each file's path within the package
+    and its bytes, in path order; compiled caches aside), first 16 hex digits. An editable install keeps
+    its version number while its code changes; the digest does not. ``root``: another folder (tests)."""
+    root = root or Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def package_versions() -> dict[str, str | None]:
-    return installed_versions(_VERSIONED)
+    """The versions recorded with every run (and compared by the up-to-date check): the installed
+    distributions of ``_VERSIONED`` and ``reasonscope-source`` (:func:`source_digest`)."""
+    return {**installed_versions(_VERSIONED), "reasonscope-source": source_digest()}
 
 
 def git_hash(cwd: Path | None = None) -> str | None:
@@ -381,11 +395,12 @@ class Store:
                 "prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "error", "source", "done", "request"]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
-    def stored_run_keys(self, run_id: str) -> set[str]:
-        """The request keys linked to the run whose generation is in the store."""
-        return {k for (k,) in self.conn.execute(
-            "SELECT rg.key FROM run_generations rg JOIN generations g ON g.key = rg.key WHERE rg.run_id=?",
-            (run_id,))}
+    def run_link_counts(self, run_id: str) -> tuple[int, int]:
+        """The requests linked to the run, and of them those whose generation is in the store."""
+        linked, stored = self.conn.execute(
+            "SELECT COUNT(*), COUNT(g.key) FROM run_generations rg LEFT JOIN generations g ON g.key = rg.key "
+            "WHERE rg.run_id=?", (run_id,)).fetchone()
+        return linked, stored
 
     def run_item_keys(self, run_id: str) -> list[tuple[str, str]]:
         """The (dataset, item id) pairs the run has requests for, in the order of SQLite's (binary) sort."""

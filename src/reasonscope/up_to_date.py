@@ -6,20 +6,27 @@ built again. When nothing can have changed, even that work is skipped and the fi
 reported as it is ("up to date"), like ``make`` with nothing to do. Nothing can have changed when
 the latest finished run of the store
 
-* has exactly this resolved plan (``config``) and the same package versions (``versions``),
+* is a ``run`` (not the scoring of imported outputs),
+* has exactly this resolved plan (``config``) and the same package versions (``versions``, which hold
+  the digest of reasonscope's own files: :func:`reasonscope.store.source_digest`),
 * ended with exit code 0 (no pending request, no failed-generation limit passed, no skipped model),
 * holds the same items in every dataset (gold answers included: they are not in the request keys),
-* is linked to exactly the request keys this plan makes now, and every one is still in the store,
+* is linked to as many requests as this plan makes, and every one is still in the store,
 * and its outputs (``summary.json``, ``report.html``) still exist,
 
 and the plan has no ``attack`` or ``information`` family (they generate and train in their own
-passes). ``reasonscope run --rescore`` (``Runner(reuse_finished=False)``) scores and writes again
+passes).
+
+A request's key is a function of the plan, the item and reasonscope's code (the prompt templates and
+the key itself), so the same plan, items and code give the run's keys again: they are not rebuilt
+(5,400 keys take 0.09 s). The source digest is what makes this hold in an editable install, whose
+version number stays the same while its code changes; it also catches a change to the scoring or
+statistics code there, which no request key shows. ``reasonscope run --rescore`` (``Runner(reuse_finished=False)``) scores and writes again
 anyway; ``reasonscope score`` and ``reasonscope report`` always do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +36,16 @@ from .types import Item, canonical_json
 OUTPUTS = ("summary.json", "report.html")
 
 
-def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]],
-                     keys: Callable[[], set[str]]) -> dict | None:
-    """The latest finished run that already answers ``plan`` (module docstring), or None. ``keys`` gives the
-    request keys of the plan (computed last: the cheap checks usually decide first)."""
+def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], requests: int) -> dict | None:
+    """The latest finished run that already answers ``plan`` (module docstring), or None. ``requests``: how
+    many requests the plan makes, over all its models."""
     if plan.families.attack is not None or plan.families.information is not None:
         return None
     finished = [r for r in store.runs() if r["status"] == "finished"]
     if not finished:
         return None
     run = finished[-1]
-    if run["notes"].get("outcome", {}).get("code") != 0:
+    if run["kind"] != "run" or run["notes"].get("outcome", {}).get("code") != 0:
         return None
     if canonical_json(run["config"]) != canonical_json(plan.model_dump(mode="json")):
         return None
@@ -51,7 +57,7 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]],
     for name, items in datasets.items():
         if [it.model_dump_json() for it in items] != stored.get(name, []):
             return None
-    # the keys linked to the run with their generation still stored, and no others, are the plan's keys
-    if store.stored_run_keys(run["run_id"]) != keys():
+    linked, stored = store.run_link_counts(run["run_id"])
+    if linked != requests or stored != linked:
         return None
     return run
