@@ -54,11 +54,24 @@ def test_plan_loads_with_defaults(tmp_path):
     ("models:\n  - spec: mock/reasoner\nfamilies:\n  behavior:\n    strategies:\n      s: {correctness: high}\n",
      r"must be a number"),
     ("models:\n  - spec: mock/reasoner\n  - spec: mock/reasoner\n", r"model names must be unique"),
+    ("models:\n  - spec: mock/reasoner\nfamilies:\n  evidence:\n    train: {name: syn, format: topics}\n"
+     "    test: {name: te, format: topics, split: test}\n",
+     r"dataset name 'syn' names two different datasets \(datasets\[0\] and families.evidence.train\)"),
 ])
 def test_config_errors_name_file_line_key(tmp_path, fragment, expected):
     text = "experiment: {name: t1}\ndatasets:\n  - {name: syn, format: synthetic}\n" + fragment
     with pytest.raises(PlanError, match=expected):
         load_plan(write(tmp_path, text))
+
+
+def test_a_dataset_may_be_named_again_with_the_same_settings():
+    # the same dataset named by the behaviour and evidence families is one dataset: accepted
+    plan = parse_plan({"models": [{"spec": "mock/reasoner"}],
+                       "datasets": [{"name": "te", "format": "topics", "split": "test"}],
+                       "families": {"behavior": {}, "evidence": {
+                           "train": {"name": "tr", "format": "topics"},
+                           "test": {"name": "te", "format": "topics", "split": "test"}}}})
+    assert plan.families.evidence.test == plan.datasets[0]
 
 
 def test_config_error_line_number(tmp_path):

@@ -83,6 +83,23 @@ def test_a_generation_gone_from_the_store_is_not_up_to_date(tmp_path):
     assert again.run_id != first.run_id and again.calls_made == 1  # the lost one, generated again
 
 
+def test_items_rewritten_by_an_interrupted_run_are_not_up_to_date(tmp_path):
+    # the store's items table belongs to the run directory: a run started on an edited question and then
+    # interrupted leaves the edited item there, while the finished run answered the old question
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": "What is 2+2?", "answer": 4}) + "\n")
+    first = Runner(plan(tmp_path, path=data), show_progress=False).run()
+    data.write_text(json.dumps({"id": "q1", "question": "What is 2+3?", "answer": 5}) + "\n")
+    edited = Runner(plan(tmp_path, path=data), show_progress=False).load_datasets()[0]
+    store = Store(tmp_path / "u")
+    try:
+        store.put_items("syn", edited["syn"])  # what the interrupted run wrote before its first call
+    finally:
+        store.close()
+    again = Runner(plan(tmp_path, path=data), show_progress=False).run()
+    assert again.run_id != first.run_id and again.calls_made == 2  # the new question, 2 samples (no paraphrase)
+
+
 def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch):
     # an editable install keeps its version number while its code changes: the source digest shows it
     import reasonscope.store as store_module
@@ -119,6 +136,21 @@ def test_source_digest_follows_every_file_but_compiled_caches(tmp_path):
     (tmp_path / "pkg" / "t.html").write_text("<p>.")
     assert source_digest(tmp_path / "pkg") != base
     assert source_digest() == source_digest()  # the installed package: stable between calls
+
+
+def test_the_run_record_holds_the_versions_that_compute_its_numbers(tmp_path):
+    import platform
+
+    first = Runner(plan(tmp_path), show_progress=False).run()
+    store = Store(tmp_path / "u")
+    try:
+        run = store.run(first.run_id)
+    finally:
+        store.close()
+    versions = run["versions"]
+    assert versions["python"] == platform.python_version() and len(versions["reasonscope-source"]) == 16
+    assert {"sympy", "math-verify", "scikit-learn", "rapidfuzz", "pydantic"} <= set(versions)
+    assert versions["pydantic"] is not None and run["notes"]["items"].keys() == {"syn"}
 
 
 def test_cli_says_up_to_date_and_rescore_scores_again(tmp_path):

@@ -57,6 +57,7 @@ from .rundir import RunDirLock
 from .scoring import prepare_scorers, score_run
 from .store import Store
 from .types import Item
+from .up_to_date import finished_run_for, items_digest
 from .yaml_io import dump_yaml
 
 
@@ -281,8 +282,9 @@ class Runner:
             return reused
         write_config(run_dir, plan)
         p.put_items(store)
+        items = items_digest({**p.datasets, **p.ev_sets, **p.info_sets})
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
-                                 notes={"skipped_models": skipped, "bad_rows": bad_notes})
+                                 notes={"skipped_models": skipped, "bad_rows": bad_notes, "items": items})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
         scoring_models = prepare_scorers(plan.families, store)  # behind the score cache, nothing loaded yet
@@ -308,7 +310,7 @@ class Runner:
             finish_run_with_outputs(store, run_id, run_dir, {
                 "skipped_models": skipped, "bad_rows": bad_notes, "calls_made": summary.calls_made,
                 "cached": summary.cached, "failed": summary.failed, "pending": summary.pending,
-                "outcome": summary.outcome.as_dict(),
+                "outcome": summary.outcome.as_dict(), "items": items,
                 "phase_seconds": {k: round(v, 1) for k, v in phases.items()}}, data)
             phases["outputs"] = time.perf_counter() - start
         except BaseException:
@@ -322,8 +324,6 @@ class Runner:
     def _reuse_finished(self, store: Store, p: _Prepared) -> RunSummary | None:
         """The finished run that already answers this plan, as this invocation's summary (no model call,
         no scoring, outputs left as they are); None when anything may have changed (:mod:`.up_to_date`)."""
-        from .up_to_date import finished_run_for
-
         if not self.reuse_finished or self.retry_failed or self.max_failed is not None or p.ev_imported \
                 or p.skipped:
             return None

@@ -53,6 +53,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
 import sqlite3
 import subprocess
 import time
@@ -137,7 +139,13 @@ class StoreVersionError(ValueError):
 # Provider options that change how a request is sent, not what it returns: left out of the key.
 OPERATIONAL_OPTIONS = frozenset({"base_urls", "call_log", "latency_s", "device", "fail_rate", "retry_base_s",
                                  "retry_cap_s"})
-_VERSIONED = ("reasonscope", "torch", "transformers", "openai", "anthropic", "numpy", "scipy", "bert-score")
+# Distributions whose version is recorded with every run: the providers' SDKs and every library that
+# computes or parses a number reasonscope reports (answer checking, step splitting, lemmas, scorers,
+# statistics, classifiers, attributions).
+_VERSIONED = ("reasonscope", "torch", "transformers", "tokenizers", "sentence-transformers", "bert-score",
+              "onnxruntime", "accelerate", "openai", "anthropic", "llguidance", "numpy", "scipy", "scikit-learn",
+              "sympy", "math-verify", "rapidfuzz", "pysbd", "nltk", "simplemma", "lemminflect", "pydantic",
+              "captum", "shap", "lightgbm", "krippendorff")
 
 
 def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: str | None,
@@ -167,17 +175,26 @@ def source_digest(root: Path | None = None) -> str:
     """The reasonscope code that runs: sha256 over its installed files (each file's path within the package
     and its bytes, in path order; compiled caches aside), first 16 hex digits. An editable install keeps
     its version number while its code changes; the digest does not. ``root``: another folder (tests)."""
-    root = root or Path(__file__).parent
+    root = str(root or Path(__file__).parent)
+    files: dict[str, str] = {}  # path within the package (/-separated) -> path on disk
+    for folder, subfolders, names in os.walk(root, followlinks=True):
+        subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+        inside = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in names:
+            files[name if inside == "." else f"{inside}/{name}"] = os.path.join(folder, name)
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in sorted(files):
+        with open(files[name], "rb") as fh:
+            digest.update(name.encode() + b"\0" + fh.read() + b"\0")
     return digest.hexdigest()[:16]
 
 
 def package_versions() -> dict[str, str | None]:
     """The versions recorded with every run (and compared by the up-to-date check): the installed
-    distributions of ``_VERSIONED`` and ``reasonscope-source`` (:func:`source_digest`)."""
-    return {**installed_versions(_VERSIONED), "reasonscope-source": source_digest()}
+    distributions of ``_VERSIONED`` (None: not installed), ``python`` and ``reasonscope-source``
+    (:func:`source_digest`)."""
+    return {**installed_versions(_VERSIONED), "python": platform.python_version(),
+            "reasonscope-source": source_digest()}
 
 
 def git_hash(cwd: Path | None = None) -> str | None:
@@ -312,18 +329,13 @@ class Store:
                           [(dataset, it.id, i, it.model_dump_json()) for i, it in enumerate(items)])
 
     def items(self, dataset: str | None = None) -> dict[str, list[Item]]:
-        return {ds: [Item.model_validate_json(data) for data in rows]
-                for ds, rows in self.items_json(dataset).items()}
-
-    def items_json(self, dataset: str | None = None) -> dict[str, list[str]]:
-        """The stored items as written (``Item.model_dump_json``), dataset by dataset in their order."""
         if dataset is None:
             cur = self.conn.execute("SELECT dataset, data FROM items ORDER BY dataset, position")
         else:
             cur = self.conn.execute("SELECT dataset, data FROM items WHERE dataset=? ORDER BY position", (dataset,))
-        out: dict[str, list[str]] = {}
+        out: dict[str, list[Item]] = {}
         for ds, data in cur.fetchall():
-            out.setdefault(ds, []).append(data)
+            out.setdefault(ds, []).append(Item.model_validate_json(data))
         return out
 
     # -- generations (the request cache) -----------------------------------------------------

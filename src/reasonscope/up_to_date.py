@@ -10,7 +10,10 @@ the latest finished run of the store
 * has exactly this resolved plan (``config``) and the same package versions (``versions``, which hold
   the digest of reasonscope's own files: :func:`reasonscope.store.source_digest`),
 * ended with exit code 0 (no pending request, no failed-generation limit passed, no skipped model),
-* holds the same items in every dataset (gold answers included: they are not in the request keys),
+* was made from the same items in every dataset (gold answers included: they are not in the request
+  keys), as the digest of each dataset's items recorded in the run's notes (:func:`items_digest`) shows;
+  the store's ``items`` table is the run directory's, and a later run that was interrupted may have
+  rewritten it,
 * is linked to as many requests as this plan makes, and every one is still in the store,
 * and its outputs (``summary.json``, ``report.html``) still exist,
 
@@ -21,12 +24,15 @@ A request's key is a function of the plan, the item and reasonscope's code (the 
 the key itself), so the same plan, items and code give the run's keys again: they are not rebuilt
 (5,400 keys take 0.09 s). The source digest is what makes this hold in an editable install, whose
 version number stays the same while its code changes; it also catches a change to the scoring or
-statistics code there, which no request key shows. ``reasonscope run --rescore`` (``Runner(reuse_finished=False)``) scores and writes again
-anyway; ``reasonscope score`` and ``reasonscope report`` always do.
+statistics code there, which no request key shows.
+
+``reasonscope run --rescore`` (``Runner(reuse_finished=False)``) scores and writes again anyway;
+``reasonscope score`` and ``reasonscope report`` always do.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +40,13 @@ from .store import Store, package_versions
 from .types import Item, canonical_json
 
 OUTPUTS = ("summary.json", "report.html")
+
+
+def items_digest(datasets: dict[str, list[Item]]) -> dict[str, str]:
+    """Each dataset's items as a digest: sha256 of the items' JSON (``Item.model_dump_json``) in their
+    order, first 16 hex digits; recorded in every run's notes (``items``)."""
+    return {name: hashlib.sha256("\n".join(it.model_dump_json() for it in items).encode()).hexdigest()[:16]
+            for name, items in sorted(datasets.items())}
 
 
 def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], requests: int) -> dict | None:
@@ -53,10 +66,8 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], r
         return None
     if any(not (Path(plan.run_dir) / name).is_file() for name in OUTPUTS):
         return None
-    stored = store.items_json()
-    for name, items in datasets.items():
-        if [it.model_dump_json() for it in items] != stored.get(name, []):
-            return None
+    if run["notes"].get("items") != items_digest(datasets):
+        return None
     linked, stored = store.run_link_counts(run["run_id"])
     if linked != requests or stored != linked:
         return None
