@@ -73,10 +73,10 @@ def test_a_generation_gone_from_the_store_is_not_up_to_date(tmp_path):
     try:
         key = store.conn.execute("SELECT key FROM run_generations WHERE run_id=? ORDER BY key LIMIT 1",
                                  (first.run_id,)).fetchone()[0]
-        linked = store.run_link_counts(first.run_id)
+        linked = store.run_link_state(first.run_id)
         with store.transaction() as c:
             c.execute("DELETE FROM generations WHERE key=?", (key,))
-        assert linked == (18, 18) and store.run_link_counts(first.run_id) == (18, 17)  # 6 items x (2 + 1)
+        assert linked[:2] == (18, 18) and store.run_link_state(first.run_id)[:2] == (18, 17)  # 6 items x (2 + 1)
     finally:
         store.close()
     again = Runner(plan(tmp_path), show_progress=False).run()
@@ -98,6 +98,22 @@ def test_items_rewritten_by_an_interrupted_run_are_not_up_to_date(tmp_path):
         store.close()
     again = Runner(plan(tmp_path, path=data), show_progress=False).run()
     assert again.run_id != first.run_id and again.calls_made == 2  # the new question, 2 samples (no paraphrase)
+
+
+def test_a_generation_written_again_after_the_run_is_not_up_to_date(tmp_path):
+    # e.g. a failed generation sent again by a later (interrupted) --retry-failed run: same key, new text
+    first = Runner(plan(tmp_path), show_progress=False).run()
+    store = Store(tmp_path / "u")
+    try:
+        finished = store.run(first.run_id)["finished"]
+        assert store.run_link_state(first.run_id)[2] <= finished
+        with store.transaction() as c:
+            c.execute("UPDATE generations SET text='Answer: 5', created=? WHERE key=(SELECT MIN(key) FROM "
+                      "run_generations WHERE run_id=?)", (finished + 1, first.run_id))
+    finally:
+        store.close()
+    again = Runner(plan(tmp_path), show_progress=False).run()
+    assert again.run_id != first.run_id and again.calls_made == 0  # scored again from the store
 
 
 def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch):

@@ -407,12 +407,13 @@ class Store:
                 "prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "error", "source", "done", "request"]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
-    def run_link_counts(self, run_id: str) -> tuple[int, int]:
-        """The requests linked to the run, and of them those whose generation is in the store."""
-        linked, stored = self.conn.execute(
-            "SELECT COUNT(*), COUNT(g.key) FROM run_generations rg LEFT JOIN generations g ON g.key = rg.key "
-            "WHERE rg.run_id=?", (run_id,)).fetchone()
-        return linked, stored
+    def run_link_state(self, run_id: str) -> tuple[int, int, float | None]:
+        """The requests linked to the run, those of them whose generation is in the store, and when the
+        newest of those generations was written (a failed one sent again replaces its row)."""
+        linked, stored, newest = self.conn.execute(
+            "SELECT COUNT(*), COUNT(g.key), MAX(g.created) FROM run_generations rg "
+            "LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id=?", (run_id,)).fetchone()
+        return linked, stored, newest
 
     def run_item_keys(self, run_id: str) -> list[tuple[str, str]]:
         """The (dataset, item id) pairs the run has requests for, in the order of SQLite's (binary) sort."""

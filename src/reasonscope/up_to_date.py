@@ -14,7 +14,8 @@ the latest finished run of the store
   keys), as the digest of each dataset's items recorded in the run's notes (:func:`items_digest`) shows;
   the store's ``items`` table is the run directory's, and a later run that was interrupted may have
   rewritten it,
-* is linked to as many requests as this plan makes, and every one is still in the store,
+* is linked to as many requests as this plan makes, every one still in the store as it was when the
+  run finished (a failed generation sent again later, ``--retry-failed``, replaces its row),
 * and its outputs (``summary.json``, ``report.html``) still exist,
 
 and the plan has no ``attack`` or ``information`` family (they generate and train in their own
@@ -68,7 +69,7 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], r
         return None
     if run["notes"].get("items") != items_digest(datasets):
         return None
-    linked, stored = store.run_link_counts(run["run_id"])
-    if linked != requests or stored != linked:
+    linked, stored, newest = store.run_link_state(run["run_id"])
+    if linked != requests or stored != linked or (newest is not None and newest > run["finished"]):
         return None
     return run
