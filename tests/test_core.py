@@ -57,6 +57,11 @@ def test_plan_loads_with_defaults(tmp_path):
     ("models:\n  - spec: mock/reasoner\nfamilies:\n  evidence:\n    train: {name: syn, format: topics}\n"
      "    test: {name: te, format: topics, split: test}\n",
      r"dataset name 'syn' names two different datasets \(datasets\[0\] and families.evidence.train\)"),
+    ("models:\n  - spec: mock/reasoner\nfamilies:\n  evidence:\n    train: {name: tr, format: topics, size: 40}\n"
+     "    test: {name: tr, format: topics, size: 8}\n",
+     r"dataset name 'tr' names two different datasets \(families.evidence.train and families.evidence.test\)"),
+    ("models:\n  - spec: mock/reasoner\nfamilies:\n  information:\n    train: {name: syn, format: topics}\n",
+     r"dataset name 'syn' names two different datasets \(datasets\[0\] and families.information.train\)"),
 ])
 def test_config_errors_name_file_line_key(tmp_path, fragment, expected):
     text = "experiment: {name: t1}\ndatasets:\n  - {name: syn, format: synthetic}\n" + fragment

@@ -191,10 +191,22 @@ def test_large_synthetic_set_widens_its_ranges_instead_of_repeating():
     for it in choice:  # the item is still right: the target letter points at a + b
         a, b = (int(w.rstrip("?")) for w in it.input.split()[2::2])
         assert it.choices["ABCD".index(it.target)] == str(a + b)
+        assert len(set(it.choices)) == 4 and all(int(c) > 0 for c in it.choices)
+    for it in items:  # every kind's gold answer still follows from its numbers
+        if it.answer_type == "number":
+            a, op, b, _, result = it.rationale.split()
+            assert it.target == int(result) == {"+": int(a) + int(b), "-": int(a) - int(b),
+                                                "x": int(a) * int(b)}[op] and it.target > 0
+        elif it.input.startswith("Is ") and "greater than" in it.input:
+            a, b = (int(w.rstrip("?")) for w in it.input.split()[1::3])
+            assert it.target == (a > b) and a != b
 
 
-def test_sets_that_never_widen_are_unchanged():
-    # the sets of the docs and benchmarks (up to 300 per kind) keep their items: first and last pinned
-    items = synthetic_items(300, seed=1)
-    assert items[0].input == "Chen has 24 books and gives away 5. How many books are left?"
-    assert items[-1].input == "What is 40 plus 36?" and items[-1].choices == ["77", "78", "86", "76"]
+def test_sets_that_never_widen_are_unchanged(monkeypatch):
+    # the sets of the docs and benchmarks keep their items: the same as drawn without any widening
+    import reasonscope.data.synthetic as synthetic
+
+    widened = {seed: synthetic_items(300, seed) for seed in range(20)}
+    monkeypatch.setattr(synthetic, "WIDEN_AFTER", synthetic.MAX_DRAWS)  # spread stays 1
+    assert all(synthetic_items(300, seed) == items for seed, items in widened.items())
+    assert widened[1][0].input == "Chen has 24 books and gives away 5. How many books are left?"

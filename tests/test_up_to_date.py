@@ -4,6 +4,7 @@ anything that may change a result runs again."""
 from __future__ import annotations
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -105,11 +106,10 @@ def test_a_generation_written_again_after_the_run_is_not_up_to_date(tmp_path):
     first = Runner(plan(tmp_path), show_progress=False).run()
     store = Store(tmp_path / "u")
     try:
-        finished = store.run(first.run_id)["finished"]
-        assert store.run_link_state(first.run_id)[2] <= finished
-        with store.transaction() as c:
-            c.execute("UPDATE generations SET text='Answer: 5', created=? WHERE key=(SELECT MIN(key) FROM "
-                      "run_generations WHERE run_id=?)", (finished + 1, first.run_id))
+        assert store.run_link_state(first.run_id)[2] == store.run(first.run_id)["notes"]["generations_written"]
+        with store.transaction() as c:  # written again one second *earlier*: no clock is compared
+            c.execute("UPDATE generations SET text='Answer: 5', created=created - 1 WHERE key=(SELECT MIN(key) "
+                      "FROM run_generations WHERE run_id=?)", (first.run_id,))
     finally:
         store.close()
     again = Runner(plan(tmp_path), show_progress=False).run()
@@ -118,10 +118,10 @@ def test_a_generation_written_again_after_the_run_is_not_up_to_date(tmp_path):
 
 def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch):
     # an editable install keeps its version number while its code changes: the source digest shows it
-    import reasonscope.store as store_module
+    import reasonscope.versions as versions
 
     first = Runner(plan(tmp_path), show_progress=False).run()
-    monkeypatch.setattr(store_module, "source_digest", lambda root=None: "0" * 16)
+    monkeypatch.setattr(versions, "source_digest", lambda root=None: "0" * 16)
     again = Runner(plan(tmp_path), show_progress=False).run()
     assert again.run_id != first.run_id and again.calls_made == 0  # scored again, every completion cached
     assert Runner(plan(tmp_path), show_progress=False).run().run_id == again.run_id
@@ -140,18 +140,35 @@ def test_only_a_run_answers_a_plan(tmp_path):
 
 
 def test_source_digest_follows_every_file_but_compiled_caches(tmp_path):
-    from reasonscope.store import source_digest
+    from reasonscope.versions import source_digest
 
-    (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
-    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
-    (tmp_path / "pkg" / "t.html").write_text("<p>")
-    base = source_digest(tmp_path / "pkg")
-    assert len(base) == 16 and int(base, 16) >= 0
-    (tmp_path / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
-    assert source_digest(tmp_path / "pkg") == base
-    (tmp_path / "pkg" / "t.html").write_text("<p>.")
-    assert source_digest(tmp_path / "pkg") != base
-    assert source_digest() == source_digest()  # the installed package: stable between calls
+    pkg = tmp_path / "pkg"
+    (pkg / "__pycache__").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "t.html").write_text("<p>")
+    base = source_digest(pkg)
+    assert re.fullmatch(r"[0-9a-f]{16}", base)
+    (pkg / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert source_digest(pkg) == base
+    (pkg / "t.html").write_text("<p>.")
+    assert source_digest(pkg) != base
+    (pkg / "t.html").write_text("<p>")
+    (pkg / "a.py").rename(pkg / "b.py")  # a file's name counts, not only its bytes
+    assert source_digest(pkg) != base
+
+
+def test_source_digest_follows_linked_folders_once(tmp_path):
+    from reasonscope.versions import source_digest
+
+    pkg, elsewhere = tmp_path / "pkg", tmp_path / "elsewhere"
+    pkg.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "m.py").write_text("y = 1\n")
+    (pkg / "sub").symlink_to(elsewhere, target_is_directory=True)
+    (elsewhere / "loop").symlink_to(pkg, target_is_directory=True)  # back to an ancestor: no endless walk
+    base = source_digest(pkg)
+    (elsewhere / "m.py").write_text("y = 2\n")  # a change inside the linked folder shows
+    assert source_digest(pkg) != base
 
 
 def test_the_run_record_holds_the_versions_that_compute_its_numbers(tmp_path):

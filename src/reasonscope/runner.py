@@ -311,6 +311,7 @@ class Runner:
                 "skipped_models": skipped, "bad_rows": bad_notes, "calls_made": summary.calls_made,
                 "cached": summary.cached, "failed": summary.failed, "pending": summary.pending,
                 "outcome": summary.outcome.as_dict(), "items": items,
+                "generations_written": store.run_link_state(run_id)[2],
                 "phase_seconds": {k: round(v, 1) for k, v in phases.items()}}, data)
             phases["outputs"] = time.perf_counter() - start
         except BaseException:

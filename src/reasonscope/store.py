@@ -51,22 +51,19 @@ fix). Then extend the test that opens a store of the previous version.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import platform
 import sqlite3
 import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from .rundir import make_run_dir, process_gone, this_process
 from .types import Completion, Item, Score, canonical_json, stable_hash
+from .versions import package_versions
 
 STORE_FILENAME = "store.sqlite"
 RUN_STATUSES = ("running", "finished", "interrupted")
@@ -139,13 +136,6 @@ class StoreVersionError(ValueError):
 # Provider options that change how a request is sent, not what it returns: left out of the key.
 OPERATIONAL_OPTIONS = frozenset({"base_urls", "call_log", "latency_s", "device", "fail_rate", "retry_base_s",
                                  "retry_cap_s"})
-# Distributions whose version is recorded with every run: the providers' SDKs and every library that
-# computes or parses a number reasonscope reports (answer checking, step splitting, lemmas, scorers,
-# statistics, classifiers, attributions).
-_VERSIONED = ("reasonscope", "torch", "transformers", "tokenizers", "sentence-transformers", "bert-score",
-              "onnxruntime", "accelerate", "openai", "anthropic", "llguidance", "numpy", "scipy", "scikit-learn",
-              "sympy", "math-verify", "rapidfuzz", "pysbd", "nltk", "simplemma", "lemminflect", "pydantic",
-              "captum", "shap", "lightgbm", "krippendorff")
 
 
 def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: str | None,
@@ -158,43 +148,6 @@ def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: s
         "gen_config": gen_config, "messages": messages, "sample": sample, "template": template_version,
         "options": options,
     }, length=64)
-
-
-def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
-    """Each distribution's installed version, None when it is not installed."""
-    out: dict[str, str | None] = {}
-    for name in names:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def source_digest(root: Path | None = None) -> str:
-    """The reasonscope code that runs: sha256 over its installed files (each file's path within the package
-    and its bytes, in path order; compiled caches aside), first 16 hex digits. An editable install keeps
-    its version number while its code changes; the digest does not. ``root``: another folder (tests)."""
-    root = str(root or Path(__file__).parent)
-    files: dict[str, str] = {}  # path within the package (/-separated) -> path on disk
-    for folder, subfolders, names in os.walk(root, followlinks=True):
-        subfolders[:] = [d for d in subfolders if d != "__pycache__"]
-        inside = os.path.relpath(folder, root).replace(os.sep, "/")
-        for name in names:
-            files[name if inside == "." else f"{inside}/{name}"] = os.path.join(folder, name)
-    digest = hashlib.sha256()
-    for name in sorted(files):
-        with open(files[name], "rb") as fh:
-            digest.update(name.encode() + b"\0" + fh.read() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def package_versions() -> dict[str, str | None]:
-    """The versions recorded with every run (and compared by the up-to-date check): the installed
-    distributions of ``_VERSIONED`` (None: not installed), ``python`` and ``reasonscope-source``
-    (:func:`source_digest`)."""
-    return {**installed_versions(_VERSIONED), "python": platform.python_version(),
-            "reasonscope-source": source_digest()}
 
 
 def git_hash(cwd: Path | None = None) -> str | None:
@@ -407,13 +360,15 @@ class Store:
                 "prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "error", "source", "done", "request"]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
-    def run_link_state(self, run_id: str) -> tuple[int, int, float | None]:
-        """The requests linked to the run, those of them whose generation is in the store, and when the
-        newest of those generations was written (a failed one sent again replaces its row)."""
-        linked, stored, newest = self.conn.execute(
-            "SELECT COUNT(*), COUNT(g.key), MAX(g.created) FROM run_generations rg "
-            "LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id=?", (run_id,)).fetchone()
-        return linked, stored, newest
+    def run_link_state(self, run_id: str) -> tuple[int, int, int]:
+        """The requests linked to the run, those of them whose generation is in the store, and the sum of
+        those generations' write times in whole microseconds: it changes when one is written again (a
+        failed generation sent again replaces its row), and needs no clock to be compared."""
+        linked, stored, written = self.conn.execute(
+            "SELECT COUNT(*), COUNT(g.key), COALESCE(SUM(CAST(g.created * 1000000 AS INTEGER)), 0) "
+            "FROM run_generations rg LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id=?",
+            (run_id,)).fetchone()
+        return linked, stored, written
 
     def run_item_keys(self, run_id: str) -> list[tuple[str, str]]:
         """The (dataset, item id) pairs the run has requests for, in the order of SQLite's (binary) sort."""

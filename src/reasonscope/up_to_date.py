@@ -8,14 +8,15 @@ the latest finished run of the store
 
 * is a ``run`` (not the scoring of imported outputs),
 * has exactly this resolved plan (``config``) and the same package versions (``versions``, which hold
-  the digest of reasonscope's own files: :func:`reasonscope.store.source_digest`),
+  the digest of reasonscope's own files: :func:`reasonscope.versions.source_digest`),
 * ended with exit code 0 (no pending request, no failed-generation limit passed, no skipped model),
 * was made from the same items in every dataset (gold answers included: they are not in the request
   keys), as the digest of each dataset's items recorded in the run's notes (:func:`items_digest`) shows;
   the store's ``items`` table is the run directory's, and a later run that was interrupted may have
   rewritten it,
 * is linked to as many requests as this plan makes, every one still in the store as it was when the
-  run finished (a failed generation sent again later, ``--retry-failed``, replaces its row),
+  run finished (a failed generation sent again later, ``--retry-failed``, replaces its row: the run's
+  notes hold the sum of its generations' write times, ``generations_written``),
 * and its outputs (``summary.json``, ``report.html``) still exist,
 
 and the plan has no ``attack`` or ``information`` family (they generate and train in their own
@@ -37,8 +38,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .store import Store, package_versions
+from .store import Store
 from .types import Item, canonical_json
+from .versions import package_versions
 
 OUTPUTS = ("summary.json", "report.html")
 
@@ -69,7 +71,7 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], r
         return None
     if run["notes"].get("items") != items_digest(datasets):
         return None
-    linked, stored, newest = store.run_link_state(run["run_id"])
-    if linked != requests or stored != linked or (newest is not None and newest > run["finished"]):
+    linked, stored, written = store.run_link_state(run["run_id"])
+    if linked != requests or stored != linked or written != run["notes"].get("generations_written"):
         return None
     return run

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..store import installed_versions
 from ..types import canonical_json, stable_hash
+from ..versions import installed_versions
 
 KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity", "evaluator", "judge-score",
          "label-logprobs", "attribution")

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..models.loading import model_loading
-from ..store import installed_versions
 from ..user_cache import cache_root
+from ..versions import installed_versions
 
 log = logging.getLogger(__name__)
 

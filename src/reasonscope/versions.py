@@ -1,0 +1,68 @@
+"""What computed a run: the versions recorded with every run record and compared by the up-to-date
+check (:mod:`reasonscope.up_to_date`).
+
+* :func:`installed_versions`: each named distribution's installed version (``importlib.metadata``),
+  None when it is not installed.
+* :func:`source_digest`: a digest of reasonscope's own installed files. An editable install keeps its
+  version number while its code changes; the digest does not.
+* :func:`package_versions`: what a run records: Python, :data:`RECORDED` and the source digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+
+RECORDED = ("reasonscope", "torch", "transformers", "tokenizers", "sentence-transformers", "bert-score",
+            "onnxruntime", "accelerate", "openai", "anthropic", "llguidance", "numpy", "scipy", "scikit-learn",
+            "sympy", "math-verify", "rapidfuzz", "pysbd", "nltk", "simplemma", "lemminflect", "pydantic",
+            "captum", "shap", "lightgbm", "krippendorff")
+"""Distributions whose version every run records: the providers' SDKs and every library that computes
+or parses a number reasonscope reports (answer checking, step splitting, lemmas, scorers, statistics,
+classifiers, attributions)."""
+
+
+def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
+    """Each distribution's installed version, None when it is not installed."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def source_digest(root: Path | None = None) -> str:
+    """sha256 over the package's files (each file's path within the package, /-separated, and its bytes,
+    in path order; ``__pycache__`` folders aside), first 16 hex digits. Linked folders are followed,
+    each real folder once (a link back to an ancestor is not a loop). ``root``: another folder (tests)."""
+    root = str(root or Path(__file__).parent)
+    files: dict[str, str] = {}  # path within the package -> path on disk
+    seen: set[tuple[int, int]] = set()
+    for folder, subfolders, names in os.walk(root, followlinks=True):
+        st = os.stat(folder)
+        if (st.st_dev, st.st_ino) in seen:
+            subfolders[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+        inside = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in names:
+            files[name if inside == "." else f"{inside}/{name}"] = os.path.join(folder, name)
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        with open(files[name], "rb") as fh:
+            digest.update(name.encode() + b"\0" + fh.read() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def package_versions() -> dict[str, str | None]:
+    """The versions a run records: :data:`RECORDED` (None: not installed), ``python`` and
+    ``reasonscope-source`` (:func:`source_digest`)."""
+    return {**installed_versions(RECORDED), "python": platform.python_version(),
+            "reasonscope-source": source_digest()}
