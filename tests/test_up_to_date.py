@@ -116,6 +116,29 @@ def test_a_generation_written_again_after_the_run_is_not_up_to_date(tmp_path):
     assert again.run_id != first.run_id and again.calls_made == 0  # scored again from the store
 
 
+def test_link_state_of_a_large_run(tmp_path):
+    # 20,000 generations written now: their write times in microseconds sum past 2**63
+    import time
+
+    from reasonscope.types import Completion
+
+    store = Store(tmp_path / "big")
+    try:
+        now = time.time()
+        with store.transaction():
+            for i in range(20_000):
+                store.put_completion(f"k{i}", provider="mock", model_id="m", request={}, completion=Completion(text="x"))
+        store.link([("r", "m", "d", f"i{i}", "original", 0, f"k{i}", None) for i in range(20_001)])
+        linked, stored, written = store.run_link_state("r")
+        assert (linked, stored) == (20_001, 20_000) and written > 2**63
+        assert abs(written / 20_000 / 1e6 - now) < 60  # the mean write time: now
+        with store.transaction() as c:
+            c.execute("UPDATE generations SET created = created + 0.001 WHERE key='k7'")
+        assert store.run_link_state("r")[2] != written
+    finally:
+        store.close()
+
+
 def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch):
     # an editable install keeps its version number while its code changes: the source digest shows it
     import reasonscope.versions as versions

@@ -364,11 +364,14 @@ class Store:
         """The requests linked to the run, those of them whose generation is in the store, and the sum of
         those generations' write times in whole microseconds: it changes when one is written again (a
         failed generation sent again replaces its row), and needs no clock to be compared."""
-        linked, stored, written = self.conn.execute(
-            "SELECT COUNT(*), COUNT(g.key), COALESCE(SUM(CAST(g.created * 1000000 AS INTEGER)), 0) "
+        # whole seconds and microseconds summed apart: one sum of microseconds overflows SQLite's 64-bit
+        # integers past about 5,000 generations
+        linked, stored, seconds, micros = self.conn.execute(
+            "SELECT COUNT(*), COUNT(g.key), SUM(CAST(g.created AS INTEGER)), "
+            "SUM(CAST((g.created - CAST(g.created AS INTEGER)) * 1000000 AS INTEGER)) "
             "FROM run_generations rg LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id=?",
             (run_id,)).fetchone()
-        return linked, stored, written
+        return linked, stored, (seconds or 0) * 1_000_000 + (micros or 0)
 
     def run_item_keys(self, run_id: str) -> list[tuple[str, str]]:
         """The (dataset, item id) pairs the run has requests for, in the order of SQLite's (binary) sort."""
