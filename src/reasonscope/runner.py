@@ -154,8 +154,13 @@ class _Prepared:
     models: list[LanguageModel]
     skipped: dict[str, str]
 
+    def item_sets(self) -> dict[str, list[Item]]:
+        """Every loaded dataset by name: the plan's, the evidence family's and the information family's
+        (a name they share names the same dataset: :class:`reasonscope.config.Plan`)."""
+        return {**self.datasets, **self.ev_sets, **self.info_sets}
+
     def put_items(self, store: Store) -> None:
-        for name, items in {**self.datasets, **self.ev_sets, **self.info_sets}.items():
+        for name, items in self.item_sets().items():
             store.put_items(name, items)
 
     def release_items(self) -> None:
@@ -282,7 +287,7 @@ class Runner:
             return reused
         write_config(run_dir, plan)
         p.put_items(store)
-        items = items_digest({**p.datasets, **p.ev_sets, **p.info_sets})
+        items = items_digest(p.item_sets())
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                                  notes={"skipped_models": skipped, "bad_rows": bad_notes, "items": items})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
@@ -332,7 +337,7 @@ class Runner:
         evidence = plan.families.evidence
         per_model = request_count(p.datasets, plan) + (len(p.ev_sets[evidence.test.name]) if evidence else 0)
         requests = per_model * len(p.models)
-        run = finished_run_for(store, plan, {**p.datasets, **p.ev_sets, **p.info_sets}, requests)
+        run = finished_run_for(store, plan, p.item_sets(), requests)
         if run is None:
             return None
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
