@@ -40,7 +40,9 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
 def source_digest(root: Path | None = None) -> str:
     """sha256 over the package's files (each file's path within the package, /-separated, and its bytes,
     in path order; ``__pycache__`` folders aside), first 16 hex digits. Linked folders are followed,
-    each real folder once (a link back to an ancestor is not a loop). ``root``: another folder (tests)."""
+    each real folder once (a link back to an ancestor is not a loop). A package that is not a folder on
+    disk (imported from a zip) gives the digest of no file: there only the version numbers tell two
+    installs apart. ``root``: another folder (tests)."""
     root = str(root or Path(__file__).parent)
     files: dict[str, str] = {}  # path within the package -> path on disk
     seen: set[tuple[int, int]] = set()
