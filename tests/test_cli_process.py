@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from reasonscope.cli.root import GC_THRESHOLDS
+from reasonscope.cli.process import GC_THRESHOLDS
 
 
 def _child(code: str) -> str:
@@ -18,11 +18,11 @@ def _child(code: str) -> str:
 def test_the_command_line_process_freezes_its_imports_and_collects_less_often():
     out = _child("""
         import gc, sys
-        from reasonscope.cli import root
         before = gc.get_threshold()
+        from reasonscope.cli import main
         sys.argv = ["reasonscope", "--help"]
         try:
-            root.main()
+            main()
         except SystemExit:
             pass
         print(before, gc.get_threshold(), gc.get_freeze_count() > 10_000)

@@ -163,15 +163,15 @@ def test_loaded_items_are_released_before_scoring(tmp_path, monkeypatch):
         return datasets, bad
 
     alive: list[int] = []
-    score_run = runner_module.score_run
+    score = Runner._score
 
-    def checked(*args, **kwargs):
+    def checked(self, *args, **kwargs):
         gc.collect()
         alive.append(sum(r() is not None for r in loaded))
-        return score_run(*args, **kwargs)
+        return score(self, *args, **kwargs)
 
     monkeypatch.setattr(Runner, "load_datasets", recorded)
-    monkeypatch.setattr(runner_module, "score_run", checked)
+    monkeypatch.setattr(Runner, "_score", checked)
     summary = Runner(parse_plan({
         "experiment": {"name": "release", "seed": 1, "output_dir": str(tmp_path)},
         "models": [{"spec": "mock/reasoner"}], "datasets": [{"name": "syn", "format": "synthetic", "size": 2}],

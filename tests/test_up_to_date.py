@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
@@ -28,6 +29,18 @@ def plan(tmp_path, resamples=200, path=None):
         "stats": {"n_resamples": resamples}})
 
 
+@pytest.fixture(params=["unread", "loaded"])
+def check(request, monkeypatch):
+    """Both ways a re-run is found up to date: from the datasets' source digests before any is read
+    (``unread``), and from the loaded items' digest (``loaded``: a Hub dataset, or a run recorded before
+    the source digests)."""
+    if request.param == "loaded":
+        import reasonscope.runner as runner_module
+
+        monkeypatch.setattr(runner_module, "source_digests", lambda *args, **kwargs: None)
+    return request.param
+
+
 def runs(tmp_path):
     store = Store(tmp_path / "u")
     try:
@@ -36,7 +49,7 @@ def runs(tmp_path):
         store.close()
 
 
-def test_a_finished_run_is_reused_until_something_changes(tmp_path):
+def test_a_finished_run_is_reused_until_something_changes(tmp_path, check):
     first = Runner(plan(tmp_path), show_progress=False).run()
     assert first.calls_made > 0
     summary = (tmp_path / "u" / "summary.json").read_text()
@@ -55,7 +68,7 @@ def test_a_finished_run_is_reused_until_something_changes(tmp_path):
     assert rebuilt.run_id != changed.run_id and (tmp_path / "u" / "report.html").is_file()
 
 
-def test_a_changed_gold_answer_is_not_up_to_date(tmp_path):
+def test_a_changed_gold_answer_is_not_up_to_date(tmp_path, check):
     data = tmp_path / "d.jsonl"
     rows = [{"id": "q1", "question": "What is 2+2?", "answer": 4}, {"id": "q2", "question": "What is 3+3?",
                                                                      "answer": 6}]
@@ -68,7 +81,7 @@ def test_a_changed_gold_answer_is_not_up_to_date(tmp_path):
     assert second.run_id != first.run_id and second.calls_made == 0
 
 
-def test_a_generation_gone_from_the_store_is_not_up_to_date(tmp_path):
+def test_a_generation_gone_from_the_store_is_not_up_to_date(tmp_path, check):
     first = Runner(plan(tmp_path), show_progress=False).run()
     store = Store(tmp_path / "u")
     try:
@@ -84,7 +97,7 @@ def test_a_generation_gone_from_the_store_is_not_up_to_date(tmp_path):
     assert again.run_id != first.run_id and again.calls_made == 1  # the lost one, generated again
 
 
-def test_items_rewritten_by_an_interrupted_run_are_not_up_to_date(tmp_path):
+def test_items_rewritten_by_an_interrupted_run_are_not_up_to_date(tmp_path, check):
     # the store's items table belongs to the run directory: a run started on an edited question and then
     # interrupted leaves the edited item there, while the finished run answered the old question
     data = tmp_path / "d.jsonl"
@@ -101,7 +114,7 @@ def test_items_rewritten_by_an_interrupted_run_are_not_up_to_date(tmp_path):
     assert again.run_id != first.run_id and again.calls_made == 2  # the new question, 2 samples (no paraphrase)
 
 
-def test_a_generation_written_again_after_the_run_is_not_up_to_date(tmp_path):
+def test_a_generation_written_again_after_the_run_is_not_up_to_date(tmp_path, check):
     # e.g. a failed generation sent again by a later (interrupted) --retry-failed run: same key, new text
     first = Runner(plan(tmp_path), show_progress=False).run()
     store = Store(tmp_path / "u")
@@ -139,7 +152,7 @@ def test_link_state_of_a_large_run(tmp_path):
         store.close()
 
 
-def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch):
+def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch, check):
     # an editable install keeps its version number while its code changes: the source digest shows it
     import reasonscope.versions as versions
 
@@ -150,7 +163,7 @@ def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch):
     assert Runner(plan(tmp_path), show_progress=False).run().run_id == again.run_id
 
 
-def test_only_a_run_answers_a_plan(tmp_path):
+def test_only_a_run_answers_a_plan(tmp_path, check):
     # the latest finished record is the scoring of imported outputs: its links are not the plan's requests
     first = Runner(plan(tmp_path), show_progress=False).run()
     store = Store(tmp_path / "u")
@@ -207,6 +220,71 @@ def test_the_run_record_holds_the_versions_that_compute_its_numbers(tmp_path):
     assert versions["python"] == platform.python_version() and len(versions["reasonscope-source"]) == 16
     assert {"sympy", "math-verify", "scikit-learn", "rapidfuzz", "pydantic"} <= set(versions)
     assert versions["pydantic"] is not None and run["notes"]["items"].keys() == {"syn"}
+
+
+def test_an_up_to_date_run_reads_no_dataset(tmp_path, monkeypatch):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": "What is 2+2?", "answer": 4}) + "\n" + "not json\n")
+    both = plan(tmp_path, path=data).model_dump()
+    both["datasets"][0]["skip_bad_rows"] = True
+    both["datasets"].append({"name": "gen", "format": "synthetic", "size": 2})
+    first = Runner(parse_plan(both), show_progress=False).run()
+    store = Store(tmp_path / "u")
+    try:
+        notes = store.run(first.run_id)["notes"]
+        linked = store.run_link_state(first.run_id)[0]
+    finally:
+        store.close()
+    digest = __import__("hashlib").sha256(data.read_bytes()).hexdigest()[:16]
+    assert notes["sources"] == {"gen": "generated", "syn": digest} and notes["requests"] == linked == 2 + 6 * 3
+
+    def unread(self):
+        raise AssertionError("a dataset was read")
+
+    monkeypatch.setattr(Runner, "load_datasets", unread)
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    again = Runner(parse_plan(both), show_progress=False, console=console).run()
+    said = console.export_text()
+    assert again.run_id == first.run_id and again.calls_made == 0 and again.cached == linked
+    assert "up to date" in said and "syn: 1 bad rows were skipped when the run was made" in said
+
+
+def test_source_digests_say_what_items_are_made_from(tmp_path):
+    from reasonscope.settings import DatasetConfig
+    from reasonscope.up_to_date import GENERATED, source_digests
+
+    (tmp_path / "d.jsonl").write_text('{"question": "q", "answer": 1}\n')
+    local = DatasetConfig(name="a", format="jsonl", path="d.jsonl")
+    generated = DatasetConfig(name="b", format="synthetic", size=3)
+    first = source_digests([local, generated], base_dir=tmp_path)
+    assert first == {"a": __import__("hashlib").sha256(b'{"question": "q", "answer": 1}\n').hexdigest()[:16],
+                     "b": GENERATED}
+    (tmp_path / "d.jsonl").write_text('{"question": "q", "answer": 2}\n')
+    assert source_digests([local], base_dir=tmp_path)["a"] != first["a"]
+    assert source_digests([local], base_dir=tmp_path / "elsewhere") is None  # no such file: loading says so
+    assert source_digests([DatasetConfig(name="h", format="jsonl", hf_id="org/set"), generated]) is None  # the Hub
+
+
+def test_installed_versions_are_importlib_metadatas_for_every_installed_distribution():
+    from importlib import metadata
+
+    from reasonscope.versions import installed_versions
+
+    names = sorted({d.metadata["Name"] for d in metadata.distributions()})
+    assert len(names) > 50
+    assert installed_versions(names) == {name: metadata.version(name) for name in names}
+    assert installed_versions(["surely-not-installed-xyz"]) == {"surely-not-installed-xyz": None}
+
+
+def test_the_version_is_read_from_the_metadata_header_only():
+    from reasonscope.versions import _header_version
+
+    header = "Metadata-Version: 2.1\nName: thing\nversion:  1.2rc1 \nSummary: s\n\nVersion: 9.9 (in the description)\n"
+    assert _header_version(header) == "1.2rc1"
+    assert _header_version("Metadata-Version: 2.1\nName: thing\n\nVersion: 9.9\n") is None
+    assert _header_version("") is None
 
 
 def test_cli_says_up_to_date_and_rescore_scores_again(tmp_path):

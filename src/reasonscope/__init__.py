@@ -6,16 +6,11 @@ The top-level API, imported on first use::
     summary = Runner(load_plan("plan.yaml")).run()
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from ._lazy import lazy_exports
 
-try:
-    __version__ = version("reasonscope")
-except PackageNotFoundError:  # pragma: no cover  (running from a source tree that is not installed)
-    __version__ = "0+unknown"
-
-_all, __getattr__, __dir__ = lazy_exports(__name__, {
+_all, _export, __dir__ = lazy_exports(__name__, {
     "load_plan": "config",
     "parse_plan": "config",
     "Plan": "config",
@@ -35,3 +30,16 @@ _all, __getattr__, __dir__ = lazy_exports(__name__, {
     "all_families": "families",
 })
 __all__ = ["__version__", *_all]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use: the ``reasonscope`` command tunes its collector first
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("reasonscope")
+        except PackageNotFoundError:  # pragma: no cover  (a source tree that is not installed)
+            value = "0+unknown"
+        globals()["__version__"] = value
+        return value
+    return _export(name)

@@ -32,33 +32,31 @@ leaves ``running``, which the next open of the store turns into ``interrupted``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from . import results as run_results
 from .atomic_files import write_text
-from .calls import PlannedRequest, generate_pending, make_progress, pending_requests, planned_request
 from .config import Plan
-from .data.loaders import BadRow, load_dataset
 from .models.base import LanguageModel, ProviderUnavailable
 from .models.registry import usable_models
 from .outcome import FailedLimit, Outcome, decide, tally
 from .prompts import TEMPLATE_VERSION, build_messages
-from .results import RunData, load_if_small
 from .rundir import RunDirLock
-from .scoring import prepare_scorers, score_run
-from .store import Store
+from .store import STORE_FILENAME, Store
 from .types import Item
-from .up_to_date import finished_run_for, items_digest
+from .up_to_date import finished_run_for, finished_run_from_sources, items_digest, source_digests
 from .yaml_io import dump_yaml
+
+if TYPE_CHECKING:
+    from .calls import PlannedRequest
+    from .data.loaders import BadRow
+    from .results import RunData
 
 
 @dataclass
@@ -83,6 +81,7 @@ def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: l
                       ) -> list[PlannedRequest]:
     """One label-and-rationale request per test item (variant ``evidence``), its answer constrained to
     ``{"label": one of labels, "rationale": text}``."""
+    from .calls import planned_request
     from .evidence.family import PROMPT_VERSION
     from .evidence.family import build_messages as evidence_messages
     from .judge.schemas import label_rationale_schema
@@ -124,6 +123,8 @@ def request_count(datasets: dict[str, list[Item]], plan: Plan) -> int:
 
 def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: Plan) -> list[PlannedRequest]:
     """K samples of each original question and one completion per paraphrase (behavior family)."""
+    from .calls import planned_request
+
     cfg = model.config
     behavior = plan.families.behavior
     if behavior is None and plan.families.attributes is None:
@@ -153,6 +154,7 @@ class _Prepared:
     info_sets: dict[str, list[Item]]
     models: list[LanguageModel]
     skipped: dict[str, str]
+    sources: dict[str, str] | None = None  # each dataset's source digest, taken before it was read (up_to_date)
 
     def item_sets(self) -> dict[str, list[Item]]:
         """Every loaded dataset by name: the plan's, the evidence family's and the information family's
@@ -209,6 +211,8 @@ class Runner:
         self.wait_lock = wait_lock
 
     def load_datasets(self) -> tuple[dict[str, list[Item]], dict[str, list[BadRow]]]:
+        from .data.loaders import load_dataset  # not needed by a run found up to date before reading
+
         datasets, bad = {}, {}
         for cfg in self.plan.datasets:
             res = load_dataset(cfg, base_dir=self.base_dir, seed=self.plan.experiment.seed)
@@ -226,6 +230,7 @@ class Runner:
         ev = self.plan.families.evidence
         if ev is None:
             return {}, [], None
+        from .data.loaders import load_dataset
         from .evidence.family import check_text_fields, class_labels, read_prediction_file
 
         seed = self.plan.experiment.seed
@@ -244,12 +249,28 @@ class Runner:
         info = self.plan.families.information
         if info is None:
             return {}
+        from .data.loaders import load_dataset
+
         seed = self.plan.experiment.seed
         return {cfg.name: load_dataset(cfg, base_dir=self.base_dir, seed=seed).items
                 for cfg in (info.train, info.test) if cfg is not None}
 
+    def dataset_configs(self) -> list[Any]:
+        """Every dataset the plan reads: its own, the evidence family's and the information family's."""
+        families = self.plan.families
+        configs = list(self.plan.datasets)
+        if families.evidence is not None:
+            configs += [families.evidence.train, families.evidence.test]
+        if families.information is not None:
+            configs += [c for c in (families.information.train, families.information.test) if c is not None]
+        return configs
+
     def run(self) -> RunSummary:
         start = time.perf_counter()
+        reused = self._reuse_unread()
+        if reused is not None:
+            reused.wall_s = time.perf_counter() - start
+            return reused
         p = self._prepare()
         try:
             with RunDirLock(self.plan.run_dir, wait=self.wait_lock):
@@ -263,6 +284,7 @@ class Runner:
     def _prepare(self) -> _Prepared:
         """Read the data and make the models; every error here comes before any model is called."""
         plan = self.plan
+        sources = source_digests(self.dataset_configs(), self.base_dir)  # before reading: a file may change
         datasets, bad = self.load_datasets()
         ev_sets, ev_labels, ev_imported = self.load_evidence()
         info_sets = self.load_information()
@@ -273,7 +295,7 @@ class Runner:
             or (plan.families.attributes is not None and bool(datasets))
         if plan.models and needs_models and not models:
             raise ValueError("no model of the plan can run here:\n  " + "\n  ".join(skipped.values()))
-        return _Prepared(datasets, bad, ev_sets, ev_labels, ev_imported, info_sets, models, skipped)
+        return _Prepared(datasets, bad, ev_sets, ev_labels, ev_imported, info_sets, models, skipped, sources)
 
     def _run_locked(self, p: _Prepared) -> RunSummary:
         plan = self.plan
@@ -285,11 +307,18 @@ class Runner:
         if reused is not None:
             store.close()
             return reused
+        from concurrent.futures import ThreadPoolExecutor
+
+        from .results import load_if_small
+        from .scoring import prepare_scorers
+
         write_config(run_dir, plan)
         p.put_items(store)
         items = items_digest(p.item_sets())
+        requests = self._request_total(p)  # recorded for _reuse_unread; the items are released before the end
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
-                                 notes={"skipped_models": skipped, "bad_rows": bad_notes, "items": items})
+                                 notes={"skipped_models": skipped, "bad_rows": bad_notes, "items": items,
+                                        "sources": p.sources})
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
         scoring_models = prepare_scorers(plan.families, store)  # behind the score cache, nothing loaded yet
@@ -315,7 +344,8 @@ class Runner:
             finish_run_with_outputs(store, run_id, run_dir, {
                 "skipped_models": skipped, "bad_rows": bad_notes, "calls_made": summary.calls_made,
                 "cached": summary.cached, "failed": summary.failed, "pending": summary.pending,
-                "outcome": summary.outcome.as_dict(), "items": items,
+                "outcome": summary.outcome.as_dict(), "items": items, "sources": p.sources,
+                "requests": requests,
                 "generations_written": store.run_link_state(run_id)[2],
                 "phase_seconds": {k: round(v, 1) for k, v in phases.items()}}, data)
             phases["outputs"] = time.perf_counter() - start
@@ -333,16 +363,54 @@ class Runner:
         if not self.reuse_finished or self.retry_failed or self.max_failed is not None or p.ev_imported \
                 or p.skipped:
             return None
+        requests = self._request_total(p)
+        run = finished_run_for(store, self.plan, p.item_sets(), requests)
+        return None if run is None else self._up_to_date(run, requests)
+
+    def _reuse_unread(self) -> RunSummary | None:
+        """:meth:`_reuse_finished` before any dataset is read: the finished run's notes hold the same source
+        digest of every dataset (:func:`reasonscope.up_to_date.source_digests`: a local file's bytes, or
+        generated), so loading and checking the items again would give the same items. None when that
+        cannot be told (a Hub dataset, a run recorded without the digests) or anything may have changed: the
+        run then goes on as before."""
         plan = self.plan
         evidence = plan.families.evidence
-        per_model = request_count(p.datasets, plan) + (len(p.ev_sets[evidence.test.name]) if evidence else 0)
-        requests = per_model * len(p.models)
-        run = finished_run_for(store, plan, p.item_sets(), requests)
+        if not self.reuse_finished or self.retry_failed or self.max_failed is not None \
+                or (evidence is not None and evidence.predictions) \
+                or not (Path(plan.run_dir) / STORE_FILENAME).is_file():
+            return None
+        sources = source_digests(self.dataset_configs(), self.base_dir)
+        if sources is None:
+            return None
+        models, skipped = usable_models(plan.models)  # a model that cannot run here: as in _reuse_finished
+        try:
+            if skipped:
+                return None
+            with RunDirLock(plan.run_dir, wait=self.wait_lock):
+                store = Store(plan.run_dir)
+                try:
+                    run = finished_run_from_sources(store, plan, sources)
+                finally:
+                    store.close()
+        finally:
+            for m in models:
+                m.close()
         if run is None:
             return None
+        for name, rows in (run["notes"].get("bad_rows") or {}).items():  # as loading them would say
+            self.console.print(f"[yellow]{escape(name)}: {len(rows)} bad rows were skipped when the run was made")
+        return self._up_to_date(run, run["notes"]["requests"])
+
+    def _request_total(self, p: _Prepared) -> int:
+        """How many requests the plan makes, over all its usable models (the evidence test set's included)."""
+        evidence = self.plan.families.evidence
+        per_model = request_count(p.datasets, self.plan) + (len(p.ev_sets[evidence.test.name]) if evidence else 0)
+        return per_model * len(p.models)
+
+    def _up_to_date(self, run: dict, requests: int) -> RunSummary:
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
                            f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
-        return RunSummary(run_id=run["run_id"], run_dir=plan.run_dir, cached=requests,
+        return RunSummary(run_id=run["run_id"], run_dir=self.plan.run_dir, cached=requests,
                           outcome=Outcome(code=0, message="", tallies={}))
 
     def _import_evidence(self, store: Store, run_id: str, path: Path, rows: list[tuple]) -> None:
@@ -355,6 +423,11 @@ class Runner:
 
     def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary,
                   evidence_test: tuple | None = None) -> None:
+        import asyncio
+
+        from .calls import generate_pending, make_progress, pending_requests
+        from .results import CHUNK_ITEMS
+
         progress = make_progress(self.console) if self.show_progress else None
         warm = getattr(self, "_warm", None)
         if progress:
@@ -364,7 +437,7 @@ class Runner:
                 total = request_count(datasets, self.plan) + (len(evidence_test[1]) if evidence_test else 0)
                 task = progress.add_task(model.name, total=total) if progress else None
                 # a part of the items at a time: planned requests are held for one part only
-                for i, part in enumerate(item_parts(datasets, run_results.CHUNK_ITEMS)):
+                for i, part in enumerate(item_parts(datasets, CHUNK_ITEMS)):
                     planned = plan_requests(model, part, self.plan)
                     if evidence_test is not None and i == 0:
                         name, test, labels = evidence_test
@@ -396,6 +469,8 @@ class Runner:
                 progress.stop()
 
     def _score(self, store: Store, run_id: str, data, scoring_models, seconds: dict[str, float] | None = None) -> None:
+        from .scoring import score_run
+
         plan = self.plan
         score_run(store, run_id, plan.families, plan.stats, seed=plan.experiment.seed, seconds=seconds,
                   temperatures={m.display_name: m.temperature for m in plan.models}, console=self.console,

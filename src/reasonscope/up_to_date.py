@@ -11,12 +11,22 @@ the latest finished run of the store
   the digest of reasonscope's own files: :func:`reasonscope.versions.source_digest`),
 * ended with exit code 0 (no pending request, no failed-generation limit passed, no skipped model),
 * was made from the same items in every dataset (gold answers included: they are not in the request
-  keys), as the digest of each dataset's items recorded in the run's notes (:func:`items_digest`) shows;
-  the store's ``items`` table is the run directory's, and a later run that was interrupted may have
-  rewritten it,
-* is linked to as many requests as this plan makes, every one still in the store as it was when the
-  run finished (a failed generation sent again later, ``--retry-failed``, replaces its row: the run's
-  notes hold the sum of its generations' write times, ``generations_written``),
+  keys). The store's ``items`` table is the run directory's, and a later run that was interrupted may
+  have rewritten it, so the run's notes hold what the items were, in two forms:
+
+  - ``sources`` (:func:`source_digests`): what each dataset's items are made from, taken before they are
+    read: a local file's bytes, or ``generated`` for a synthetic set. The same sources give the same
+    items (the dataset's settings and the seed are in the plan, the readers' code in the versions), so
+    :func:`finished_run_from_sources` answers before any dataset is read or any row is checked, which is
+    most of a re-run's work past starting Python (0.05 s of 900 items, 2 s of 20,000 synthetic ones);
+  - ``items`` (:func:`items_digest`): a digest of the loaded items, compared by :func:`finished_run_for`
+    when the sources cannot tell (a dataset from the Hub, whose rows may change there; a run recorded
+    before the sources were),
+
+* is linked to as many requests as this plan makes (recorded as ``requests`` in the run's notes, or
+  counted from the loaded items), every one still in the store as it was when the run finished (a
+  failed generation sent again later, ``--retry-failed``, replaces its row: the run's notes hold the
+  sum of its generations' write times, ``generations_written``),
 * and its outputs (``summary.json``, ``report.html``) still exist,
 
 and the plan has no ``attack`` or ``information`` family (they generate and train in their own
@@ -35,6 +45,7 @@ statistics code there, which no request key shows.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +63,37 @@ def items_digest(datasets: dict[str, list[Item]]) -> dict[str, str]:
             for name, items in sorted(datasets.items())}
 
 
-def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], requests: int) -> dict | None:
-    """The latest finished run that already answers ``plan`` (module docstring), or None. ``requests``: how
-    many requests the plan makes, over all its models."""
+GENERATED = "generated"
+"""The source digest of a synthetic dataset: its items are a function of its settings and the seed (both in
+the plan) and of reasonscope's code (in the versions)."""
+
+
+def source_digests(datasets: Iterable[Any], base_dir: Path | None = None) -> dict[str, str] | None:
+    """What each dataset's items are made from, without reading a row: sha256 of a local file's bytes
+    (first 16 hex digits; the path resolved as :func:`reasonscope.data.loaders.load_dataset` does) or
+    :data:`GENERATED`. None when one of them is read from the Hub (its rows may change there) or its file is
+    missing (loading it reports that). A local file is parsed by reasonscope's own readers (Python's json,
+    csv and gzip), so the same bytes, dataset settings, seed and versions give the same items."""
+    out: dict[str, str] = {}
+    for cfg in datasets:
+        if cfg.format in ("synthetic", "topics"):
+            out[cfg.name] = GENERATED
+        elif cfg.path:
+            path = Path(cfg.path)
+            if base_dir is not None and not path.is_absolute() and not path.exists():
+                path = base_dir / path
+            try:
+                out[cfg.name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            except OSError:
+                return None
+        else:
+            return None
+    return dict(sorted(out.items()))
+
+
+def _latest_candidate(store: Store, plan: Any) -> dict | None:
+    """The latest finished run if it is a ``run`` of exactly this plan, with these versions, exit code 0
+    and its outputs on disk; else None."""
     if plan.families.attack is not None or plan.families.information is not None:
         return None
     finished = [r for r in store.runs() if r["status"] == "finished"]
@@ -69,9 +108,29 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], r
         return None
     if any(not (Path(plan.run_dir) / name).is_file() for name in OUTPUTS):
         return None
-    if run["notes"].get("items") != items_digest(datasets):
-        return None
-    linked, stored, written = store.run_link_state(run["run_id"])
-    if linked != requests or stored != linked or written != run["notes"].get("generations_written"):
-        return None
     return run
+
+
+def _links_unchanged(store: Store, run: dict, requests: int | None) -> bool:
+    linked, stored, written = store.run_link_state(run["run_id"])
+    return requests is not None and linked == requests and stored == linked \
+        and written == run["notes"].get("generations_written")
+
+
+def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], requests: int) -> dict | None:
+    """The latest finished run that already answers ``plan`` (module docstring), or None. ``requests``: how
+    many requests the plan makes, over all its models."""
+    run = _latest_candidate(store, plan)
+    if run is None or run["notes"].get("items") != items_digest(datasets):
+        return None
+    return run if _links_unchanged(store, run, requests) else None
+
+
+def finished_run_from_sources(store: Store, plan: Any, sources: dict[str, str]) -> dict | None:
+    """:func:`finished_run_for` without loading the items: the run's notes must hold the same
+    :func:`source_digests` (``sources``); equal sources give equal items, so the run's recorded request
+    count (``requests``) is the plan's."""
+    run = _latest_candidate(store, plan)
+    if run is None or run["notes"].get("sources") != sources:
+        return None
+    return run if _links_unchanged(store, run, run["notes"].get("requests")) else None

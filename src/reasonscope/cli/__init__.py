@@ -2,8 +2,8 @@
 (``reasonscope run``), and ``reasonscope score`` scores outputs the user already has; families with
 commands of their own mount them here (``reasonscope evidence``, ``reasonscope information train``).
 
-``reasonscope.cli:main`` is the entry point (it sets the garbage collector for a batch process, then runs
-``app``); ``python -m reasonscope.cli`` runs it too. The root app is
+``reasonscope.cli:main`` is the entry point (:mod:`.process`: it sets the garbage collector for a batch
+process, then imports and runs ``app``); ``python -m reasonscope.cli`` runs it too. The root app is
 built on first access (:mod:`.root`), so a family's ``cli.py`` can import :mod:`.common` without a
 cycle. Exit codes and the run-directory lock: see :mod:`.common`.
 """
@@ -12,14 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import LOCKED_EXIT, fail
+from .process import main
 
 __all__ = ["LOCKED_EXIT", "app", "fail", "main"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("app", "main"):
-        from . import root
+    # imported on first access, so the entry point (:func:`main`) tunes the collector before the imports
+    if name == "app":
+        from .root import app
 
-        return getattr(root, name)
+        return app
+    if name in ("LOCKED_EXIT", "fail"):
+        from . import common
+
+        return getattr(common, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m reasonscope.cli``."""
 
-from .root import main
+from .process import main
 
 main()

@@ -84,7 +84,6 @@ def phase_line(seconds: dict[str, float]) -> str:
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
              wait_lock: float = 0.0, rescore: bool = False) -> None:
     """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
-    from ..data.loaders import DatasetError
     from ..outcome import INTERRUPTED, FailedLimit
     from ..runner import Runner
 
@@ -103,7 +102,7 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
     except RunDirLocked as err:
         locked(err)
         return
-    except (DatasetError, PlanError, ValueError) as err:
+    except (PlanError, ValueError) as err:  # a DatasetError (file, line, field) is a ValueError
         fail(str(err))
         return
     except KeyboardInterrupt:

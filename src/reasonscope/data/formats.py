@@ -104,9 +104,9 @@ def generic_row(row: dict, mapping: dict[str, str], answer_type: str | None) -> 
     unknown = set(mapping) - set(GENERIC_FIELDS) - {"metadata"}
     if unknown:
         raise RowError(sorted(unknown)[0], f"unknown item field in mapping; expected one of {GENERIC_FIELDS}")
+    cols = {name: col(name) for name in GENERIC_FIELDS}
     data: dict[str, Any] = {}
-    for name in GENERIC_FIELDS:
-        c = col(name)
+    for name, c in cols.items():
         if c is None:
             if name == "input":
                 raise RowError(mapping.get("input", "input"), "missing field 'input' (map it with input=<column>)")
@@ -117,21 +117,21 @@ def generic_row(row: dict, mapping: dict[str, str], answer_type: str | None) -> 
             data[name] = row[c]
     for name in ("choices", "perturbations"):
         if name in data:
-            data[name] = _as_list(data[name], col(name) or name)
+            data[name] = _as_list(data[name], cols[name] or name)
     if "id" in data:
         data["id"] = str(data["id"])
     if answer_type:
         data["answer_type"] = answer_type
     elif "answer_type" not in data:
         data["answer_type"] = _guess_type(data.get("target"), data.get("choices"))
-    used = {col(n) for n in GENERIC_FIELDS}
+    used = set(cols.values())
     data["metadata"] = {k: v for k, v in row.items() if k not in used}
     try:
         item = Item.model_validate(data)
     except ValidationError as err:
         e = err.errors()[0]
         raise RowError(str(e["loc"][0]) if e["loc"] else None, e["msg"]) from None
-    check_target(item.target, item.answer_type, item.choices, col("target") or "target")
+    check_target(item.target, item.answer_type, item.choices, cols["target"] or "target")
     return item
 
 

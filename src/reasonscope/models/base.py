@@ -34,7 +34,6 @@ attempt also passes the model's rate limits (:mod:`reasonscope.models.limits`).
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import hashlib
 import math
@@ -42,21 +41,14 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    RetryError,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_before_delay,
-    wait_random_exponential,
-)
+from typing import TYPE_CHECKING, Any
 
 from ..settings import ModelConfig
 from ..types import Completion
 from .limits import RateLimits
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 
 class ProviderUnavailable(RuntimeError):
@@ -131,6 +123,8 @@ class LanguageModel:
                 on_done(1)
             return completion
 
+        import asyncio  # imported when first generating: an up-to-date re-run makes models but never calls them
+
         return list(await asyncio.gather(*(one(r) for r in requests)))
 
     async def _timed_one(self, request: GenerationRequest) -> Completion:
@@ -194,6 +188,15 @@ class LanguageModel:
         return await self._retry_loop(replay_then_call)
 
     async def _retry_loop(self, fn: Callable[[], Awaitable[Completion]]) -> Completion:
+        from tenacity import (
+            AsyncRetrying,
+            RetryError,
+            retry_if_exception,
+            stop_after_attempt,
+            stop_before_delay,
+            wait_random_exponential,
+        )
+
         cfg = self.config
         backoff = wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_cap_s)
         retrying = AsyncRetrying(

@@ -18,12 +18,14 @@ loop, so the buckets are created anew for each loop (a pass starts with an empty
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiolimiter import AsyncLimiter
+if TYPE_CHECKING:
+    import asyncio
+
+    from aiolimiter import AsyncLimiter
 
 
 def prompt_token_estimate(messages: Sequence[dict[str, Any]]) -> int:
@@ -43,6 +45,10 @@ class RateLimits:
         self._tokens: AsyncLimiter | None = None
 
     def _buckets(self) -> tuple[AsyncLimiter | None, AsyncLimiter | None]:
+        import asyncio  # imported on first use, like aiolimiter: making a model sends nothing
+
+        from aiolimiter import AsyncLimiter
+
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop

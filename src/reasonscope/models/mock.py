@@ -25,7 +25,6 @@ error), ``call_log`` (a file that receives one line per call, used by the resume
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -67,6 +66,8 @@ class MockModel(LanguageModel):
                 os.fsync(fh.fileno())
         latency = float(self.options.get("latency_s", 0))
         if latency:
+            import asyncio  # loaded by the first call (an up-to-date re-run makes the model, calls it never)
+
             await asyncio.sleep(latency)
         fail_rate = float(self.options.get("fail_rate", 0))
         if fail_rate and unit_hash("fail", request.item_id, request.variant, request.sample, os.urandom(4)) < fail_rate:

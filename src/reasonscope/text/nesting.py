@@ -16,11 +16,15 @@ def nesting_exceeds(value: Any, limit: int) -> bool:
 
     A scalar has depth 0, ``[]`` depth 1, ``{"a": [1]}`` depth 2. Iterative, so any depth is measured.
     """
+    containers = (dict, list, tuple, set, frozenset)
+    if not isinstance(value, containers):
+        return False
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict | list | tuple | set | frozenset):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+        if depth > limit:
+            return True
+        for v in item.values() if isinstance(item, dict) else item:
+            if isinstance(v, containers):  # scalars never go on the stack
+                stack.append((v, depth + 1))
     return False
