@@ -3,6 +3,7 @@ anything that may change a result runs again."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -38,7 +39,23 @@ def check(request, monkeypatch):
         import reasonscope.runner as runner_module
 
         monkeypatch.setattr(runner_module, "source_digests", lambda *args, **kwargs: None)
-    return request.param
+    return Check(request.param, monkeypatch)
+
+
+class Check:
+    def __init__(self, way: str, monkeypatch):
+        self.way, self.monkeypatch = way, monkeypatch
+
+    @contextlib.contextmanager
+    def up_to_date(self):
+        """Around a run that must be found up to date: by the ``unread`` way, no dataset may be read."""
+        with self.monkeypatch.context() as mp:
+            if self.way == "unread":
+                def unread(runner):
+                    raise AssertionError("a dataset was read")
+
+                mp.setattr(Runner, "load_datasets", unread)
+            yield
 
 
 def runs(tmp_path):
@@ -53,7 +70,8 @@ def test_a_finished_run_is_reused_until_something_changes(tmp_path, check):
     first = Runner(plan(tmp_path), show_progress=False).run()
     assert first.calls_made > 0
     summary = (tmp_path / "u" / "summary.json").read_text()
-    again = Runner(plan(tmp_path), show_progress=False).run()
+    with check.up_to_date():
+        again = Runner(plan(tmp_path), show_progress=False).run()
     assert again.run_id == first.run_id and again.calls_made == 0 and again.outcome.code == 0
     assert runs(tmp_path) == [first.run_id] and (tmp_path / "u" / "summary.json").read_text() == summary
     # --rescore: scored again from the store, a new run, still no model call
@@ -74,7 +92,8 @@ def test_a_changed_gold_answer_is_not_up_to_date(tmp_path, check):
                                                                      "answer": 6}]
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     first = Runner(plan(tmp_path, path=data), show_progress=False).run()
-    assert Runner(plan(tmp_path, path=data), show_progress=False).run().run_id == first.run_id
+    with check.up_to_date():
+        assert Runner(plan(tmp_path, path=data), show_progress=False).run().run_id == first.run_id
     rows[0]["answer"] = 5  # same prompts (same request keys), another gold answer
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     second = Runner(plan(tmp_path, path=data), show_progress=False).run()
@@ -160,7 +179,8 @@ def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch, check
     monkeypatch.setattr(versions, "source_digest", lambda root=None: "0" * 16)
     again = Runner(plan(tmp_path), show_progress=False).run()
     assert again.run_id != first.run_id and again.calls_made == 0  # scored again, every completion cached
-    assert Runner(plan(tmp_path), show_progress=False).run().run_id == again.run_id
+    with check.up_to_date():
+        assert Runner(plan(tmp_path), show_progress=False).run().run_id == again.run_id
 
 
 def test_only_a_run_answers_a_plan(tmp_path, check):
@@ -248,7 +268,60 @@ def test_an_up_to_date_run_reads_no_dataset(tmp_path, monkeypatch):
     again = Runner(parse_plan(both), show_progress=False, console=console).run()
     said = console.export_text()
     assert again.run_id == first.run_id and again.calls_made == 0 and again.cached == linked
-    assert "up to date" in said and "syn: 1 bad rows were skipped when the run was made" in said
+    assert "up to date" in said and "syn: skipped 1 bad rows when the run was made (line 2: invalid JSON" in said
+
+
+def test_an_edited_evidence_test_file_is_not_up_to_date(tmp_path, check):
+    from reasonscope.data.synthetic_topics import topic_items
+
+    test = tmp_path / "te.jsonl"
+    rows = [it.model_dump(mode="json", exclude={"group"}) for it in topic_items(10, 4, prefix="test")]
+    test.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {"experiment": {"name": "u", "seed": 3, "output_dir": str(tmp_path)},
+            "models": [{"spec": "mock/reasoner", "name": "a"}],
+            "families": {"behavior": None, "evidence": {
+                "train": {"name": "tr", "format": "topics", "size": 40, "split": "train"},
+                "test": {"name": "te", "format": "jsonl", "path": str(test)},
+                "sweep_k": [3], "sweep_delta": [0.1], "n_permutations": 100}},
+            "stats": {"n_resamples": 100}}
+    first = Runner(parse_plan(spec), show_progress=False).run()
+    assert first.calls_made == 10
+    with check.up_to_date():
+        assert Runner(parse_plan(spec), show_progress=False).run().run_id == first.run_id
+    labels = sorted({r["target"] for r in rows})
+    rows[0]["target"] = next(label for label in labels if label != rows[0]["target"])  # another gold label
+    test.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    again = Runner(parse_plan(spec), show_progress=False).run()
+    assert again.run_id != first.run_id and again.calls_made == 0
+
+
+def test_a_file_changed_while_it_is_read_is_recorded_without_sources(tmp_path, monkeypatch):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": "What is 2+2?", "answer": 4}) + "\n")
+    load_datasets = Runner.load_datasets
+
+    def edited_while_read(runner):
+        loaded = load_datasets(runner)
+        data.write_text(json.dumps({"id": "q1", "question": "What is 2+2?", "answer": 5}) + "\n")
+        return loaded
+
+    monkeypatch.setattr(Runner, "load_datasets", edited_while_read)
+    first = Runner(plan(tmp_path, path=data), show_progress=False).run()
+    store = Store(tmp_path / "u")
+    try:
+        assert store.run(first.run_id)["notes"]["sources"] is None
+    finally:
+        store.close()
+
+
+def test_an_up_to_date_run_writes_back_the_plan_a_later_interrupted_run_left(tmp_path, check):
+    first = Runner(plan(tmp_path), show_progress=False).run()
+    config = tmp_path / "u" / "config.yaml"
+    written = config.read_text()
+    config.write_text(written.replace("n_resamples: 200", "n_resamples: 999"))  # as a later run started it
+    with check.up_to_date():
+        assert Runner(plan(tmp_path), show_progress=False).run().run_id == first.run_id
+    assert config.read_text() == written
 
 
 def test_source_digests_say_what_items_are_made_from(tmp_path):
@@ -272,18 +345,22 @@ def test_installed_versions_are_importlib_metadatas_for_every_installed_distribu
 
     from reasonscope.versions import installed_versions
 
-    names = sorted({d.metadata["Name"] for d in metadata.distributions()})
+    names = sorted({d.metadata["Name"] for d in metadata.distributions()} - {None})
     assert len(names) > 50
     assert installed_versions(names) == {name: metadata.version(name) for name in names}
     assert installed_versions(["surely-not-installed-xyz"]) == {"surely-not-installed-xyz": None}
 
 
 def test_the_version_is_read_from_the_metadata_header_only():
+    import email
+
     from reasonscope.versions import _header_version
 
-    header = "Metadata-Version: 2.1\nName: thing\nversion:  1.2rc1 \nSummary: s\n\nVersion: 9.9 (in the description)\n"
-    assert _header_version(header) == "1.2rc1"
+    header = "Metadata-Version: 2.1\nName: thing\nversion:\t 1.2rc1 \nSummary: s\n\nVersion: 9.9 (in the description)\n"
+    assert _header_version(header) == "1.2rc1 " == email.message_from_string(header)["Version"]
     assert _header_version("Metadata-Version: 2.1\nName: thing\n\nVersion: 9.9\n") is None
+    assert _header_version("Name: thing\n Version: 9.9\nVersion: 1.0\n") == "1.0"  # a continuation line is no field
+    assert _header_version("Name: thing\nVersion: 1.0\n  folded\n") is None  # folded: importlib.metadata reads it
     assert _header_version("") is None
 
 

@@ -267,11 +267,11 @@ class Runner:
 
     def run(self) -> RunSummary:
         start = time.perf_counter()
-        reused = self._reuse_unread()
+        reused, sources = self._reuse_unread()
         if reused is not None:
             reused.wall_s = time.perf_counter() - start
             return reused
-        p = self._prepare()
+        p = self._prepare(sources)
         try:
             with RunDirLock(self.plan.run_dir, wait=self.wait_lock):
                 summary = self._run_locked(p)
@@ -281,13 +281,17 @@ class Runner:
         summary.wall_s = time.perf_counter() - start
         return summary
 
-    def _prepare(self) -> _Prepared:
-        """Read the data and make the models; every error here comes before any model is called."""
+    def _prepare(self, sources: dict[str, str] | None = None) -> _Prepared:
+        """Read the data and make the models; every error here comes before any model is called.
+        ``sources``: the datasets' source digests taken before (by :meth:`_reuse_unread`), else taken here.
+        They are taken again once the datasets are read and recorded only when both agree: a file that
+        changed while it was read was read as neither."""
         plan = self.plan
-        sources = source_digests(self.dataset_configs(), self.base_dir)  # before reading: a file may change
+        before = sources or source_digests(self.dataset_configs(), self.base_dir)
         datasets, bad = self.load_datasets()
         ev_sets, ev_labels, ev_imported = self.load_evidence()
         info_sets = self.load_information()
+        sources = before if before == source_digests(self.dataset_configs(), self.base_dir) else None
         models, skipped = usable_models(plan.models)
         for why in skipped.values():
             self.console.print("[yellow]skipped: " + escape(why))
@@ -367,39 +371,41 @@ class Runner:
         run = finished_run_for(store, self.plan, p.item_sets(), requests)
         return None if run is None else self._up_to_date(run, requests)
 
-    def _reuse_unread(self) -> RunSummary | None:
+    def _reuse_unread(self) -> tuple[RunSummary | None, dict[str, str] | None]:
         """:meth:`_reuse_finished` before any dataset is read: the finished run's notes hold the same source
         digest of every dataset (:func:`reasonscope.up_to_date.source_digests`: a local file's bytes, or
         generated), so loading and checking the items again would give the same items. None when that
         cannot be told (a Hub dataset, a run recorded without the digests) or anything may have changed: the
-        run then goes on as before."""
+        run then goes on as before. Also gives the source digests it took (None: not taken), for
+        :meth:`_prepare`."""
         plan = self.plan
-        evidence = plan.families.evidence
+        families = plan.families
         if not self.reuse_finished or self.retry_failed or self.max_failed is not None \
-                or (evidence is not None and evidence.predictions) \
-                or not (Path(plan.run_dir) / STORE_FILENAME).is_file():
-            return None
+                or families.attack is not None or families.information is not None \
+                or (families.evidence is not None and families.evidence.predictions):
+            return None, None
         sources = source_digests(self.dataset_configs(), self.base_dir)
-        if sources is None:
-            return None
+        if sources is None or not (Path(plan.run_dir) / STORE_FILENAME).is_file():
+            return None, sources
         models, skipped = usable_models(plan.models)  # a model that cannot run here: as in _reuse_finished
         try:
             if skipped:
-                return None
+                return None, sources
             with RunDirLock(plan.run_dir, wait=self.wait_lock):
                 store = Store(plan.run_dir)
                 try:
                     run = finished_run_from_sources(store, plan, sources)
                 finally:
                     store.close()
+                if run is None:
+                    return None, sources
+                for name, rows in (run["notes"].get("bad_rows") or {}).items():  # as loading them says
+                    self.console.print("[yellow]" + escape(f"{name}: skipped {len(rows)} bad rows when the run was "
+                                                           f"made ({'; '.join(rows[:3])}{'; ...' if len(rows) > 3 else ''})"))
+                return self._up_to_date(run, run["notes"]["requests"]), sources
         finally:
             for m in models:
                 m.close()
-        if run is None:
-            return None
-        for name, rows in (run["notes"].get("bad_rows") or {}).items():  # as loading them would say
-            self.console.print(f"[yellow]{escape(name)}: {len(rows)} bad rows were skipped when the run was made")
-        return self._up_to_date(run, run["notes"]["requests"])
 
     def _request_total(self, p: _Prepared) -> int:
         """How many requests the plan makes, over all its usable models (the evidence test set's included)."""
@@ -408,6 +414,11 @@ class Runner:
         return per_model * len(p.models)
 
     def _up_to_date(self, run: dict, requests: int) -> RunSummary:
+        """The summary of a run found up to date (the run directory's lock held). ``config.yaml`` written
+        after the run finished (by a later run, interrupted) is written again as this run's plan."""
+        config = Path(self.plan.run_dir) / "config.yaml"
+        if not config.is_file() or config.stat().st_mtime > (run["finished"] or 0):
+            write_config(self.plan.run_dir, self.plan)
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
                            f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
         return RunSummary(run_id=run["run_id"], run_dir=self.plan.run_dir, cached=requests,

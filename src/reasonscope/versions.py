@@ -47,13 +47,19 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
 
 def _header_version(text: str) -> str | None:
     """The ``Version`` field of a core-metadata header (RFC 822 style: ``Name: value`` lines up to the
-    first blank line), stripped; None when the header has none."""
-    for line in text.splitlines():
+    first blank line), as the e-mail parser gives it (leading blanks dropped, trailing ones kept); None
+    when the header has none or folds it onto a continuation line (the caller then asks
+    ``importlib.metadata``)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
         if not line.strip():
             return None
+        if line[:1] in (" ", "\t"):  # a continuation of the field before
+            continue
         key, sep, value = line.partition(":")
-        if sep and key.strip().lower() == "version":
-            return value.strip()
+        if sep and key.lower() == "version":
+            folded = i + 1 < len(lines) and lines[i + 1][:1] in (" ", "\t")
+            return None if folded else value.lstrip(" \t")
     return None
 
 
