@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from reasonscope.behavior.family import score_behavior
@@ -249,18 +250,21 @@ def test_bertscore_with_embedded_minilm():
 
 def test_a_bucket_holding_every_item_reuses_the_corpus_estimates(monkeypatch):
     from reasonscope.behavior import family
+    from reasonscope.behavior.item_table import ItemTable
 
-    rows = {f"i{k}": {"CQ": float(k % 2), "CS": 1.0, "RS": None, "LS": 0.5 + k / 20, "SS": 0.9,
-                      "ES_item": 0.4, "conciseness": 0.7} for k in range(8)}
-    groups = {f"i{k}": ("gsm8k", "arithmetic" if k < 5 else "logic") for k in range(8)}
+    table = ItemTable(family.ITEM_METRICS)
+    for k in range(8):
+        table.add(f"i{k}", {"CQ": float(k % 2), "CS": 1.0, "RS": None, "LS": 0.5 + k / 20, "SS": 0.9,
+                            "ES_item": 0.4, "conciseness": 0.7}, {}, "gsm8k", "arithmetic" if k < 5 else "logic")
     calls = []
     real = family._estimates
-    monkeypatch.setattr(family, "_estimates", lambda r, *a, **k: calls.append(len(r)) or real(r, *a, **k))
+    monkeypatch.setattr(family, "_estimates", lambda t, *a, rows=None, **k: calls.append(
+        len(t) if rows is None else len(rows)) or real(t, *a, rows=rows, **k))
     stats = StatsConfig(n_resamples=200)
-    tables = family._aggregate({"m": rows}, {"m": {}}, groups, BehaviorConfig(), stats, seed=3)
+    tables = family._aggregate({"m": table}, BehaviorConfig(), stats, seed=3)
     assert calls == [8, 5, 3]  # the corpus, then the two types; the one dataset is the corpus
     whole = tables["metrics"]["m"]
     assert tables["per_dataset"]["m"]["gsm8k"] == whole
     assert tables["per_dataset"]["m"]["gsm8k"] is not whole  # a copy: a reason added to one stays there
-    assert whole == real(rows, {}, stats, 3, BehaviorConfig().efficiency)  # what resampling again gives
+    assert whole == real(table, stats, 3, BehaviorConfig().efficiency, rows=np.arange(8))  # resampled again
     assert tables["per_type"]["m"]["logic"]["CQ"]["value"] == pytest.approx(2 / 3)  # i5, i6, i7: 1, 0, 1

@@ -447,15 +447,12 @@ class Store:
                           details=json.loads(d) if d else {}) for f, m, mo, i, v, r, d in rows]
         return out
 
-    def item_score_values(self, run_id: str) -> dict[tuple[str, str], dict[str, float | None]]:
-        """(model, item) -> ``family.metric`` -> value, for every item-level score of the run (no reasons,
-        no details): model by model, each in the order its scores were stored."""
-        out: dict[tuple[str, str], dict[str, float | None]] = {}
-        for f, m, mo, i, v in self.conn.execute(
-                "SELECT family, metric, model, item_id, value FROM scores WHERE run_id=? AND item_id != '' "
-                "ORDER BY model, rowid", (run_id,)):
-            out.setdefault((mo, i), {})[f"{f}.{m}"] = v
-        return out
+    def item_score_rows(self, run_id: str) -> Iterator[tuple[str, str, str, str, float | None]]:
+        """``(family, metric, model, item, value)`` of every item-level score of the run (no reasons, no
+        details), read as they are consumed: model by model, each in the order its scores were stored."""
+        yield from self.conn.execute(
+            "SELECT family, metric, model, item_id, value FROM scores WHERE run_id=? AND item_id != '' "
+            "ORDER BY model, rowid", (run_id,))
 
     def delete_scores(self, run_id: str, family: str) -> None:
         self.conn.execute("DELETE FROM scores WHERE run_id=? AND family=?", (run_id, family))

@@ -67,20 +67,26 @@ def corpus_efficiency(rows: Sequence[dict], *, confidence: float = 0.95, n_resam
                       method: str = "percentile", seed: int = 0) -> dict:
     """``ES_corpus`` = H(CQ, mean L) over per-item rows holding ``CQ`` and ``conciseness`` (L_i), with a
     bootstrap CI. Returns an estimate dict (value, low, high, n, method); n counts the items with L_i."""
-    cq, length = _arrays(rows)
+    return corpus_efficiency_of(*_arrays(rows), confidence=confidence, n_resamples=n_resamples, method=method,
+                                seed=seed)
+
+
+def corpus_efficiency_of(cq: np.ndarray, length: np.ndarray, *, confidence: float = 0.95,
+                         n_resamples: int = 2000, method: str = "percentile", seed: int = 0) -> dict:
+    """:func:`corpus_efficiency` of the items' ``CQ_i`` and ``L_i`` as two aligned arrays (NaN: none)."""
     n = int(np.sum(~np.isnan(length)))
     label = f"bootstrap-{method}-{n_resamples} (items resampled, (CQ_i, L_i) together)"
     if n == 0 or np.all(np.isnan(cq)):
         return {"value": None, "low": None, "high": None, "n": 0, "method": label}
     value = float(harmonic_of_means(cq, length))
     low = high = None
-    if len(rows) >= 2:
+    if len(cq) >= 2:
         for m in dict.fromkeys((method, "percentile")):  # BCa is undefined on constant data: percentile then
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = sps.bootstrap((cq, length), harmonic_of_means, paired=True, vectorized=True,
                                     confidence_level=confidence, n_resamples=n_resamples, method=m,
-                                    random_state=np.random.default_rng(seed), batch=resample_batch(2 * len(rows)))
+                                    random_state=np.random.default_rng(seed), batch=resample_batch(2 * len(cq)))
             low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
             if not (math.isnan(low) or math.isnan(high)):
                 break
@@ -92,8 +98,14 @@ def paired_corpus_efficiency(rows_a: Sequence[dict], rows_b: Sequence[dict], *, 
                              n_resamples: int = 2000, seed: int = 0, n_permutations: int = 9999) -> dict:
     """ES_corpus(A) - ES_corpus(B) over the same items (row j of each is item j): the difference, a paired
     bootstrap CI and a two-sided paired permutation p-value (see the module docstring)."""
-    cq_a, len_a = _arrays(rows_a)
-    cq_b, len_b = _arrays(rows_b)
+    return paired_corpus_efficiency_of(*_arrays(rows_a), *_arrays(rows_b), confidence=confidence,
+                                       n_resamples=n_resamples, seed=seed, n_permutations=n_permutations)
+
+
+def paired_corpus_efficiency_of(cq_a: np.ndarray, len_a: np.ndarray, cq_b: np.ndarray, len_b: np.ndarray, *,
+                                confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+                                n_permutations: int = 9999) -> dict:
+    """:func:`paired_corpus_efficiency` of the two models' ``CQ_i`` and ``L_i`` as aligned arrays (NaN: none)."""
     keep = ~(np.isnan(len_a) & np.isnan(len_b))
     cq_a, len_a, cq_b, len_b = cq_a[keep], len_a[keep], cq_b[keep], len_b[keep]
     n = int(keep.sum())

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
+import numpy as np
+
 from ..results import RunData, is_correct
 from ..scorers.cache import ScorerUnavailable
 from ..scorers.nli import NLIScorer
@@ -31,7 +33,8 @@ from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
 from ..stats.multiple import adjust_rows
 from ..types import Item, Score
 from . import metrics as M
-from .efficiency import corpus_efficiency, paired_corpus_efficiency
+from .efficiency import corpus_efficiency_of, paired_corpus_efficiency_of
+from .item_table import ItemTable
 from .settings import BehaviorConfig
 from .strategies import all_strategies, composite
 
@@ -57,12 +60,11 @@ def _item_type(item: Item) -> str:
 @dataclass
 class _Tally:
     """What scoring keeps of each (model, item) once its chunk is scored: the item-level values, the
-    failed generations each metric read, the item's dataset and type, and the reasons of missing
-    values. A few numbers per item: the generations and the scores' details are not kept."""
+    failed generations each metric read and the item's dataset and type (columns of an
+    :class:`~reasonscope.behavior.item_table.ItemTable` per model), and the reasons of missing values. A few
+    numbers per item: the generations and the scores' details are not kept."""
 
-    per_item: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
-    per_item_failed: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
-    item_groups: dict[str, tuple[str, str]] = field(default_factory=dict)  # item -> (dataset, type)
+    per_item: dict[str, ItemTable] = field(default_factory=dict)  # model -> its items' values, failed counts, groups
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     reasons: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (model, metric) -> reasons
     missing_by_model: dict[str, int] = field(default_factory=dict)
@@ -96,7 +98,7 @@ def score_behavior(data: RunData | Iterable[RunData], cfg: BehaviorConfig, stats
     per_item, counts = acc.per_item, acc.counts
     for model, c in counts.items():
         c["pending"] = acc.missing_by_model.get(model, 0)
-    tables = _aggregate(per_item, acc.per_item_failed, acc.item_groups, cfg, stats, seed)
+    tables = _aggregate(per_item, cfg, stats, seed)
     for model, mets in tables["metrics"].items():
         for metric, est in mets.items():
             if est["value"] is None and acc.reasons.get((model, metric)):
@@ -176,7 +178,7 @@ def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, n
             sim, sim_reason = None, str(err)
 
     scores: list[Score] = []
-    per_item, per_item_failed, counts = acc.per_item, acc.per_item_failed, acc.counts
+    per_item, counts = acc.per_item, acc.counts
     for (model, item_id), (originals, paras) in groups.items():
         item = data.items[item_id]
         gens = originals + paras
@@ -197,10 +199,9 @@ def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, n
         answered_paras = [g for g in paras if not g.error]
         prim_failed = prim.error is not None
         n_failed = len(originals) - len(answered)
-        per_item_failed.setdefault(model, {})[item_id] = {
-            "CQ": int(prim_failed), "LS": int(prim_failed), "ES_item": int(prim_failed),
-            "conciseness": int(prim_failed), "CS": n_failed, "SS": n_failed,
-            "RS": int(prim_failed) + len(paras) - len(answered_paras)}
+        failed = {"CQ": int(prim_failed), "LS": int(prim_failed), "ES_item": int(prim_failed),
+                  "conciseness": int(prim_failed), "CS": n_failed, "SS": n_failed,
+                  "RS": int(prim_failed) + len(paras) - len(answered_paras)}
         left_out = prim_failed and policy == "exclude"
         correct = 1.0 if is_correct(prim, item, cfg.rel_tol) else 0.0
         vals["CQ"], reasons["CQ"] = (None, FAILED) if left_out else (correct, None)
@@ -260,8 +261,9 @@ def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, n
             if vals["SS"] is None:
                 reasons["SS"] = NOT_APPLICABLE["SS"] if len(originals) < 2 else NOTHING_TO_COMPARE
             details["SS"] = {"method": sim.description, "failed_samples": n_failed}
-        per_item.setdefault(model, {})[item_id] = vals
-        acc.item_groups[item_id] = (item.group, _item_type(item))
+        if model not in per_item:
+            per_item[model] = ItemTable(ITEM_METRICS)
+        per_item[model].add(item_id, vals, failed, item.group, _item_type(item))
         for metric in ITEM_METRICS:
             reason = reasons.get(metric)
             if vals.get(metric) is None and reason:
@@ -272,21 +274,21 @@ def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, n
     return scores, nli, nli_reason, sim, sim_reason
 
 
-def _estimates(rows: dict[str, dict[str, float | None]], failed: dict[str, dict[str, int]], stats: StatsConfig,
-               seed: int, efficiency: str = "corpus") -> dict[str, dict]:
+def _estimates(table: ItemTable, stats: StatsConfig, seed: int, efficiency: str = "corpus",
+               rows: np.ndarray | None = None) -> dict[str, dict]:
     """Corpus estimates of the six metrics (``ES`` in the selected reading) plus ``ES_corpus``, ``ES_item``
     and ``conciseness``, each with its CI and ``failed`` = failed generations the metric read on those
-    items."""
+    items; over every item of ``table`` or over ``rows`` (places, in item order)."""
     out = {}
     for metric in [m for m in BEHAVIOR_METRICS if m != "ES"] + ["ES_item", "conciseness"]:
-        values = [v.get(metric) for v in rows.values()]
-        est = bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples,
-                             method=stats.method, seed=seed).as_dict()
-        est["failed"] = sum(failed.get(item_id, {}).get(metric, 0) for item_id in rows)
+        est = bootstrap_mean(table.values(metric, rows), confidence=stats.confidence,
+                             n_resamples=stats.n_resamples, method=stats.method, seed=seed).as_dict()
+        est["failed"] = table.failed(metric, rows)
         out[metric] = est
-    out["ES_corpus"] = corpus_efficiency(list(rows.values()), confidence=stats.confidence,
-                                         n_resamples=stats.n_resamples, method=stats.method, seed=seed)
-    out["ES_corpus"]["failed"] = sum(failed.get(item_id, {}).get("CQ", 0) for item_id in rows)
+    out["ES_corpus"] = corpus_efficiency_of(table.column("CQ", rows), table.column("conciseness", rows),
+                                            confidence=stats.confidence, n_resamples=stats.n_resamples,
+                                            method=stats.method, seed=seed)
+    out["ES_corpus"]["failed"] = table.failed("CQ", rows)
     out["ES"] = {**out[f"ES_{efficiency}"], "reading": f"ES_{efficiency}"}
     for metric, est in out.items():
         if est["value"] is None:
@@ -294,8 +296,7 @@ def _estimates(rows: dict[str, dict[str, float | None]], failed: dict[str, dict[
     return out
 
 
-def _aggregate(per_item, per_item_failed, item_groups: dict[str, tuple[str, str]], cfg: BehaviorConfig,
-               stats: StatsConfig, seed: int) -> dict[str, Any]:
+def _aggregate(per_item: dict[str, ItemTable], cfg: BehaviorConfig, stats: StatsConfig, seed: int) -> dict[str, Any]:
     strategies = all_strategies(cfg.strategies)
     tables: dict[str, Any] = {"metrics": {}, "strategies": {}, "per_dataset": {}, "per_type": {}, "paired": [],
                               "strategy_weights": strategies,
@@ -304,36 +305,35 @@ def _aggregate(per_item, per_item_failed, item_groups: dict[str, tuple[str, str]
                                            "efficiency": cfg.efficiency,
                                            "confidence": stats.confidence, "n_resamples": stats.n_resamples,
                                            "failed_generations": stats.failed_generations}}
-    for model, rows in per_item.items():
-        failed = per_item_failed.get(model, {})
-        tables["metrics"][model] = ests = _estimates(rows, failed, stats, seed, cfg.efficiency)
+    for model, table in per_item.items():
+        tables["metrics"][model] = ests = _estimates(table, stats, seed, cfg.efficiency)
         point = {m: e["value"] for m, e in ests.items()}
         tables["strategies"][model] = {}
         for name, weights in strategies.items():
             value, left_out = composite(weights, point)
             tables["strategies"][model][name] = {"value": value, "left_out": left_out,
                                                  "renormalised": bool(left_out), "ES": f"ES_{cfg.efficiency}"}
-        for label, part in (("per_dataset", 0), ("per_type", 1)):
-            buckets: dict[str, dict] = {}
-            for item_id, vals in rows.items():
-                buckets.setdefault(item_groups[item_id][part], {})[item_id] = vals
+        for label, part in (("per_dataset", "dataset"), ("per_type", "type")):
             # a bucket holding every item (one dataset, one type) is the whole corpus: the same values in the
             # same order, with the same seed, give the same estimates, so they are not resampled again
-            tables[label][model] = {b: copy.deepcopy(ests) if len(r) == len(rows) else _estimates(
-                r, failed, stats, seed, cfg.efficiency) for b, r in sorted(buckets.items())}
+            tables[label][model] = {b: copy.deepcopy(ests) if len(r) == len(table) else _estimates(
+                table, stats, seed, cfg.efficiency, rows=r) for b, r in sorted(table.groups(part).items())}
     models = list(per_item)
     for a, b in combinations(models, 2):
-        common = sorted(set(per_item[a]) & set(per_item[b]))
+        common = sorted(set(per_item[a].place) & set(per_item[b].place))
+        at_a, at_b = per_item[a].places(common), per_item[b].places(common)
         for metric in (*BEHAVIOR_METRICS, *EFFICIENCY_COLUMNS):
             source = f"ES_{cfg.efficiency}" if metric == "ES" else metric
             if source == "ES_corpus":
-                d = paired_corpus_efficiency([per_item[a][i] for i in common], [per_item[b][i] for i in common],
-                                             confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed,
-                                             n_permutations=stats.n_permutations)
+                d = paired_corpus_efficiency_of(
+                    per_item[a].column("CQ", at_a), per_item[a].column("conciseness", at_a),
+                    per_item[b].column("CQ", at_b), per_item[b].column("conciseness", at_b),
+                    confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed,
+                    n_permutations=stats.n_permutations)
                 tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, **d})
                 continue
-            xa = [per_item[a][i].get(source) for i in common]
-            xb = [per_item[b][i].get(source) for i in common]
+            xa = per_item[a].values(source, at_a)
+            xb = per_item[b].values(source, at_b)
             d = paired_difference(xa, xb, confidence=stats.confidence, n_resamples=stats.n_resamples, seed=seed,
                                   n_permutations=stats.n_permutations, method=stats.method)
             tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, "difference": d.value,

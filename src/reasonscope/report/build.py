@@ -37,6 +37,7 @@ from .attributes_view import attributes_plots, attributes_sheets
 from .evidence_view import evidence_plots, evidence_sheets
 from .html import item_views, stream_html
 from .information_view import information_plot, information_sheets
+from .item_sheet import ItemScoreSheet
 from .plots import behavior_plots
 from .spreadsheets import write_csvs, write_xlsx
 from .tables import behavior_tables
@@ -163,7 +164,7 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
         sheets.update(attack_sheets(attack))
         out["attack_items"] = write_jsonl(run_dir / "attack_items.jsonl",
                                           (row for t in attack["models"].values() for row in t["rows"]))
-    sheets["items"] = [{"model": m, "item": i, **values} for (m, i), values in store.item_score_values(run_id).items()]
+    sheets["items"] = ItemScoreSheet(store.item_score_rows(run_id))  # a row per (model, item), kept as columns
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
             "git_hash": run["git_hash"], "versions": run["versions"], "config": run["config"], "notes": notes}
     out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
