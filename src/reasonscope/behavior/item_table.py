@@ -5,8 +5,12 @@ Scoring goes chunk by chunk and writes each item's scores as it goes; only the f
 estimates need are kept until the end: each item-level value (``CQ_i``, ``CS_i``, ..., None when the
 item has none), the failed generations each metric read on the item, and the item's dataset and type
 (the per-dataset and per-type tables). Kept as a dict of values and a dict of counts per item, that
-was about 0.9 KB per item and model; kept here as columns (8-byte floats with NaN for None, 4-byte
-counts, 2-byte dataset and type codes), it is under 0.1 KB, plus the item id and its place.
+was about 0.75 KB per item and model (measured); kept here as columns (8-byte floats with NaN for
+None, 4-byte counts, 4-byte dataset and type codes), about 0.1 KB, plus the item id and its place.
+
+A value that is NaN (a scorer that returned NaN) is a missing value, as None is: the estimates always
+left both out; a paired comparison used to keep a pair holding a NaN, which then counted in its ``n``
+and reached the sign-flip test as NaN.
 
 Items keep the order in which they were added (a value added again for an item replaces the one at
 its place, as a dict's would), so every estimate resamples the same values in the same order as
@@ -32,7 +36,7 @@ class ItemTable:
         self.place: dict[str, int] = {}
         self._values = {m: array("d") for m in metrics}
         self._failed = {m: array("i") for m in metrics}
-        self._codes = {part: array("H") for part in GROUP_PARTS}
+        self._codes = {part: array("I") for part in GROUP_PARTS}
         self._names: dict[str, list[str]] = {part: [] for part in GROUP_PARTS}
         self._code_of: dict[str, dict[str, int]] = {part: {} for part in GROUP_PARTS}
 

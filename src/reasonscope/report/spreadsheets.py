@@ -27,6 +27,7 @@ import csv
 import json
 import math
 import re
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def csv_cell(v: Any) -> Any:
     return v
 
 
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
+def _columns(rows: Iterable[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(k for r in rows for k in r))
 
 
@@ -89,7 +90,7 @@ def _write_row(ws: Any, row: int, values: list[Any]) -> None:
             ws.write_string(row, col, v)
 
 
-def write_xlsx(path: Path, sheets: dict[str, list[dict[str, Any]]], metadata: dict[str, Any]) -> Path:
+def write_xlsx(path: Path, sheets: dict[str, Collection[dict[str, Any]]], metadata: dict[str, Any]) -> Path:
     """One worksheet per table (header row, then one row per dict), plus ``metadata`` (key, value)."""
     import xlsxwriter
 
@@ -115,7 +116,7 @@ def write_xlsx(path: Path, sheets: dict[str, list[dict[str, Any]]], metadata: di
     return path
 
 
-def write_csvs(folder: Path, sheets: dict[str, list[dict[str, Any]]]) -> dict[str, Path]:
+def write_csvs(folder: Path, sheets: dict[str, Collection[dict[str, Any]]]) -> dict[str, Path]:
     """``folder/<table>.csv`` per table (header from the union of the rows' keys)."""
     folder.mkdir(exist_ok=True)
     out = {}
