@@ -154,7 +154,7 @@ class _Prepared:
     info_sets: dict[str, list[Item]]
     models: list[LanguageModel]
     skipped: dict[str, str]
-    sources: dict[str, str] | None = None  # each dataset's source digest, taken before it was read (up_to_date)
+    sources: dict[str, str] | None = None  # each dataset's source digest, the same before and after reading; else None
 
     def item_sets(self) -> dict[str, list[Item]]:
         """Every loaded dataset by name: the plan's, the evidence family's and the information family's
