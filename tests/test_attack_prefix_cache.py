@@ -126,3 +126,27 @@ def test_a_model_without_a_cache_argument_is_scored_on_the_whole_sequence(sharp)
     value = plain.objective(lay)
     assert plain._prefix_cache is None
     assert value == pytest.approx(Attacker(model, tok, AttackSettings(min_similarity=None)).objective(lay), rel=1e-5)
+
+
+def test_the_cache_argument_is_read_under_either_name():
+    # transformers 5.24 renamed the forward's ``past_key_values`` (argument and output) to ``cache``
+    from types import SimpleNamespace
+
+    from reasonscope.models.forward_args import cache_argument, output_cache
+
+    class New:
+        def forward(self, input_ids=None, cache=None, **kwargs):
+            return None
+
+    class Old:
+        def forward(self, input_ids=None, past_key_values=None, **kwargs):
+            return None
+
+    class Neither:
+        def forward(self, input_ids=None, **kwargs):
+            return None
+
+    assert cache_argument(New()) == "cache" and cache_argument(Old()) == "past_key_values"
+    assert cache_argument(Neither()) is None and not PrefixCache.supported(Neither())
+    assert output_cache(SimpleNamespace(cache="kv")) == "kv"
+    assert output_cache(SimpleNamespace(past_key_values="kv")) == "kv"

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..models.forward_args import cache_argument, output_cache
 from .layout import Layout, attack_losses, batch_losses, encode, make_layout
 
 _WORD = re.compile(r"^ [A-Za-z]{2,12}$")
@@ -196,6 +197,7 @@ class Attacker:
             embeds = torch.stack(rows)
         out: list[list[int]] = [[] for _ in rows]
         live = [True] * n
+        cache_name = cache_argument(self.model) or "past_key_values"
         with torch.no_grad():
             res = self.model(inputs_embeds=embeds, use_cache=True, **_padding(mask, width))
             for step in range(max_new):
@@ -212,7 +214,7 @@ class Attacker:
                 if mask is not None:
                     mask = torch.cat([mask, mask.new_ones((n, 1))], dim=1)
                 res = self.model(inputs_embeds=emb(torch.tensor(nxt, device=self.device)[:, None]),
-                                 past_key_values=res.past_key_values, use_cache=True, **_padding(mask, 1))
+                                 **{cache_name: output_cache(res)}, use_cache=True, **_padding(mask, 1))
         return out
 
     def _prompt_embeds(self, layout: Layout, question_embeds=None):

@@ -146,7 +146,7 @@ def _logits(model, prefix: list[int], prefix_cache, rows: int, **inputs):
     if prefix_cache is not None and prefix_cache.matches(prefix):
         start = len(prefix)
         rest = {name: value[:, start:] for name, value in inputs.items()}
-        return model(**rest, past_key_values=prefix_cache.fresh(rows)).logits, start
+        return model(**rest, **{prefix_cache.argument: prefix_cache.fresh(rows)}).logits, start
     return model(**inputs).logits, 0
 
 

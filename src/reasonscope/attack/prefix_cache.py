@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models.forward_args import cache_for_rows, forward_takes
+from ..models.forward_args import cache_argument, cache_for_rows, output_cache
 
 
 class PrefixCache:
@@ -31,17 +31,19 @@ class PrefixCache:
         self.prefix = list(prefix)
         device = next(model.parameters()).device
         with torch.no_grad():
-            cache = model(input_ids=torch.tensor([self.prefix], device=device), use_cache=True).past_key_values
+            cache = output_cache(model(input_ids=torch.tensor([self.prefix], device=device), use_cache=True))
         if isinstance(cache, tuple):  # older transformers return the legacy per-layer tuples
             from transformers import DynamicCache
 
             cache = DynamicCache.from_legacy_cache(cache)
         self._cache = cache
+        self.argument = cache_argument(model)  # the forward's name for it (``cache``, ``past_key_values``)
 
     @staticmethod
     def supported(model: Any) -> bool:
-        """Whether ``model``'s forward takes ``past_key_values`` (every causal LM of transformers does)."""
-        return forward_takes(model, "past_key_values")
+        """Whether ``model``'s forward takes a key/value cache (every causal LM of transformers does, as
+        ``past_key_values`` or, from transformers 5.24, ``cache``)."""
+        return cache_argument(model) is not None
 
     def matches(self, prefix: list[int]) -> bool:
         return prefix == self.prefix

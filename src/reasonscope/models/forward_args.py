@@ -1,5 +1,9 @@
-"""Two helpers for running a transformers model's forward directly (label log-probabilities, the attack):
-whether the forward takes an optional argument, and a copy of a key/value cache for several rows."""
+"""Helpers for running a transformers model's forward directly (label log-probabilities, the attack):
+whether the forward takes an optional argument, the name of its key/value cache argument and output, and
+a copy of a key/value cache for several rows.
+
+transformers 5.24 renamed the forward's ``past_key_values`` argument and output to ``cache`` (the old
+name is deprecated, removed in 5.40); :func:`cache_argument` and :func:`output_cache` read either."""
 
 from __future__ import annotations
 
@@ -16,6 +20,22 @@ def forward_takes(model: Any, name: str) -> bool:
         return forward is not None and name in inspect.signature(forward).parameters
     except (TypeError, ValueError):
         return False
+
+
+def cache_argument(model: Any) -> str | None:
+    """The name under which ``model.forward`` takes a key/value cache: ``cache`` (transformers 5.24 and
+    later), ``past_key_values`` (earlier), or None when it takes neither."""
+    for name in ("cache", "past_key_values"):
+        if forward_takes(model, name):
+            return name
+    return None
+
+
+def output_cache(output: Any) -> Any:
+    """The key/value cache a forward returned (``use_cache=True``): ``output.cache`` (transformers 5.24 and
+    later) or ``output.past_key_values``."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
 
 
 def cache_for_rows(cache: Any, rows: int) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, ProviderUnavailable, unit_hash
-from .forward_args import cache_for_rows, forward_takes
+from .forward_args import cache_argument, cache_for_rows, forward_takes, output_cache
 from .loading import model_loading
 
 
@@ -210,8 +210,9 @@ class HFModel(LanguageModel):
                 ids = torch.tensor([r[2] + [pad] * (width - len(r[2])) for r in batch], device=self.device)
                 mask = torch.tensor([[1] * (len(p_ids) + len(r[2])) + [0] * (width - len(r[2])) for r in batch],
                                     device=self.device)
-                cache = cache_for_rows(head.past_key_values, len(batch))
-                logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True,
+                cache = cache_for_rows(output_cache(head), len(batch))
+                logits = self.model(input_ids=ids, attention_mask=mask, use_cache=True,
+                                    **{cache_argument(self.model) or "past_key_values": cache},
                                     **keep(width - skipped)).logits.float()
             row_of = {(r[0], r[1]): b for b, r in enumerate(batch)}
 
