@@ -230,6 +230,7 @@ class Runner:
         ev = self.plan.families.evidence
         if ev is None:
             return {}, [], None
+        from .data.files import resolve_path
         from .data.loaders import load_dataset
         from .evidence.family import check_text_fields, class_labels, read_prediction_file
 
@@ -239,9 +240,7 @@ class Runner:
         check_text_fields(train + test, ev.text_fields)
         imported = None
         if ev.predictions:
-            path = Path(ev.predictions)
-            if self.base_dir is not None and not path.is_absolute() and not path.exists():
-                path = self.base_dir / path
+            path = resolve_path(ev.predictions, self.base_dir)
             imported = (path, read_prediction_file(str(path)))
         return {ev.train.name: train, ev.test.name: test}, class_labels(train), imported
 
@@ -364,8 +363,7 @@ class Runner:
     def _reuse_finished(self, store: Store, p: _Prepared) -> RunSummary | None:
         """The finished run that already answers this plan, as this invocation's summary (no model call,
         no scoring, outputs left as they are); None when anything may have changed (:mod:`.up_to_date`)."""
-        if not self.reuse_finished or self.retry_failed or self.max_failed is not None or p.ev_imported \
-                or p.skipped:
+        if not self._may_reuse() or p.ev_imported or p.skipped:
             return None
         requests = self._request_total(p)
         run = finished_run_for(store, self.plan, p.item_sets(), requests)
@@ -380,8 +378,7 @@ class Runner:
         :meth:`_prepare`."""
         plan = self.plan
         families = plan.families
-        if not self.reuse_finished or self.retry_failed or self.max_failed is not None \
-                or families.attack is not None or families.information is not None \
+        if not self._may_reuse() or families.attack is not None or families.information is not None \
                 or (families.evidence is not None and families.evidence.predictions):
             return None, None
         sources = source_digests(self.dataset_configs(), self.base_dir)
@@ -406,6 +403,11 @@ class Runner:
         finally:
             for m in models:
                 m.close()
+
+    def _may_reuse(self) -> bool:
+        """Whether this invocation may report a finished run as it is: not ``--rescore`` (``reuse_finished``
+        False), ``--retry-failed`` or ``--max-failed``, which ask for work or a judgement the run did not make."""
+        return self.reuse_finished and not self.retry_failed and self.max_failed is None
 
     def _request_total(self, p: _Prepared) -> int:
         """How many requests the plan makes, over all its usable models (the evidence test set's included)."""

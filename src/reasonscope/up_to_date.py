@@ -49,6 +49,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .data.files import resolve_path
 from .store import Store
 from .types import Item, canonical_json
 from .versions import package_versions
@@ -70,7 +71,8 @@ the plan) and of reasonscope's code (in the versions)."""
 
 def source_digests(datasets: Iterable[Any], base_dir: Path | None = None) -> dict[str, str] | None:
     """What each dataset's items are made from, without reading a row: sha256 of a local file's bytes
-    (first 16 hex digits; the path resolved as :func:`reasonscope.data.loaders.load_dataset` does) or
+    (first 16 hex digits; the path resolved as :func:`reasonscope.data.loaders.load_dataset` resolves it:
+    :func:`reasonscope.data.files.resolve_path`) or
     :data:`GENERATED`. None when one of them is read from the Hub (its rows may change there) or its file is
     missing (loading it reports that). A local file is parsed by reasonscope's own readers (Python's json,
     csv and gzip), so the same bytes, dataset settings, seed and versions give the same items."""
@@ -79,11 +81,8 @@ def source_digests(datasets: Iterable[Any], base_dir: Path | None = None) -> dic
         if cfg.format in ("synthetic", "topics"):
             out[cfg.name] = GENERATED
         elif cfg.path:
-            path = Path(cfg.path)
-            if base_dir is not None and not path.is_absolute() and not path.exists():
-                path = base_dir / path
             try:
-                out[cfg.name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+                out[cfg.name] = hashlib.sha256(resolve_path(cfg.path, base_dir).read_bytes()).hexdigest()[:16]
             except OSError:
                 return None
         else:

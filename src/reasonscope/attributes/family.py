@@ -63,6 +63,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ..data.files import resolve_path
 from ..judge.parse import hostile_flags
 from ..judge.prompts import TEMPLATE_VERSION
 from ..models.base import LanguageModel
@@ -206,9 +207,7 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
     if hostile:
         warnings.append(f"{len(hostile)} rationale(s) address the grader (flagged; scores taken from the judges' JSON)")
     if cfg.preferences:
-        path = Path(cfg.preferences)
-        if base_dir is not None and not path.is_absolute() and not path.exists():
-            path = base_dir / path
+        path = resolve_path(cfg.preferences, base_dir)
         table["preferences"], pref_warnings = score_preferences(path, judges, cfg, store, stats, seed=seed,
                                                                 console=console)
         warnings += pref_warnings

@@ -53,6 +53,15 @@ class RowError(ValueError):
 # Readers: yield (line number, row dict)
 
 
+def resolve_path(path: str | Path, base_dir: Path | None) -> Path:
+    """A plan's file path as read: a relative path that does not exist from the working directory is taken
+    from ``base_dir`` (the plan's folder), when given."""
+    path = Path(path)
+    if base_dir is not None and not path.is_absolute() and not path.exists():
+        return base_dir / path
+    return path
+
+
 def _open_text(path: Path) -> str:
     try:
         raw = path.read_bytes()

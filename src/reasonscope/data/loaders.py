@@ -65,6 +65,7 @@ from .files import (
     read_file,
     read_json,
     read_jsonl,
+    resolve_path,
     row_error_message,
 )
 from .formats import (  # noqa: F401  (imported from here by existing code)
@@ -136,9 +137,7 @@ def load_dataset(cfg: DatasetConfig, *, base_dir: Path | None = None, seed: int 
         items = topic_items(cfg.size, base + (0 if cfg.split == "train" else 1), prefix=cfg.split)
         return LoadResult(_finish(items, cfg), [], "synthetic-topics")
     if cfg.path:
-        path = Path(cfg.path)
-        if base_dir is not None and not path.is_absolute() and not path.exists():
-            path = base_dir / path
+        path = resolve_path(cfg.path, base_dir)
         rows, source = _rows_for(cfg, path), str(path)
     else:
         rows, source = _hf_rows(cfg), f"hf:{cfg.hf_id}"
