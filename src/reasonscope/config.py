@@ -122,18 +122,23 @@ class Plan(Strict):
         # the store keeps items by dataset name: a name the evidence or information family also uses must
         # be the same dataset, or one set's items would stand for the other's
         named: dict[str, tuple[str, Any]] = {}
+        for where, cfg in self.dataset_places():
+            first = named.setdefault(cfg.name, (where, cfg))
+            if first[1] != cfg:
+                raise ValueError(f"dataset name {cfg.name!r} names two different datasets ({first[0]} and {where}); "
+                                 "give them different names")
+        return self
+
+    def dataset_places(self) -> list[tuple[str, Any]]:
+        """Every dataset the plan reads, with where the plan names it: ``datasets[i]``, then the evidence
+        and the information family's ``train`` and ``test``."""
         places = [(f"datasets[{i}]", d) for i, d in enumerate(self.datasets)]
         for family in ("evidence", "information"):
             settings = getattr(self.families, family)
             for split in ("train", "test"):
                 if settings is not None and getattr(settings, split) is not None:
                     places.append((f"families.{family}.{split}", getattr(settings, split)))
-        for where, cfg in places:
-            first = named.setdefault(cfg.name, (where, cfg))
-            if first[1] != cfg:
-                raise ValueError(f"dataset name {cfg.name!r} names two different datasets ({first[0]} and {where}); "
-                                 "give them different names")
-        return self
+        return places
 
     @property
     def run_dir(self) -> Path:

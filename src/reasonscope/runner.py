@@ -254,16 +254,6 @@ class Runner:
         return {cfg.name: load_dataset(cfg, base_dir=self.base_dir, seed=seed).items
                 for cfg in (info.train, info.test) if cfg is not None}
 
-    def dataset_configs(self) -> list[Any]:
-        """Every dataset the plan reads: its own, the evidence family's and the information family's."""
-        families = self.plan.families
-        configs = list(self.plan.datasets)
-        if families.evidence is not None:
-            configs += [families.evidence.train, families.evidence.test]
-        if families.information is not None:
-            configs += [c for c in (families.information.train, families.information.test) if c is not None]
-        return configs
-
     def run(self) -> RunSummary:
         start = time.perf_counter()
         reused, sources = self._reuse_unread()
@@ -286,11 +276,12 @@ class Runner:
         They are taken again once the datasets are read and recorded only when both agree: a file that
         changed while it was read was read as neither."""
         plan = self.plan
-        before = sources or source_digests(self.dataset_configs(), self.base_dir)
+        configs = [cfg for _, cfg in plan.dataset_places()]
+        before = sources or source_digests(configs, self.base_dir)
         datasets, bad = self.load_datasets()
         ev_sets, ev_labels, ev_imported = self.load_evidence()
         info_sets = self.load_information()
-        sources = before if before == source_digests(self.dataset_configs(), self.base_dir) else None
+        sources = before if before == source_digests(configs, self.base_dir) else None
         models, skipped = usable_models(plan.models)
         for why in skipped.values():
             self.console.print("[yellow]skipped: " + escape(why))
@@ -381,7 +372,7 @@ class Runner:
         if not self._may_reuse() or families.attack is not None or families.information is not None \
                 or (families.evidence is not None and families.evidence.predictions):
             return None, None
-        sources = source_digests(self.dataset_configs(), self.base_dir)
+        sources = source_digests([cfg for _, cfg in plan.dataset_places()], self.base_dir)
         if sources is None or not (Path(plan.run_dir) / STORE_FILENAME).is_file():
             return None, sources
         models, skipped = usable_models(plan.models)  # a model that cannot run here: as in _reuse_finished

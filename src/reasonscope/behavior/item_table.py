@@ -90,8 +90,8 @@ class ItemTable:
         """The places of the items of each dataset (``part="dataset"``) or item type (``"type"``), by name,
         each in item order."""
         codes = np.array(self._codes[part], dtype=np.int64)
-        return {name: np.flatnonzero(codes == code) for code, name in enumerate(self._names[part])
-                if (codes == code).any()}
+        places = {name: np.flatnonzero(codes == code) for code, name in enumerate(self._names[part])}
+        return {name: rows for name, rows in places.items() if rows.size}
 
     def places(self, item_ids: list[str]) -> np.ndarray:
         """The places of ``item_ids``, in their order."""
