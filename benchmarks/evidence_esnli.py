@@ -27,7 +27,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from reasonscope.data.loaders import esnli_row
 from reasonscope.evidence.analysis import make_analyzer
-from reasonscope.evidence.family import Prediction, run_evidence
+from reasonscope.evidence.scoring import Prediction, run_evidence
 
 TEMPLATE_WORDS = {"premise", "hypothesis"}
 CONFIGS = [  # (label, text_fields, stop_words)

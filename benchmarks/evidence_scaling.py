@@ -41,8 +41,8 @@ def main() -> None:
 
     from reasonscope.data.synthetic_topics import topic_items
     from reasonscope.evidence.classifier import EvidenceClassifier
-    from reasonscope.evidence.family import Prediction, aggregate, evaluate_instance, gold_labels
     from reasonscope.evidence.matchers import MATCHERS
+    from reasonscope.evidence.scoring import Prediction, aggregate, evaluate_instance, gold_labels
 
     train = topic_items(args.train, seed=1, prefix="train")
     t = time.perf_counter()

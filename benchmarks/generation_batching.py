@@ -22,16 +22,15 @@ def demo_requests():
     from reasonscope.data import load_dataset
     from reasonscope.demo import demo_plan
     from reasonscope.models.registry import create_model
-    from reasonscope.runner import Runner, evidence_requests, plan_requests
+    from reasonscope.runner import Runner, plan_requests
 
     plan = Plan.model_validate(demo_plan(output_dir="/tmp/unused-demo-benchmark"))
     model = create_model(plan.models[0])
     runner = Runner(plan, show_progress=False)
     datasets = {cfg.name: load_dataset(cfg, seed=plan.experiment.seed).items for cfg in plan.datasets}
-    ev_sets, ev_labels, _ = runner.load_evidence()
-    name = plan.families.evidence.test.name
-    planned = plan_requests(model, datasets, plan) + evidence_requests(model, ev_sets[name], name, ev_labels,
-                                                                      plan.experiment.seed)
+    planned = plan_requests(model, datasets, plan)
+    for inputs in runner.prepare_families(datasets):  # the evidence family's own requests
+        planned += inputs.requests(model, plan.experiment.seed)
     return model, [p.request for p in planned]
 
 

@@ -1,6 +1,6 @@
 """Benchmark: does REV (and LAREV) separate Gold e-SNLI explanations from Leaky, Gold-Leaky and Vacuous
 ones on held-out pairs? The embedded MiniLM encoder-decoder on CPU, the family's own pipeline
-(:func:`reasonscope.information.family.run_information`): rule baselines, the documents' sequence
+(:func:`reasonscope.information.scoring.run_information`): rule baselines, the documents' sequence
 log-likelihood (``--reduction sum``), 95% bootstrap CIs over test pairs.
 
 Data: the e-SNLI validation split as distributed by its authors (``esnli_dev.csv.gz``, read by the
@@ -46,7 +46,7 @@ def main() -> None:
 
     from reasonscope.config import DatasetConfig, InformationConfig, StatsConfig
     from reasonscope.data.loaders import load_dataset
-    from reasonscope.information.family import run_information
+    from reasonscope.information.scoring import run_information
     from reasonscope.store import Store
 
     torch.set_num_threads(args.threads)

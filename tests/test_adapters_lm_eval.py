@@ -361,3 +361,197 @@ def test_fuzzed_rows_are_read_or_refused_with_a_named_error(tmp_path, field, val
         assert str(err).startswith(str(path))
     else:
         assert {g.item_id for g in result.generations} <= {"0", "1"}
+
+
+# ----------------------------------------------------------------------------------------------
+# Framework users' friction: re-runs into one --output_path, the wrong file, max_gen_toks, a cut file
+
+
+def _copy(src: Path, dest: Path) -> Path:
+    for f in src.rglob("*.json*"):
+        target = dest / f.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f.read_text())
+    return dest
+
+
+def _dates(folder: Path) -> list[str]:
+    return sorted(f.stem.removeprefix("results_") for f in folder.rglob("results_*.json"))
+
+
+def test_reruns_into_one_output_path_read_the_latest_run_or_the_one_picked(lm_eval_logs, tmp_path):
+    """lm_eval run twice with the same --output_path: two samples files of rs_arith (two dates), read as
+    one run each, the latest by default; --log-run picks the other. (Both runs used to be read together
+    and refused as 'duplicate record'.)"""
+    folder = _copy(lm_eval_logs / "generative", tmp_path / "out")
+    first = _dates(folder)[0]
+    # the earlier run answered differently: every output of its rs_arith file says 0
+    old = next(folder.rglob(f"samples_rs_arith_{first}.jsonl"))
+    rows = [json.loads(x) for x in old.read_text().splitlines()]
+    old.write_text("".join(json.dumps(r | {"resps": [["#### 0"] * 3]}) + "\n" for r in rows))
+    _run_lm_eval(lm_eval_logs / "tasks", ["rs_arith"], folder)  # the second run: rs_arith only
+    first, second = _dates(folder)
+    assert len(list(folder.rglob("samples_rs_arith_*.jsonl"))) == 2
+    result = read_lm_eval(folder)
+    arith = [g for g in result.generations if g.dataset == "rs_arith"]
+    assert len(arith) == 9 and {g.line.split(":")[0] for g in arith} == {
+        f"scripted__reasoner/samples_rs_arith_{second}.jsonl"}
+    assert "#### 0" not in {g.completion.text for g in arith}
+    # rs_yesno ran once (in the first run): read from it
+    assert {g.line.split(":")[0] for g in result.generations if g.dataset == "rs_yesno"} == {
+        f"scripted__reasoner/samples_rs_yesno_{first}.jsonl"}
+    note = next(n for n in result.notes if "runs in the folder" in n)
+    assert note.startswith("scripted__reasoner / rs_arith: 2 runs in the folder; read the latest, run of "
+                           f"{second} (samples_rs_arith_{second}.jsonl); set aside {first}")
+    # pick the first run by its date (as in results_<date>.json) or by a file name
+    for pick in (first, f"results_{first}.json", f"samples_rs_arith_{first}.jsonl"):
+        picked = read_lm_eval(folder, log_run=pick)
+        texts = {g.completion.text for g in picked.generations if g.dataset == "rs_arith"}
+        assert texts == {"#### 0"}, pick
+    assert sorted(read_lm_eval(folder, log_run=first).items) == ["rs_arith", "rs_yesno"]
+    assert sorted(read_lm_eval(folder, log_run=second).items) == ["rs_arith"]
+    with pytest.raises(DatasetError, match=rf"--log-run '2020-01-01' names no log here; .*runs here are from "
+                                           rf"{first}, {second}"):
+        read_lm_eval(folder, log_run="2020-01-01")
+    # the command line: latest by default (CQ of the second run's first repeats: 7, 24, 35 -> 2/3 on arith),
+    # the note on the console and in the run; --log-run reads the first (every arith answer 0: CQ 0)
+    res = runner.invoke(app, ["score", "--from", "lm-eval", str(folder), "--output-dir", str(tmp_path), "--name",
+                              "latest", "--similarity", "embedding"])
+    assert res.exit_code == 0, res.output
+    assert "read the latest" in res.output.replace("\n", " ")
+    per_dataset = _summary(tmp_path / "latest")["per_dataset"][MODEL]
+    assert per_dataset["rs_arith"]["CQ"]["value"] == pytest.approx(2 / 3)
+    res = runner.invoke(app, ["score", "--from", "lm-eval", str(folder), "--log-run", first, "--output-dir",
+                              str(tmp_path), "--name", "first", "--similarity", "embedding"])
+    assert res.exit_code == 0, res.output
+    assert _summary(tmp_path / "first")["per_dataset"][MODEL]["rs_arith"]["CQ"]["value"] == 0.0
+    notes = json.loads((tmp_path / "first" / "summary.json").read_text())
+    assert f"--log-run '{first}': 2 of 3 log file(s) read" in json.dumps(notes)
+
+
+def test_results_file_and_inspect_logs_name_the_right_input(lm_eval_logs, tmp_path):
+    """lm-eval's results file, or an inspect-ai log, given to --from lm-eval: an error naming the right
+    file or flag (they used to read as 'invalid JSON ... truncated line?' or 'not valid UTF-8')."""
+    results = next((lm_eval_logs / "generative").rglob("results_*.json"))
+    date = results.stem.removeprefix("results_")
+    with pytest.raises(DatasetError, match=rf"results_{date}\.json: lm-eval's results file \(aggregate scores of one "
+                                           rf"run\), not its per-sample log; give its run's samples files "
+                                           rf"\(samples_rs_arith_{date}\.jsonl, samples_rs_yesno_{date}\.jsonl\)"):
+        read_lm_eval(results)
+    alone = tmp_path / results.name
+    alone.write_text(results.read_text())
+    with pytest.raises(DatasetError, match=r"none are beside it: run lm_eval with --log_samples"):
+        read_lm_eval(alone)
+    # an inspect-ai log in both formats, written by inspect-ai's own writer
+    inspect_log = pytest.importorskip("inspect_ai.log")
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec
+
+    log = EvalLog(eval=EvalSpec(created="2026-01-01T00:00:00+00:00", task="t", dataset=EvalDataset(),
+                                model="mockllm/model", config=EvalConfig()), status="success")
+    for fmt in ("eval", "json"):
+        path = tmp_path / f"2026-01-01T00-00-00+00-00_t_abc.{fmt}"
+        inspect_log.write_eval_log(log, str(path), format=fmt)
+        with pytest.raises(DatasetError, match=rf"an inspect-ai eval log \(\.{fmt}\), not an lm-eval samples file: "
+                                               r"read it with --from inspect"):
+            read_lm_eval(path)
+        res = runner.invoke(app, ["score", "--from", "lm-eval", str(path), "--output-dir", str(tmp_path), "--name", "x"])
+        assert res.exit_code == 2 and "--from inspect" in res.output and "Traceback" not in res.output
+        # and as a predictions file
+        res = runner.invoke(app, ["score", "-i", str(path), "--output-dir", str(tmp_path), "--name", "x"])
+        assert res.exit_code == 2 and "not a predictions file: read it with --from inspect" in res.output.replace(
+            "\n", "")
+    folder = tmp_path / "inspect-folder"
+    folder.mkdir()
+    (tmp_path / "2026-01-01T00-00-00+00-00_t_abc.eval").rename(folder / "2026-01-01T00-00-00+00-00_t_abc.eval")
+    with pytest.raises(DatasetError, match=r"no lm-eval samples files .* it holds inspect-ai logs .*--from inspect"):
+        read_lm_eval(folder)
+    samples = next((lm_eval_logs / "generative").rglob("samples_rs_arith_*.jsonl"))
+    res = runner.invoke(app, ["score", "-i", str(samples), "--output-dir", str(tmp_path), "--name", "x"])
+    assert res.exit_code == 2 and "not a predictions file: read it with --from lm-eval" in res.output.replace("\n", "")
+
+
+def test_outputs_that_reach_max_gen_toks_are_truncated_when_counted(tmp_path):
+    """lm-eval logs no finish reason: an output that used all max_gen_toks read as finished. Counted with
+    --tokenizer (here a word counter), one that reaches max_gen_toks is truncated; uncounted, the notes say
+    that it cannot be known."""
+    req = {"gen_args_0": {"arg_0": "Q", "arg_1": {"until": ["Question:"], "max_gen_toks": 4}}}
+    path = _write(tmp_path, [_row(0, arguments=req | {"gen_args_0": req["gen_args_0"] | {"arg_0": "Q0"}},
+                                  resps=[["so 2 + 2", "#### 4"]]),
+                             _row(1, arguments=req | {"gen_args_0": req["gen_args_0"] | {"arg_0": "Q1"}},
+                                  resps=[["one two three four five", "#### 4"]])])
+    counted = read_lm_eval(path, token_counter=lambda text: len(text.split()))
+    finish = {(g.item_id, g.sample): (g.completion.completion_tokens, g.completion.finish_reason)
+              for g in counted.generations}
+    assert finish == {("0", 0): (4, "length"), ("0", 1): (2, "stop"), ("1", 0): (5, "length"), ("1", 1): (2, "stop")}
+    assert any("2 output(s) reach max_gen_toks" in n for n in counted.notes)
+    assert not any("cannot be told" in n for n in counted.notes)
+    uncounted = read_lm_eval(path)
+    assert {g.completion.finish_reason for g in uncounted.generations} == {"stop"}
+    assert any("an output that used all max_gen_toks cannot be told from a finished one" in n for n in uncounted.notes)
+
+
+def test_tokenizer_marks_truncated_outputs_in_the_scored_run(tmp_path, tiny_causal_lm):
+    """The same through `score --tokenizer` with a real tokenizer: the truncated output is counted as
+    truncated in summary.json and has no answer (a truncated text has no final answer)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_causal_lm)
+    long = "one two three four five six seven eight nine ten #### 4"
+    budget = len(tok(long, add_special_tokens=False)["input_ids"])  # the long output used all max_gen_toks
+    req = {"gen_args_0": {"arg_0": "Q0", "arg_1": {"until": ["Question:"], "max_gen_toks": budget}}}
+    path = _write(tmp_path, [_row(0, arguments=req, resps=[[long, "#### 4"]])])
+    res = runner.invoke(app, ["score", "--from", "lm-eval", str(path), "--tokenizer", str(tiny_causal_lm),
+                              "--output-dir", str(tmp_path), "--name", "tok", "--similarity", "embedding"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(x) for x in (tmp_path / "tok" / "samples.jsonl").read_text().splitlines()]
+    assert sorted(r["finish_reason"] for r in rows) == ["length", "stop"]
+    assert "1 output(s) reach max_gen_toks" in res.output.replace("\n", " ")
+
+
+def test_samples_file_cut_at_a_line_boundary_is_read_with_a_warning(lm_eval_logs, tmp_path):
+    """A samples file that lost its last lines (a copy cut short): the run's results file says how many
+    documents the task had (n-samples); the shortfall is a warning on the console and in the run."""
+    folder = _copy(lm_eval_logs / "generative", tmp_path / "cut")
+    arith = next(folder.rglob("samples_rs_arith_*.jsonl"))
+    arith.write_text("".join(arith.read_text().splitlines(keepends=True)[:2]))  # docs 0 and 1 of 3 (score-first)
+    result = read_lm_eval(folder)
+    assert sorted({g.item_id for g in result.generations if g.dataset == "rs_arith"}) == ["0", "1"]
+    assert result.warnings == [f"{arith.name}: 2 of the 3 documents of task 'rs_arith' that the run's results file "
+                               "counts (n-samples) are in the samples file: the file is cut short or copied in part, "
+                               "and the metrics cover the 2 read"]
+    assert read_lm_eval(lm_eval_logs / "generative").warnings == []
+    res = runner.invoke(app, ["score", "--from", "lm-eval", str(folder), "--output-dir", str(tmp_path), "--name", "cut",
+                              "--similarity", "embedding"])
+    assert res.exit_code == 0, res.output
+    assert "warning: " in res.output and "2 of the 3 documents" in res.output.replace("\n", " ")
+    run = json.loads((tmp_path / "cut" / "summary.json").read_text())
+    assert "2 of the 3 documents of task 'rs_arith'" in json.dumps(run)
+
+
+def test_run_stamps_compare_in_utc_and_sniffing_spares_predictions_files(tmp_path):
+    from reasonscope.data.adapters.common import LogRun, choose_runs, sniff_log, utc_stamp
+
+    # 10:30 at +02:00 is 08:30 UTC: earlier than 09:00 UTC although it sorts later as text
+    assert utc_stamp("2026-01-01T10:30:00+02:00") == "2026-01-01T08:30:00.000000+00:00"
+    assert utc_stamp("2026-01-01T09:00:00") == "2026-01-01T09:00:00.000000+00:00"  # no zone: UTC
+    assert utc_stamp("not a time") == "not a time"
+    runs = [LogRun(tmp_path / name, ("t", "m"), utc_stamp(when), frozenset({name}))
+            for name, when in (("a.eval", "2026-01-01T10:30:00+02:00"), ("b.eval", "2026-01-01T09:00:00+00:00"))]
+    chosen, notes = choose_runs(runs, None, tmp_path, "a file name")
+    assert [r.path.name for r in chosen] == ["b.eval"] and "set aside 2026-01-01T08:30:00.000000+00:00 (a.eval)" in notes[0]
+    # a predictions file whose columns happen to be named like a log's keys is not taken for a log
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"version": 1, "status": "ok", "eval": "x", "results": 1, "configs": 2,
+                                 "input": "q", "target": "4", "prediction": "4"}) + "\n"
+                     + json.dumps({"doc_id": 1, "input": "q", "target": "4", "prediction": "4"}) + "\n")
+    assert sniff_log(preds) is None
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert sniff_log(fifo) is None  # not opened: a FIFO would block
+    # a zip file that is not an inspect log (its first entry is something else) is not taken for one
+    import zipfile
+
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("data.csv", "a,b\n")
+    assert sniff_log(other) is None

@@ -16,6 +16,7 @@ from reasonscope.config import AttackConfig, StatsConfig, parse_plan
 from reasonscope.store import Store
 from reasonscope.testing import scripted_chains
 from reasonscope.types import Item
+from tolerance import assert_close_to_scale
 
 QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
 
@@ -48,7 +49,8 @@ def test_losses_against_hand_computed_cross_entropy(tiny):
     assert float(lc) == pytest.approx(mean_ce(lay.cot_start, len(lay.cot)), rel=1e-5)
     assert lay.ids[lay.answer_start:lay.answer_start + len(lay.answer)] == encode(tok, " 8")
     batch_a, batch_c = losses_from_logits(torch.stack([logits, logits]), lay)
-    assert torch.allclose(batch_a, la.expand(2), atol=1e-5) and torch.allclose(batch_c, lc.expand(2), atol=1e-5)
+    assert_close_to_scale(batch_a, la.expand(2))
+    assert_close_to_scale(batch_c, lc.expand(2))
     assert lay.default_lambda == len(lay.cot) / len(lay.answer)
 
 
@@ -203,7 +205,7 @@ def test_plan_checks_and_white_box_only(tmp_path):
     assert cfg.judge.temperature == 0.0 and cfg.ratio == 0.2 and cfg.steps == 5 and cfg.epsilon_p == 0.005
     from rich.console import Console
 
-    from reasonscope.attack.family import white_box_targets
+    from reasonscope.attack.scoring import white_box_targets
 
     ok, skipped = white_box_targets([cfg.judge], Console(stderr=True))
     assert ok == [] and "white-box" in skipped["mock/judge"]
@@ -279,7 +281,7 @@ def test_ray_executor_equals_local(tiny_causal_lm):
     import ray
 
     from reasonscope.attack.executor import attack_items, make_attacker
-    from reasonscope.attack.family import settings_of
+    from reasonscope.attack.scoring import settings_of
     from reasonscope.config import ModelConfig
 
     cfg = AttackConfig(steps=1, candidates=2, min_similarity=None, cot_tokens=6, answer_tokens=6)

@@ -13,6 +13,7 @@ from reasonscope.attack.attacker import Attacker, AttackResult, AttackSettings, 
 from reasonscope.attack.item import RECORD_VERSION, attack_item
 from reasonscope.attack.layout import make_layout
 from reasonscope.types import Item
+from tolerance import assert_close_to_scale
 
 QUESTIONS = ["Ana has 3 apples and gets 5 more . How many apples does Ana have ?", "Is a robin a bird ?",
              "The sky is blue . The sky is not blue . All birds are animals . Is a robin an animal ?"]
@@ -85,7 +86,7 @@ def test_padding_is_masked_and_positions_follow_the_mask(sharp):
         padded = model(inputs_embeds=embeds, **_padding(mask, width)).logits[0, -1]
         unmasked = model(inputs_embeds=embeds).logits[0, -1]
         shifted = model(inputs_embeds=embeds, attention_mask=mask).logits[0, -1]
-    assert torch.allclose(padded, alone, atol=1e-5, rtol=0)
+    assert_close_to_scale(padded, alone)
     assert float((unmasked - alone).abs().max()) > 1e-2
     if isinstance(model, __import__("transformers").GPT2LMHeadModel):
         assert float((shifted - alone).abs().max()) > 1e-2
@@ -149,7 +150,7 @@ def test_attack_item_record_with_batched_regeneration(sharp):
         one = asdict(alone[method])
         # the chain decoded in the item's batch of three is the chain decoded alone, for the same method
         assert res["chain"] == one["chain"] and res["perturbed_question"] == one["perturbed_question"]
-        assert res["objective_after"] == pytest.approx(one["objective_after"], abs=1e-5)
+        assert res["objective_after"] == pytest.approx(one["objective_after"], rel=1e-5, abs=1e-5)
         assert res["details"]["regeneration_batch"] == 3 and one["details"]["regeneration_batch"] == 1
         assert 0 < res["details"]["regeneration_s"] < res["seconds"]
         assert set(res["details"]) == set(one["details"])
@@ -166,7 +167,7 @@ def test_attack_item_record_with_batched_regeneration(sharp):
 
 def test_local_executor_decodes_clean_chains_in_batches(tiny_causal_lm, monkeypatch):
     from reasonscope.attack.executor import attack_items
-    from reasonscope.attack.family import settings_of
+    from reasonscope.attack.scoring import settings_of
     from reasonscope.config import AttackConfig, ModelConfig
 
     batches, attacked = [], []

@@ -192,19 +192,19 @@ def test_transfer_chains_are_judged_when_a_judge_is_configured(tmp_path, tiny_ca
 
 
 def test_records_of_the_old_outcome_logic_are_not_reused(tmp_path, tiny_causal_lm, monkeypatch):
-    from reasonscope.attack import family
+    from reasonscope.attack import scoring
 
     calls = []
-    real = family.attack_item
+    real = scoring.attack_item
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(family, "attack_item", counting)
-    monkeypatch.setattr(family, "RECORD_VERSION", 1)
+    monkeypatch.setattr(scoring, "attack_item", counting)
+    monkeypatch.setattr(scoring, "RECORD_VERSION", 1)
     _run(tmp_path, tiny_causal_lm, monkeypatch, "3 + 5 = 8.", "3 + 5 = 9.", methods=["random"])
-    monkeypatch.setattr(family, "RECORD_VERSION", 2)
+    monkeypatch.setattr(scoring, "RECORD_VERSION", 2)
     _run(tmp_path, tiny_causal_lm, monkeypatch, "3 + 5 = 8.", "3 + 5 = 9.", methods=["random"])
     _run(tmp_path, tiny_causal_lm, monkeypatch, "3 + 5 = 8.", "3 + 5 = 9.", methods=["random"])
     assert len(calls) == 2  # version 1 attacked, version 2 attacked anew, then resumed from the store

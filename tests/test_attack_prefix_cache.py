@@ -11,6 +11,7 @@ import torch
 from reasonscope.attack.attacker import Attacker, AttackSettings
 from reasonscope.attack.layout import attack_losses, batch_losses, losses_from_logits, make_layout
 from reasonscope.attack.prefix_cache import PrefixCache
+from tolerance import assert_close_to_scale
 
 QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
 
@@ -34,7 +35,7 @@ def test_losses_and_question_gradients_equal_the_whole_sequence(sharp):
     (la0, lc0, g0), (la1, lc1, g1) = results
     assert la1 == pytest.approx(la0, rel=1e-5) and lc1 == pytest.approx(lc0, rel=1e-5)
     assert float(g0.abs().max()) > 1e-3  # the gradient is not trivially zero
-    assert torch.allclose(g1, g0, rtol=1e-4, atol=1e-5)
+    assert_close_to_scale(g1, g0)
     # the cache is not consumed by a forward: a second use gives the same value
     again = attack_losses(model, lay, None, cache)
     assert float(again[0]) == pytest.approx(la0, rel=1e-5)

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonscope.attributes.definitions import ATTRIBUTES
-from reasonscope.attributes.family import ratings_table
+from reasonscope.attributes.scoring import ratings_table
 from reasonscope.cli import app
 from reasonscope.config import PlanError, parse_plan
 from reasonscope.judge.parse import combine_orders, hostile_flags, parse_judgement, parse_pairwise
@@ -115,7 +115,7 @@ def test_two_judges_mean_agreement_ratings_and_report(tmp_path):
     assert set(t["ratings"]) == set(ATTRIBUTES)
     bt = t["ratings"]["correctness"]["bradley_terry"]
     assert {bt["m1"]["rank"], bt["m2"]["rank"]} <= {1, 2} and t["ratings"]["correctness"]["battles"] == 6
-    for name in ("attributes_scores.png", "attributes_ratings.png", "attributes_ranks_radar.png",
+    for name in ("attributes_scores.png", "attributes_ratings.png",
                  "attributes_judgements.jsonl", "tables/attributes_ratings.csv"):
         assert (s.run_dir / name).is_file(), name
     html = (s.run_dir / "report.html").read_text()
@@ -226,7 +226,7 @@ def test_cli_judge_elo_and_explain(tmp_path):
                               "--output-dir", str(tmp_path), "--name", "j", "--resamples", "10"])
     assert res.exit_code == 0, res.output
     run_dir = tmp_path / "j"
-    assert "arithmetic_accuracy" in res.output and _table(run_dir)["judges"] == ["mock/judge"]
+    assert "Arithmetic accuracy" in res.output and _table(run_dir)["judges"] == ["mock/judge"]
     res = runner.invoke(app, ["attributes", "elo", str(run_dir), "--margin", "0.5", "--resamples", "10"])
     assert res.exit_code == 0, res.output
     assert _table(run_dir)["margin"] == 0.5

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from reasonscope.behavior.family import score_behavior
+from reasonscope.behavior.scoring import score_behavior
 from reasonscope.behavior.strategies import BUILTIN_STRATEGIES, all_strategies, composite
 from reasonscope.config import BehaviorConfig, ModelConfig, NLIConfig, SimilarityConfig, StatsConfig
 from reasonscope.results import RunData, interpret
@@ -175,7 +175,8 @@ def test_bootstrap_mean_ci():
     est = bootstrap_mean(vals, n_resamples=2000, seed=1)
     assert est.value == 0.5 and est.n == 100
     assert 0.38 < est.low < 0.45 and 0.55 < est.high < 0.62  # ~ 0.5 -/+ 1.96 * 0.05
-    assert bootstrap_mean([1, 1, 1]).low == 1.0
+    # 3 of 3 correct: the exact share interval, never zero-width; lower bound 0.025^(1/3)
+    assert bootstrap_mean([1, 1, 1]).low == pytest.approx(0.025 ** (1 / 3)) and bootstrap_mean([1, 1, 1]).high == 1.0
     assert bootstrap_mean([None, 0.5]).low is None and bootstrap_mean([]).value is None
     assert bootstrap_mean(vals, seed=1).low == est.low  # seeded
 
@@ -249,19 +250,19 @@ def test_bertscore_with_embedded_minilm():
 
 
 def test_a_bucket_holding_every_item_reuses_the_corpus_estimates(monkeypatch):
-    from reasonscope.behavior import family
+    from reasonscope.behavior import scoring
     from reasonscope.behavior.item_table import ItemTable
 
-    table = ItemTable(family.ITEM_METRICS)
+    table = ItemTable(scoring.ITEM_METRICS)
     for k in range(8):
         table.add(f"i{k}", {"CQ": float(k % 2), "CS": 1.0, "RS": None, "LS": 0.5 + k / 20, "SS": 0.9,
                             "ES_item": 0.4, "conciseness": 0.7}, {}, "gsm8k", "arithmetic" if k < 5 else "logic")
     calls = []
-    real = family._estimates
-    monkeypatch.setattr(family, "_estimates", lambda t, *a, rows=None, **k: calls.append(
+    real = scoring._estimates
+    monkeypatch.setattr(scoring, "_estimates", lambda t, *a, rows=None, **k: calls.append(
         len(t) if rows is None else len(rows)) or real(t, *a, rows=rows, **k))
     stats = StatsConfig(n_resamples=200)
-    tables = family._aggregate({"m": table}, BehaviorConfig(), stats, seed=3)
+    tables = scoring._aggregate({"m": table}, BehaviorConfig(), stats, seed=3)
     assert calls == [8, 5, 3]  # the corpus, then the two types; the one dataset is the corpus
     whole = tables["metrics"]["m"]
     assert tables["per_dataset"]["m"]["gsm8k"] == whole

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonscope.behavior import family
+from reasonscope.behavior import scoring
 from reasonscope.behavior.item_table import ItemTable
 from reasonscope.config import BehaviorConfig, StatsConfig
 
@@ -76,10 +76,10 @@ def test_the_estimates_are_the_numbers_of_the_dicts_the_columns_replaced():
     # counts per item, a dict of groups) computed from the same items, written with json (floats exact)
     tables = {}
     for model, rows in golden_rows().items():
-        tables[model] = ItemTable(family.ITEM_METRICS)
+        tables[model] = ItemTable(scoring.ITEM_METRICS)
         for item_id, vals, failed, dataset, item_type in rows:
             tables[model].add(item_id, vals, failed, dataset, item_type)
-    got = family._aggregate(tables, BehaviorConfig(), StatsConfig(n_resamples=300, n_permutations=500), 7)
+    got = scoring._aggregate(tables, BehaviorConfig(), StatsConfig(n_resamples=300, n_permutations=500), 7)
     golden = json.loads((Path(__file__).parent / "golden" / "behavior_aggregate.json").read_text())
     assert json.loads(json.dumps({k: got[k] for k in golden}, sort_keys=True)) == golden
     assert golden["paired"][0]["n"] == 10 and golden["per_type"]["b"].keys() == {"choice", "number"}

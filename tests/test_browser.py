@@ -73,6 +73,13 @@ def test_report_renders_drills_down_and_never_runs_model_text(tmp_path):
         assert "<script>window.__pwned" in drv.find_element(By.TAG_NAME, "body").text
         assert drv.find_elements(By.CSS_SELECTOR, "details.evidence")
         drv.save_screenshot(str(tmp_path / "demo" / "report_screenshot.png"))
+        for width in WIDTHS:  # a laptop and a phone: screenshots, and the layout checks of LAYOUT_CHECK
+            drv.set_window_size(width, 1000)
+            drv.get(html.as_uri())
+            assert layout_problems(drv) == {"overflow": [], "distorted": [], "small_text": [], "empty_plots": []}
+            height = drv.execute_script("return document.documentElement.scrollHeight")
+            drv.set_window_size(width, min(height, 12000))
+            assert _save_screenshot(drv, tmp_path, f"report_mock_{width}px.png").stat().st_size > 20_000
     finally:
         drv.quit()
     assert (tmp_path / "demo" / "report_screenshot.png").stat().st_size > 10_000
@@ -93,6 +100,37 @@ def test_cli_report_from_browser_run_dir_is_stable(tmp_path):
 
 
 WIDTHS = (1280, 390)  # a laptop and a phone
+MIN_TEXT_PX = 10
+LAYOUT_CHECK = """
+const W = window.innerWidth, out = {overflow: [], distorted: [], small_text: [], empty_plots: []};
+const doc = document.documentElement;
+if (doc.scrollWidth > W) out.overflow.push('page ' + doc.scrollWidth + ' > ' + W);
+for (const img of document.images) {
+  const r = img.getBoundingClientRect();
+  if (!img.naturalWidth || r.width < 2) { out.empty_plots.push(img.alt); continue; }
+  const natural = img.naturalWidth / img.naturalHeight, shown = r.width / r.height;
+  if (Math.abs(shown / natural - 1) > 0.02 || r.width > img.naturalWidth + 1)
+    out.distorted.push(img.alt + ' ' + img.naturalWidth + 'x' + img.naturalHeight + ' drawn ' +
+                       Math.round(r.width) + 'x' + Math.round(r.height));
+  if (r.right > W + 1) out.overflow.push(img.alt + ' right edge ' + Math.round(r.right));
+}
+for (const div of document.querySelectorAll('.plots')) if (!div.querySelector('img')) out.empty_plots.push('empty .plots');
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+while (walker.nextNode()) {
+  const node = walker.currentNode, el = node.parentElement;
+  if (!node.textContent.trim() || !el || !el.getClientRects().length) continue;
+  const size = parseFloat(getComputedStyle(el).fontSize);
+  if (size < MIN_PX) out.small_text.push(el.tagName + ' ' + size + 'px: ' + node.textContent.trim().slice(0, 40));
+}
+return out;
+"""
+
+
+def layout_problems(drv) -> dict[str, list[str]]:
+    """What is wrong with the page's layout at the window's width: horizontal overflow of the page,
+    images drawn at another aspect ratio than their natural one or larger than natural, visible text
+    under MIN_TEXT_PX pixels, plots with no image."""
+    return drv.execute_script(LAYOUT_CHECK.replace("MIN_PX", str(MIN_TEXT_PX)))
 
 
 def _save_screenshot(drv, tmp_path, name: str) -> Path:
@@ -134,6 +172,7 @@ def test_five_family_report_fits_a_phone_and_a_laptop(tmp_path, five_family_run)
             assert "Correctness (CQ) [95% CI]" in headers and not [h for h in headers if "setting_" in h]
             height = drv.execute_script("return document.documentElement.scrollHeight")
             drv.set_window_size(width, min(height, 12000))
+            assert layout_problems(drv) == {"overflow": [], "distorted": [], "small_text": [], "empty_plots": []}
             shot = _save_screenshot(drv, tmp_path, f"report_five_families_{width}px.png")
             assert shot.stat().st_size > 50_000
         severe = [e for e in drv.get_log("browser") if e["level"] == "SEVERE"]

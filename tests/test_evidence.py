@@ -11,7 +11,8 @@ import pytest
 from reasonscope.config import parse_plan
 from reasonscope.data.loaders import DatasetError
 from reasonscope.evidence.classifier import EvidenceClassifier, split_sets
-from reasonscope.evidence.family import (
+from reasonscope.evidence.matchers import Rationale, edit_match, exact_match, token_match
+from reasonscope.evidence.scoring import (
     InstanceResult,
     Prediction,
     aggregate,
@@ -19,7 +20,6 @@ from reasonscope.evidence.family import (
     read_prediction_file,
     run_evidence,
 )
-from reasonscope.evidence.matchers import Rationale, edit_match, exact_match, token_match
 from reasonscope.runner import Runner
 from reasonscope.types import Item
 

@@ -16,7 +16,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from reasonscope.data.loaders import esnli_row
 from reasonscope.evidence.analysis import make_analyzer
-from reasonscope.evidence.family import Prediction, run_evidence
+from reasonscope.evidence.scoring import Prediction, run_evidence
 
 ESNLI = next((p / "shared" / "data" / "esnli_dev.csv.gz" for p in Path(__file__).resolve().parents
               if (p / "shared" / "data" / "esnli_dev.csv.gz").is_file()), None)

@@ -32,7 +32,7 @@ def _plan(tmp_path, reading: str, logprobs: dict[str, float] | None = None):
 def test_most_likely_label_replaces_the_sampled_one_and_is_cached(tmp_path, monkeypatch):
     sampled = Runner(_plan(tmp_path / "s", "sampled"), show_progress=False).run()
     store = Store.open_existing(sampled.run_dir)
-    from reasonscope.evidence.family import class_labels
+    from reasonscope.evidence.scoring import class_labels
 
     store_labels = class_labels(store.items("tr")["tr"])
     store.close()
@@ -65,7 +65,7 @@ def test_most_likely_label_replaces_the_sampled_one_and_is_cached(tmp_path, monk
 
 
 def test_without_the_plan_model_sampled_labels_stay_with_a_warning():
-    from reasonscope.evidence.family import Prediction
+    from reasonscope.evidence.scoring import Prediction
     from reasonscope.evidence.stored import relabel_by_likelihood
 
     preds = {"a": Prediction("sports", "the match", None, "")}
@@ -76,8 +76,8 @@ def test_without_the_plan_model_sampled_labels_stay_with_a_warning():
 
 def test_tiny_local_model_reads_the_label_where_its_json_starts(tiny_causal_lm):
     from reasonscope.config import ModelConfig
-    from reasonscope.evidence.family import build_messages
     from reasonscope.evidence.likelihood import JSON_START, likelihood_labels
+    from reasonscope.evidence.scoring import build_messages
     from reasonscope.models.registry import create_model
     from reasonscope.types import Item
 
@@ -93,7 +93,7 @@ def test_tiny_local_model_reads_the_label_where_its_json_starts(tiny_causal_lm):
 
 def test_a_model_without_log_probabilities_keeps_its_sampled_labels(monkeypatch):
     from reasonscope.config import ModelConfig
-    from reasonscope.evidence.family import Prediction
+    from reasonscope.evidence.scoring import Prediction
     from reasonscope.evidence.stored import relabel_by_likelihood
     from reasonscope.models.mock import MockModel
     from reasonscope.types import Item
@@ -108,3 +108,45 @@ def test_a_model_without_log_probabilities_keeps_its_sampled_labels(monkeypatch)
     got = relabel_by_likelihood(preds, "m", [ModelConfig(spec="mock/reasoner", name="m")], items, TOPICS, None)
     assert got["label_method"] == "sampled (fallback)"
     assert "does not expose log-probabilities" in got["warning"] and preds["a"].label == "sports"
+
+
+def test_an_api_model_reads_labels_of_several_tokens_by_their_first_token():
+    """An OpenAI-compatible server returns the first answer token's 20 alternatives: "entailment" is not one
+    token, so it is read by its longest prefix there, plus its capitalised form (SmolLM2 on llama.cpp's
+    server answers "Ent" / "ent" / "Cont" ...)."""
+    from reasonscope.config import ModelConfig
+    from reasonscope.evidence.likelihood import first_token_candidates as candidates
+    from reasonscope.evidence.likelihood import first_token_logprobs, likelihood_labels
+    from reasonscope.models.registry import create_model
+    from reasonscope.testing import FakeOpenAIServer
+    from reasonscope.types import Item
+
+    labels = ["entailment", "neutral", "contradiction"]
+    assert candidates(["yes", "A"]) == ["ye", "yes", "Ye", "Yes", "A"]
+    # hand-computed: entailment = log(0.2 + 0.1) (longest prefixes "ent" and "Ent"; "en" is shorter), neutral =
+    # log(0.05) ("Neu" only), contradiction: "C" is one letter, no prefix among the alternatives
+    read = {"en": math.log(0.4), "ent": math.log(0.2), "Ent": math.log(0.1), "Neu": math.log(0.05),
+            "C": -0.1}
+    got = first_token_logprobs(labels, read)
+    assert got[:2] == pytest.approx([math.log(0.3), math.log(0.05)]) and got[2] == -math.inf
+
+    top = [{"token": t, "logprob": math.log(p), "bytes": None}
+           for t, p in [("Ent", 0.5), (" ent", 0.2), ("Cont", 0.1), ("The", 0.1), ("neutral", 0.05)]]
+
+    class Server(FakeOpenAIServer):
+        def response(self, n, body, answer, words):
+            out = super().response(n, body, answer, words)
+            out["choices"][0]["logprobs"] = {"content": [{"token": "Ent", "logprob": math.log(0.5), "bytes": None,
+                                                          "top_logprobs": top}]}
+            return out
+
+    with Server(reply=lambda body: "Ent") as srv:
+        model = create_model(ModelConfig(spec="openai-compatible/local", base_url=srv.base_url, max_retries=0))
+        item = Item(id="p1", input="Premise: a boy rides. Hypothesis: a child rides.", target="entailment")
+        out = likelihood_labels(model, [item], labels, lambda it, labs: [{"role": "user", "content": it.input}])
+    assert len(srv.bodies) == 1 and srv.bodies[0]["top_logprobs"] == 20
+    res = out["p1"]
+    assert res["label"] == "entailment" and "top_logprobs" in res["method"]
+    total = 0.7 + 0.1 + 0.05  # entailment 0.5 + 0.2, contradiction 0.1 ("Cont"), neutral 0.05
+    assert res["probabilities"] == pytest.approx({"entailment": 0.7 / total, "neutral": 0.05 / total,
+                                                  "contradiction": 0.1 / total})

@@ -1,10 +1,12 @@
 """Contract of the family registry: every registered family satisfies the protocol, its sub-app mounts,
-its settings schema round-trips, and the layering holds (shared layers import no family, no family
-imports another)."""
+its settings schema round-trips, its generation needs reach the runner through the protocol, and the
+layering holds (shared layers import no family, no family imports another, the command line or the run
+pipeline; the whole import graph is checked in tests/test_layers.py)."""
 
 from __future__ import annotations
 
 import ast
+from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -13,18 +15,17 @@ from typer.testing import CliRunner
 
 from reasonscope.cli import app
 from reasonscope.config import FamiliesConfig, Plan
-from reasonscope.families import FAMILIES, SCORING_ORDER, all_families, enabled_families, get_family
 from reasonscope.family import Family
 from reasonscope.metric_specs import MetricSpec
+from reasonscope.registry import FAMILIES, SCORING_ORDER, all_families, enabled_families, get_family
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "reasonscope"
 FAMILY_PACKAGES = set(FAMILIES)
 SHARED = {"types", "store", "calls", "models", "data", "text", "scorers", "judge", "stats", "report", "settings",
-          "family", "metric_specs", "results", "prompts", "yaml_io", "rundir", "atomic_files", "outcome"}
+          "family", "family_order", "metric_specs", "results", "prompts", "yaml_io", "rundir", "atomic_files",
+          "processes", "outcome"}
 NAMES = list(FAMILIES)
-ASSEMBLY = {"families", "config", "cli", "runner", "scoring", "importer"}
-# report/ still reads BEHAVIOR_METRICS through the plan module (reasonscope.config re-exports it from
-# reasonscope.settings); the import belongs on reasonscope.settings.
+ASSEMBLY = {"registry", "config", "cli", "runner", "scoring", "importer", "up_to_date"}
 KNOWN_ASSEMBLY_IMPORTS: dict[str, set[str]] = {}
 
 
@@ -76,10 +77,12 @@ def test_plan_schema_lists_every_family():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_family_sub_app_mounts(name):
-    sub = get_family(name).cli()
-    if sub is None:
-        assert name == "behavior"  # reached through `run` and `score` only
+    from importlib.util import find_spec
+
+    if name == "behavior":  # reached through `run` and `score` only: no commands of its own
+        assert find_spec("reasonscope.cli.behavior") is None
         return
+    sub = import_module(f"reasonscope.cli.{name}").app  # the command line owns the families' sub-apps
     assert isinstance(sub, typer.Typer)
     runner = CliRunner()
     if sub.info.name:  # a command group
@@ -152,10 +155,40 @@ def test_no_family_imports_another(name):
         assert not bad, f"{path.relative_to(SRC)} imports the families {sorted(bad)}"
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_no_family_imports_the_command_line_or_the_run_pipeline(name):
+    above = {"cli", "runner", "scoring", "importer", "up_to_date", "config", "registry"}
+    for path in _sources(name):
+        bad = _imports(path) & above
+        assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}, which sit above the families"
+
+
+def test_generation_needs_come_through_the_protocol():
+    from reasonscope.runner import answer_needs, request_count
+    from reasonscope.types import Item
+
+    def plan(families):
+        return Plan.model_validate({"models": [{"spec": "smollm2"}], "datasets": [{"name": "s", "format": "synthetic"}],
+                                    "families": families})
+
+    both = plan({"behavior": {"samples": 4, "paraphrases": 2}, "attributes": {}})
+    assert answer_needs(both) == (4, 2)  # the larger of behavior's (4, 2) and attributes' (1, 0)
+    assert answer_needs(plan({"attributes": {}})) == (1, 0)
+    assert answer_needs(plan({"attack": {}})) is None
+    item = Item(id="a", input="q", target="1", perturbations=["q1", "q2", "q3"])
+    assert request_count({"s": [item]}, both) == 4 + 2  # K samples of the question, one per first P paraphrases
+    assert request_count({"s": [item]}, plan({"attack": {}})) == 0
+    reuse = {f.name: f.may_reuse_finished_run(s) for f, s in enabled_families(plan(
+        {"behavior": {}, "attributes": {}, "attack": {}, "information": {"train": {"name": "t", "format": "synthetic"}},
+         "evidence": {"train": {"name": "tr", "format": "topics"}, "test": {"name": "te", "format": "topics"},
+                      "predictions": "p.jsonl"}}).families)}
+    assert reuse == {"attack": False, "information": False, "behavior": True, "evidence": False, "attributes": True}
+
+
 def test_attack_executor_does_not_import_the_family_module():
     tree = ast.parse((SRC / "attack" / "executor.py").read_text(encoding="utf-8"))
     imported = {(n.level, n.module) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert (1, "family") not in imported and (0, "reasonscope.attack.family") not in imported
+    assert (1, "scoring") not in imported and (0, "reasonscope.attack.scoring") not in imported
 
 
 @pytest.mark.parametrize("package", ["reasonscope", "reasonscope.data", "reasonscope.text", "reasonscope.models",

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from reasonscope.cli import app
 from reasonscope.information.baseline import label_text, rule_baseline
 from reasonscope.information.evaluator import Evaluator, load_evaluator
-from reasonscope.information.family import score_variants, separations
 from reasonscope.information.leakage import AntonymSource, LeakageTerm, environments, leakage_term
+from reasonscope.information.scoring import score_variants, separations
 from reasonscope.information.training import TrainSettings, irm_penalty, train_probe, warmup
 from reasonscope.information.variants import baseline_input, rationale_input, variant_texts
 from reasonscope.types import Item
@@ -47,7 +47,7 @@ def test_rev_is_zero_when_the_rationale_is_ignored_and_matches_hand_values(tiny_
     assert per_item["rev"]["gold"]["a"] == pytest.approx(float(lp[0] - lp[1]), abs=1e-4)
     mean_rows, _, _ = score_variants({"rev": base}, base, texts, baselines, y, ["a"], reduction="mean")
     n_tokens = labels.shape[1]  # "8" and </s>
-    assert mean_rows["rev"]["gold"]["a"] == pytest.approx(per_item["rev"]["gold"]["a"] / n_tokens, abs=1e-5)
+    assert mean_rows["rev"]["gold"]["a"] == pytest.approx(per_item["rev"]["gold"]["a"] / n_tokens, rel=1e-5, abs=1e-5)
     assert {r["variant"] for r in rows} == {"gold", "leaky"} and rows[0]["label"] == "8"
 
 
@@ -165,7 +165,17 @@ def test_causal_evaluator_log_likelihood(tiny_causal_lm):
     assert total < 0 and mean == pytest.approx(total / n_target, rel=1e-5)
 
 
-def test_end_to_end_train_score_resume_and_cli(tiny_seq2seq, tmp_path):
+def test_end_to_end_train_score_resume_and_cli(tiny_seq2seq, tmp_path, monkeypatch):
+    import reasonscope.information.training as training
+
+    started_from = []
+    real_train_larev = training.train_larev
+
+    def recording_train_larev(source, *args, **kwargs):
+        started_from.append(source)
+        return real_train_larev(source, *args, **kwargs)
+
+    monkeypatch.setattr(training, "train_larev", recording_train_larev)
     res = runner.invoke(app, ["information", "train", "--train", "synthetic", "--test", "synthetic", "--size", "4",
                               "--evaluator", str(tiny_seq2seq), "--epochs", "2", "--probe-epochs", "1",
                               "--larev-epochs", "1", "--lr", "0.001", "--output-dir", str(tmp_path), "--name", "info"])
@@ -180,6 +190,8 @@ def test_end_to_end_train_score_resume_and_cli(tiny_seq2seq, tmp_path):
     tr = t["training"]
     assert tr["phi_base"]["epochs"] == 2 and tr["phi"]["best_epoch"] in (1, 2) and tr["phi_la"]["epochs"] == 1
     assert sum(tr["antonym_sources"].values()) == 12 and len(t["environments"]) == 12
+    (phi_best,) = (run_dir / "information").glob("phi-*/best")
+    assert started_from == [str(phi_best)]  # larev_init: phi (the default) starts Phi_LA from the trained Phi
     env = t["environments"][0]
     assert env["env_mask"].count("<mask>") == 1 and env["leak"] in env["baseline"]
     for name in ("phi_base", "phi", "probe", "phi_la"):
@@ -246,7 +258,7 @@ def test_model_folders_follow_the_settings_and_collapse_is_reported():
     from types import SimpleNamespace
 
     from reasonscope.config import InformationConfig
-    from reasonscope.information.family import collapse_warning, model_folders
+    from reasonscope.information.scoring import collapse_warning, model_folders
 
     cfg = InformationConfig(train={"name": "t", "format": "synthetic"}, evaluator="t5-small")
     tr = [Item(id="a", input="q", target=1, rationale="r")]
@@ -266,17 +278,39 @@ def test_llm_antonyms_are_asked_once_through_the_store(tmp_path):
     from rich.console import Console
 
     from reasonscope.config import InformationConfig
-    from reasonscope.information.family import _llm_antonyms
+    from reasonscope.information.scoring import _llm_antonyms
     from reasonscope.store import Store
 
     cfg = InformationConfig(train={"name": "t", "format": "synthetic"},
                             antonym_model={"spec": "mock/scripted", "options": {"responses": ["attic."]}})
     store = Store(tmp_path)
     asked = [("bedroom", "He slept in the bedroom."), ("hot", "The tea is hot.")]
-    lookup = _llm_antonyms(cfg, asked, store, 0, Console(stderr=True))
+    lookup, error = _llm_antonyms(cfg, asked, store, 0, Console(stderr=True))
+    assert error is None
     assert lookup("bedroom", "He slept in the bedroom.") == "attic" and lookup("cold", "x") is None
     n = store.conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
     assert n == 2
     _llm_antonyms(cfg, asked, store, 0, Console(stderr=True))
     assert store.conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0] == n  # cached, not asked again
-    assert _llm_antonyms(cfg.model_copy(update={"antonym_model": None}), asked, store, 0, Console()) is None
+    assert _llm_antonyms(cfg.model_copy(update={"antonym_model": None}), asked, store, 0, Console()) == (None, None)
+
+
+def test_an_antonym_model_that_cannot_be_used_is_named_with_the_reason(tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from reasonscope.config import InformationConfig
+    from reasonscope.information.scoring import _llm_antonyms, antonym_notes
+    from reasonscope.store import Store
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cfg = InformationConfig(train={"name": "t", "format": "synthetic"}, antonym_model={"spec": "openai/gpt-4o-mini"})
+    out = io.StringIO()
+    lookup, error = _llm_antonyms(cfg, [("hot", "The tea is hot.")], Store(tmp_path), 0,
+                                  Console(file=out, width=200))
+    assert lookup is None and error.startswith("antonym_model openai/gpt-4o-mini cannot be used (")
+    assert "OPENAI_API_KEY" in error and "antonym_model openai/gpt-4o-mini cannot be used" in out.getvalue()
+    notes = antonym_notes({"random ADJ": 2}, antonym_model_error=error, wordnet="nltk is not installed")
+    assert notes[0] == f"{error}: no antonym came from it"
+    assert "(" + error + "; WordNet is unavailable: nltk is not installed)" in notes[1]

@@ -17,7 +17,7 @@ from reasonscope.information.baseline import (
     question_statement,
     rule_baseline_with_rule,
 )
-from reasonscope.information.family import baseline_notes, make_baselines
+from reasonscope.information.scoring import baseline_notes, make_baselines
 from reasonscope.information.variants import leaky
 from reasonscope.store import Store
 from reasonscope.types import Item

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.information.family import baseline_leak_warning, baseline_only_accuracy
+from reasonscope.information.scoring import baseline_leak_warning, baseline_only_accuracy
 from reasonscope.report.information_view import information_sheets
 
 runner = CliRunner()
@@ -80,7 +80,7 @@ def test_warning_substitutions_and_reduction_reach_cli_and_report(tiny_seq2seq, 
     assert len(leak) == 1 and any("their rationale was shortened" in w for w in t["warnings"])
     flat = " ".join(res.output.split())
     assert "sum over y's tokens" in flat and "the baseline alone gives the label away" in flat
-    assert flat.count("Run LAREV (methods: [rev, larev])") == 2  # live and in the summary, markup escaped
+    assert flat.count("Run LAREV (methods: [rev, larev])") == 1  # printed once (in the summary), markup escaped
     assert "inputs over 24 tokens (rationale shortened, b kept)" in flat
     html = (tmp_path / "leak" / "report.html").read_text()
     assert "REV cannot mean much here." in html and "log p over y&#39;s tokens" in html and "sum over y&#39;s tokens" in html

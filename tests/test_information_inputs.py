@@ -70,7 +70,7 @@ def test_penalty_weights_follow_the_dataset_unless_the_plan_sets_them(fmt, plan,
 
 
 def test_scores_from_the_candidate_pass_equal_the_direct_log_likelihood(tiny_seq2seq):
-    from reasonscope.information.family import score_variants
+    from reasonscope.information.scoring import score_variants
 
     ev = load_evaluator(str(tiny_seq2seq))
     baselines = {"a": "A dog runs, which means that an animal moves.", "b": "Since it rains, it may or may not be "
@@ -81,7 +81,7 @@ def test_scores_from_the_candidate_pass_equal_the_direct_log_likelihood(tiny_seq
     fast, acc_fast, _ = score_variants({"rev": ev}, ev, texts, baselines, y, ["a", "b"], candidates=labels)
     direct = {i: ev.log_likelihood([rationale_input(texts["gold"][i], baselines[i])], [y[i]])[0]
               - ev.log_likelihood([f"baseline: {baselines[i]}"], [y[i]])[0] for i in ("a", "b")}
-    assert fast["rev"]["gold"] == pytest.approx(direct, abs=1e-5)
+    assert fast["rev"]["gold"] == pytest.approx(direct, rel=1e-5, abs=1e-5)
     preds = ev.predict([rationale_input(texts["gold"][i], baselines[i]) for i in ("a", "b")], labels)
     assert acc_fast["rev"]["gold"] == sum(p == y[i] for p, i in zip(preds, ("a", "b"), strict=True)) / 2
 

@@ -22,6 +22,7 @@ from reasonscope.information.training import (
     warmup,
 )
 from reasonscope.information.variants import baseline_input, rationale_input
+from tolerance import assert_close_to_scale
 
 LN3 = math.log(3.0)
 
@@ -44,11 +45,11 @@ def test_per_row_cross_entropy_against_hand_values():
     logits, labels = _hand_batch()
     rows = nll_from_logits(logits, labels, per_row=True)
     # p = softmax(z): row 0 p(y) = 1/4; row 1 p(y) = 3/4 and 1/2
-    assert rows.tolist() == pytest.approx([math.log(4), (math.log(4 / 3) + math.log(2)) / 2], rel=1e-6)
+    assert rows.tolist() == pytest.approx([math.log(4), (math.log(4 / 3) + math.log(2)) / 2], rel=1e-5)
     whole = nll_from_logits(logits, labels)  # the mean over all three scored tokens
-    assert float(whole) == pytest.approx((math.log(4) + math.log(4 / 3) + math.log(2)) / 3, rel=1e-6)
+    assert float(whole) == pytest.approx((math.log(4) + math.log(4 / 3) + math.log(2)) / 3, rel=1e-5)
     scaled = nll_from_logits(logits, labels, torch.tensor([0.0, 1.0]), per_row=True)  # w_0 = 0: uniform, ln 2
-    assert scaled.tolist() == pytest.approx([math.log(2), float(rows[1])], rel=1e-6)
+    assert scaled.tolist() == pytest.approx([math.log(2), float(rows[1])], rel=1e-5)
     empty = nll_from_logits(logits, torch.tensor([[-100, -100], [0, 1]]), per_row=True)
     assert float(empty[0]) == 0.0
 
@@ -58,12 +59,12 @@ def test_batched_penalty_against_hand_values_and_the_per_environment_one():
     penalty, losses = irm_penalty_rows(logits, labels)
     # d CE(w z, y) / d w at w = 1 = E_p[z] - z_y per token, averaged over the row's scored tokens:
     # row 0: 3/4 ln 3 - 0; row 1: ((3/4 ln 3 - ln 3) + (0 - 0)) / 2 = -ln 3 / 8
-    assert _value(penalty) == pytest.approx((0.75 * LN3) ** 2 + (LN3 / 8) ** 2, rel=1e-6)
-    assert losses.tolist() == pytest.approx([math.log(4), (math.log(4 / 3) + math.log(2)) / 2], rel=1e-6)
+    assert _value(penalty) == pytest.approx((0.75 * LN3) ** 2 + (LN3 / 8) ** 2, rel=1e-5)
+    assert losses.tolist() == pytest.approx([math.log(4), (math.log(4 / 3) + math.log(2)) / 2], rel=1e-5)
     one_by_one, env_losses = irm_penalty([lambda w, i=i: nll_from_logits(logits[i:i + 1], labels[i:i + 1], w)
                                           for i in range(2)])
-    assert _value(penalty) == pytest.approx(_value(one_by_one), rel=1e-6)
-    assert losses.tolist() == pytest.approx([_value(v) for v in env_losses], rel=1e-6)
+    assert _value(penalty) == pytest.approx(_value(one_by_one), rel=1e-5)
+    assert losses.tolist() == pytest.approx([_value(v) for v in env_losses], rel=1e-5)
 
 
 def test_batched_penalty_is_differentiable_like_the_per_environment_one():
@@ -80,7 +81,7 @@ def test_batched_penalty_is_differentiable_like_the_per_environment_one():
                                            for i in range(3)])
         (penalty + sum(losses)).backward()
         grads.append(x.grad)
-    assert torch.allclose(grads[0], grads[1], atol=1e-6)
+    assert_close_to_scale(grads[0], grads[1])
     assert float(grads[0][0, 2:].abs().sum()) == 0.0  # padding positions get no gradient
 
 
@@ -148,10 +149,10 @@ def test_one_pass_larev_loss_equals_the_per_environment_one(models, case):
         results.append((_value(loss), {n: p.grad.clone() for n, p in phi_la.model.named_parameters()
                                       if p.grad is not None}))
     (new, new_grads), (old, old_grads) = results
-    assert new == pytest.approx(old, abs=1e-5)
+    assert new == pytest.approx(old, rel=1e-5)  # float32 sums in another order: relative to the loss
     assert new_grads.keys() == old_grads.keys() and len(new_grads) > 10
     for name, g in new_grads.items():
-        assert torch.allclose(g, old_grads[name], rtol=1e-4, atol=1e-6), name
+        assert_close_to_scale(g, old_grads[name], name=name)
     assert not any(p.grad is not None for p in psi.model.parameters())  # the probe stays frozen
 
 
@@ -162,7 +163,7 @@ def test_penalty_of_padded_rows_equals_each_environment_tokenized_alone(models):
     alone = [phi_la.batch([x], [target]) for x in env_inputs]  # no padding at all
     ref_penalty, ref_losses = irm_penalty([lambda w, b=b: phi_la.loss(b, scale=w) for b in alone])
     assert _value(penalty) == pytest.approx(_value(ref_penalty), rel=1e-5, abs=1e-7)
-    assert losses.tolist() == pytest.approx([_value(v) for v in ref_losses], abs=1e-5)
+    assert losses.tolist() == pytest.approx([_value(v) for v in ref_losses], rel=1e-5, abs=1e-5)
     assert _value(penalty) > 0  # a real penalty, not a degenerate zero
 
 
@@ -180,7 +181,7 @@ def test_fused_adamw_makes_the_update_of_the_loop_implementation():
             opt.step()
     for a, b, s in zip(fused, plain, start, strict=True):
         assert not torch.equal(b, s)  # the parameters moved
-        assert torch.allclose(a, b, rtol=0, atol=1e-6)
+        assert_close_to_scale(a, b)
 
 
 def test_adamw_falls_back_to_the_loop_where_torch_has_no_fused_kernel(monkeypatch):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from reasonscope.information.evaluator import load_evaluator
-from reasonscope.information.family import antonym_notes
 from reasonscope.information.ig_cache import AttributionCache
 from reasonscope.information.leakage import (
     AntonymSource,
@@ -15,9 +14,11 @@ from reasonscope.information.leakage import (
     leakage_attributions,
     token_attributions,
 )
+from reasonscope.information.scoring import antonym_notes
 from reasonscope.information.variants import baseline_input
 from reasonscope.scorers.cache import clear_score_cache, score_cache_summary
 from reasonscope.store import Store
+from tolerance import assert_close_to_scale
 
 pytest.importorskip("captum")
 
@@ -32,7 +33,7 @@ def test_batched_attributions_equal_the_per_text_ones(tiny_seq2seq):
     for text, target, (offsets, values) in zip(TEXTS, TARGETS, batched, strict=True):
         one_offsets, one_values = token_attributions(ev, text, target, n_steps=8)
         assert offsets == one_offsets  # padding positions are dropped
-        assert values == pytest.approx(one_values, abs=1e-5)
+        assert_close_to_scale(values, one_values)
         assert any(abs(v) > 0 for v in values)
         assert values[-1] == 0.0  # the closing special token is never attributed
 
@@ -112,5 +113,8 @@ def test_antonym_stand_ins_are_named_and_counted():
     notes = antonym_notes({"llm": 5, "random NOUN (llm gave none)": 2, "random ADJ": 1, "other number": 2})
     assert len(notes) == 2
     assert notes[0].startswith("3 of 10 antonym environments (E3) hold a random word")
+    assert "(the antonym model gave none; WordNet had none)" in notes[0]
+    assert "(no antonym_model is set; WordNet is unavailable: no data)" in antonym_notes({"random ADJ": 1},
+                                                                                        wordnet="no data")[0]
     assert notes[1].startswith("2 of 10 antonym requests to the antonym model gave no usable word")
     assert antonym_notes({"llm": 3, "wordnet": 1}) == []

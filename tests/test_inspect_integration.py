@@ -334,3 +334,181 @@ def test_fuzzed_json_log_is_read_or_refused_with_a_named_error(inspect_run, tmp_
         assert str(err).startswith(str(log))
     else:
         assert len(result.generations) == 12
+
+
+# ----------------------------------------------------------------------------------------------
+# Framework users' friction: re-runs into one log folder, the wrong file, every generation failed,
+# the registry entry point, the ES message
+
+
+def _scripted_eval(log_dir: Path, answers: dict[str, str], name: str = "rs_rerun", fail: bool = False,
+                   log_format: str = "eval"):
+    """One eval of a two-sample task with inspect's mock model answering ``answers`` (or a solver that
+    raises for every sample: every generation failed)."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import solver
+
+    script = {sid: (f"What is {sid}?", "4", None, [text]) for sid, text in answers.items()}
+
+    @solver
+    def answer_or_fail():
+        async def solve(state, generate):
+            if fail:
+                raise RuntimeError("provider refused the request")
+            return await generate(state, seed=state.epoch)
+
+        return solve
+
+    log = eval(Task(dataset=[Sample(id=sid, input=v[0], target=v[1]) for sid, v in script.items()],
+                    solver=answer_or_fail(), name=name), model=_mock_model(script), log_dir=str(log_dir),
+               display="none", fail_on_error=False, log_format=log_format)[0]
+    return log
+
+
+def test_reruns_into_one_log_folder_read_the_latest_run_or_the_one_picked(tmp_path):
+    """The same task evaluated twice into one --log-dir: two logs of (rs_rerun, mockllm/model), read as two
+    runs, the latest (eval.created, then completion) by default; --log-run picks the other by file name,
+    run_id or eval_id. (Both used to be read together and refused as 'duplicate record'.)"""
+    from reasonscope.data.adapters import read_inspect_log
+
+    logs = tmp_path / "logs"
+    first = _scripted_eval(logs, {"a": "Answer: 5", "b": "Answer: 5"})
+    second = _scripted_eval(logs, {"a": "Answer: 4", "b": "Answer: 4"}, log_format="json")
+    other = _scripted_eval(logs, {"a": "Answer: 4", "b": "Answer: 5"}, name="rs_other")  # another task: kept
+    result = read_inspect_log(logs)
+    by_task = {(g.dataset, g.item_id): g.completion.text for g in result.generations}
+    assert by_task == {("rs_rerun", "a"): "Answer: 4", ("rs_rerun", "b"): "Answer: 4",
+                       ("rs_other", "a"): "Answer: 4", ("rs_other", "b"): "Answer: 5"}
+    first_name, second_name = Path(first.location).name, Path(second.location).name
+    note = next(n for n in result.notes if "runs in the folder" in n)
+    assert note.startswith(f"rs_rerun / {MODEL}: 2 runs in the folder; read the latest, run of ")
+    assert f"({second_name}); set aside " in note and note.count(first_name) == 1
+    for pick in (first_name, first.eval.run_id, first.eval.eval_id):
+        picked = read_inspect_log(logs, log_run=pick)
+        assert {g.completion.text for g in picked.generations} == {"Answer: 5"}, pick
+        assert sorted(picked.items) == ["rs_rerun"]
+    with pytest.raises(DatasetError, match=r"--log-run 'nope' names no log here; expected a log file name, an eval's "
+                                           r"run_id or eval_id, or its created time"):
+        read_inspect_log(logs, log_run="nope")
+    res = runner.invoke(app, ["score", "--from", "inspect", str(logs), "--similarity", "embedding", "--output-dir",
+                              str(tmp_path), "--name", "latest"])
+    assert res.exit_code == 0, res.output
+    assert _summary(tmp_path / "latest")["per_dataset"][MODEL]["rs_rerun"]["CQ"]["value"] == 1.0
+    res = runner.invoke(app, ["score", "--from", "inspect", str(logs), "--log-run", Path(other.location).name,
+                              "--similarity", "embedding", "--output-dir", str(tmp_path), "--name", "other"])
+    assert res.exit_code == 0, res.output
+    assert _summary(tmp_path / "other")["metrics"][MODEL]["CQ"]["value"] == 0.5
+    res = runner.invoke(app, ["score", "-i", str(Path(first.location)), "--log-run", "x", "--output-dir",
+                              str(tmp_path), "--name", "bad"])
+    assert res.exit_code == 2 and "log_run (--log-run) applies to lm-eval and inspect logs" in res.output
+
+
+def test_lm_eval_files_given_to_from_inspect_name_from_lm_eval(tmp_path):
+    """lm-eval's files (written in its format) given to --from inspect: the error names --from lm-eval."""
+    from reasonscope.data.adapters import read_inspect_log
+
+    folder = tmp_path / "lm-eval" / "model"
+    folder.mkdir(parents=True)
+    samples = folder / "samples_arith_2024-01-01T00-00-00.000001.jsonl"
+    samples.write_text(json.dumps({"doc_id": 0, "doc": {}, "target": "#### 4", "arguments": {"gen_args_0": {
+        "arg_0": "Q", "arg_1": {"max_gen_toks": 8}}}, "resps": [["#### 4"]], "filtered_resps": ["4"],
+        "filter": "none"}) + "\n")
+    results = folder / "results_2024-01-01T00-00-00.000001.json"
+    results.write_text(json.dumps({"results": {"arith": {}}, "configs": {"arith": {}}, "n-samples": {
+        "arith": {"original": 1, "effective": 1}}}, indent=2))
+    with pytest.raises(DatasetError, match=r"an lm-eval samples file \(--log_samples\), not an inspect-ai log: read it "
+                                           r"with --from lm-eval"):
+        read_inspect_log(samples)
+    with pytest.raises(DatasetError, match=r"lm-eval's results file .*: read the samples files of its run with "
+                                           r"--from lm-eval"):
+        read_inspect_log(results)
+    with pytest.raises(DatasetError, match=r"no inspect-ai logs .* it holds lm-eval samples files: read them with "
+                                           r"--from lm-eval"):
+        read_inspect_log(tmp_path / "lm-eval")
+
+
+def test_score_exits_1_when_every_imported_generation_failed(tmp_path, error_log):
+    """`score` follows run's exit rule (docs/outcomes.md): a model with no successful generation exits 1
+    with the reason on the last line and in summary.json; --max-failed as for run."""
+    failed = _scripted_eval(tmp_path / "failed", {"a": "Answer: 4", "b": "Answer: 4"}, fail=True)
+    res = runner.invoke(app, ["score", "--from", "inspect", str(Path(failed.location)), "--similarity", "embedding",
+                              "--output-dir", str(tmp_path), "--name", "all-failed"])
+    assert res.exit_code == 1, res.output
+    last = res.output.strip().replace("\n", " ").rsplit("error: ", 1)[1]
+    assert last.startswith(f"{MODEL}: no successful generation, all 2 requests failed (e.g. RuntimeError(")
+    outcome = json.loads((tmp_path / "all-failed" / "summary.json").read_text())["notes"]["outcome"]
+    assert outcome["code"] == 1 and outcome["models"][MODEL] == {
+        "requested": 2, "answered": 0, "failed": 2, "pending": 0,
+        "failed_example": "RuntimeError('provider refused the request')", "pending_example": None}
+    # one failed of two: 0 by default, 1 past --max-failed
+    opts = ["--from", "inspect", str(error_log), "--skip-bad-rows", "--similarity", "embedding", "--output-dir",
+            str(tmp_path)]
+    assert runner.invoke(app, ["score", *opts, "--name", "one"]).exit_code == 0
+    res = runner.invoke(app, ["score", *opts, "--name", "limit", "--max-failed", "0"])
+    assert res.exit_code == 1 and "1 of 2 generations failed (50.0%), more than --max-failed 0" in res.output.replace(
+        "\n", " ")
+    res = runner.invoke(app, ["score", *opts, "--name", "bad", "--max-failed", "lots"])
+    assert res.exit_code == 2 and "expected a percentage such as 5% or a count such as 3" in res.output
+
+
+def test_es_reason_asks_for_the_budget_when_tokens_are_known(tmp_path, error_log):
+    """A log with token usage but no max_tokens (inspect eval without --max-tokens): ES is n/a, and the reason
+    asks for --budget, not for token counts the log (or --tokenizer) already gave."""
+    from reasonscope.behavior.efficiency import NEEDS_BUDGET
+
+    opts = ["--from", "inspect", str(error_log), "--skip-bad-rows", "--similarity", "embedding", "--output-dir",
+            str(tmp_path)]
+    res = runner.invoke(app, ["score", *opts, "--name", "no-budget"])
+    assert res.exit_code == 0, res.output
+    metrics = _summary(tmp_path / "no-budget")["metrics"][MODEL]
+    # e1 has usage but no budget; e2 failed (left out)
+    for name in ("ES", "ES_corpus", "ES_item"):
+        assert metrics[name]["value"] is None, name
+        assert metrics[name]["reason"] == f"{NEEDS_BUDGET}; generation failed (left out: stats.failed_generations is " \
+                                          "exclude)", name
+    assert "give --budget" in res.output.replace("\n", " ")
+    res = runner.invoke(app, ["score", *opts, "--name", "budget", "--budget", "40"])
+    assert res.exit_code == 0, res.output
+    # e1 answers "2 + 2 = 4.\nAnswer: 4", 7 words (the mock counts words), rightly: L = 1 - 7/40; ES = H(1, L)
+    length = 1 - 7 / 40
+    assert _summary(tmp_path / "budget")["metrics"][MODEL]["ES"]["value"] == pytest.approx(2 * length / (1 + length))
+
+
+def test_inspect_registry_finds_the_scorers_through_the_entry_point():
+    """A fresh interpreter, as `inspect score LOG --scorer reasonscope/...` starts: inspect-ai's own registry
+    lookup finds the scorers, metrics and reducer by the package's `inspect_ai` entry point, nothing imported
+    by hand."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from inspect_ai._util.registry import registry_lookup\n"
+            "assert 'reasonscope' not in sys.modules\n"
+            "found = [registry_lookup(kind, name) is not None for kind, name in [('scorer', 'reasonscope/answer_correctness'),"
+            " ('scorer', 'reasonscope/logical_coherence'), ('scorer', 'reasonscope/trace_stability'),"
+            " ('metric', 'reasonscope/consistency'), ('metric', 'reasonscope/stability')]]\n"
+            "print(found, registry_lookup('score_reducer', 'first_epoch') is not None)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[True, True, True, True, True] True"
+
+
+@pytest.mark.slow
+def test_inspect_score_command_loads_the_scorer(inspect_run, tmp_path):
+    """`inspect score LOG --scorer reasonscope/answer_correctness` (inspect's command line, offline): the log
+    is re-scored with reasonscope's scorer, the same values as inside the eval."""
+    import subprocess
+    import sys
+
+    from inspect_ai.log import read_eval_log
+
+    path, log, _ = inspect_run
+    out = tmp_path / "rescored.eval"
+    proc = subprocess.run([sys.executable, "-m", "inspect_ai", "score", str(path), "--scorer",
+                           "reasonscope/answer_correctness", "--action", "overwrite", "--output-file", str(out),
+                           "--display", "none"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rescored = read_eval_log(str(out))
+    assert {(s.id, s.epoch): s.scores["answer_correctness"].value for s in rescored.samples} == {
+        k: v.value for k, v in _by_epoch(log, "answer_correctness").items()}

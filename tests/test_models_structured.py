@@ -63,7 +63,8 @@ def test_option_validation_and_wrapping():
     schema, wrapped = wrapped_schema({"choice": ["a", "b"]})
     assert wrapped and schema["properties"]["value"] == {"type": "string", "enum": ["a", "b"]}
     schema, wrapped = wrapped_schema({"regex": "[0-9]+"})
-    assert schema["properties"]["value"] == {"type": "string", "pattern": "[0-9]+"}
+    assert schema["properties"]["value"] == {"type": "string", "pattern": "^([0-9]+)$"}  # the whole answer
+    assert wrapped_schema({"regex": "^a|b$"})[0]["properties"]["value"]["pattern"] == "^a|b$"
 
 
 def test_the_option_is_part_of_the_cache_key():

@@ -57,7 +57,8 @@ def test_compatible_server_rejecting_response_format_falls_back_and_records_it(m
 
     with FakeOpenAIServer(fault_for=fault_for, reply=lambda body: "yes") as srv:
         c = _complete("openai-compatible/local", srv.base_url, {"choice": ["yes", "no"]}, monkeypatch)
-    assert ["response_format" in b for b in srv.bodies] == [True, False]
+    # the json_schema form, then the json_object form with the schema, then no response_format
+    assert [b.get("response_format", {}).get("type") for b in srv.bodies] == ["json_schema", "json_object", None]
     assert c.error is None and c.text == "yes"
     assert c.constraint.startswith("prompt-only: the server rejected response_format") \
         and "response_format is not supported" in c.constraint
@@ -66,6 +67,36 @@ def test_compatible_server_rejecting_response_format_falls_back_and_records_it(m
     with FakeOpenAIServer(reply=lambda body: "yes") as srv:
         c = _complete("openai-compatible/local", srv.base_url, None, monkeypatch)
     assert "response_format" not in srv.bodies[0] and c.constraint is None
+
+
+def test_server_taking_only_the_json_object_form_gets_the_schema_that_way():
+    """llama-cpp-python's server answers a ``json_schema`` response_format with a 500 whose message names
+    response_format (its request validation) and reads ``{"type": "json_object", "schema": ...}``."""
+    def fault_for(n, body):
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return {"status": 500, "body": {"error": {"message": "1 validation error: {'loc': ('body', "
+                                                      "'response_format', 'type'), 'msg': \"Input should be 'text' "
+                                                      "or 'json_object'\"}", "type": "internal_server_error"}}}
+        return None
+
+    reqs = [GenerationRequest(messages=[{"role": "user", "content": q}], max_tokens=16, temperature=0.0,
+                              structured={"choice": ["yes", "no"]}) for q in ("Is a robin a bird?", "Is a cat?")]
+    with FakeOpenAIServer(fault_for=fault_for, reply=lambda body: '{"value": "no"}') as srv:
+        model = create_model(ModelConfig(spec="openai-compatible/local", base_url=srv.base_url, max_retries=0))
+
+        async def go():
+            try:
+                return [(await model.generate([r]))[0] for r in reqs]  # one after the other
+            finally:
+                await model.aclose()
+
+        first, second = asyncio.run(go())
+    forms = [b["response_format"]["type"] for b in srv.bodies]
+    assert forms == ["json_schema", "json_object", "json_object"]  # the second request goes straight to the form
+    assert srv.bodies[1]["response_format"]["schema"]["properties"] == {"value": {"type": "string",
+                                                                                  "enum": ["yes", "no"]}}
+    assert (first.text, first.constraint, first.error) == ("no", "response_format:json_object", None)
+    assert (second.text, second.constraint) == ("no", "response_format:json_object")
 
 
 def test_anthropic_forces_a_tool_whose_input_schema_is_the_schema(monkeypatch):
@@ -86,7 +117,7 @@ def test_anthropic_regex_is_wrapped_and_unwrapped(monkeypatch):
     with FakeAnthropicServer(reply=lambda body: answer) as srv:
         c = _complete("anthropic/claude-test", srv.base_url, {"regex": "Answer: [0-9]+"}, monkeypatch)
     assert srv.bodies[0]["tools"][0]["input_schema"]["properties"]["value"] == \
-        {"type": "string", "pattern": "Answer: [0-9]+"}
+        {"type": "string", "pattern": "^(Answer: [0-9]+)$"}
     assert c.text == "Answer: 42"
 
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from reasonscope.behavior.family import NOTHING_TO_COMPARE, score_behavior
+from reasonscope.behavior.scoring import NOTHING_TO_COMPARE, score_behavior
 from reasonscope.cli import app
 from reasonscope.config import BehaviorConfig, StatsConfig, parse_plan
 from reasonscope.outcome import FailedLimit, ModelTally, decide

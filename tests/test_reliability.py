@@ -161,7 +161,7 @@ def test_sql_uses_parameters_only(tmp_path):
 
 
 def test_judge_output_is_never_evaluated(tmp_path):
-    from reasonscope.evidence.family import parse_prediction
+    from reasonscope.evidence.scoring import parse_prediction
 
     marker = tmp_path / "pwned"
     text = '{"label": __import__("pathlib").Path(' + repr(str(marker)) + ').touch(), "rationale": "x"}'

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from reasonscope.cli import app
 from reasonscope.metric_specs import CATALOGUE, FAMILIES, metric_spec
 from reasonscope.report.attack_view import attack_plot
-from reasonscope.report.cards import attack_card, behavior_card, evidence_card
+from reasonscope.report.cards import attack_card, behavior_card, evidence_card, information_card
 from reasonscope.report.html import SHEETS
 from reasonscope.report.html_tables import table_view
 from reasonscope.report.labels import column_label, has_label, humanise
@@ -112,7 +112,12 @@ def test_cards_show_the_headline_with_ci_n_backend_and_first_warnings():
     assert [(x.name, x.value, x.n) for x in c.lines] == [("m", "0.82 [0.79, 0.85]", "n=40"),
                                                          ("z", "n/a (no item answered)", "n=0")]
     assert "typed" in c.backend and len(c.warnings) == 3 and len(c.first_warnings) == 2
-    assert c.first_warnings[1].endswith("…") and len(c.first_warnings[1]) == 180
+    assert c.first_warnings[1] == "w2 " + "x" * 300 and c.more_warnings == ["w3"]  # in full, never cut
+    assert c.caveats == []  # 40 items: above FEW_ITEMS
+    info = information_card({"absolute": {"rev": {"gold": _estimate(-0.5, -0.6, -0.4, 9)}}, "labels": ["a", "b"],
+                             "accuracy": {"rev": {"gold": 0.0}}, "n_test": 9})
+    assert info.caveats[0].startswith("these scores cannot mean much") and "REV 0.00" in info.caveats[0]
+    assert "(chance 0.50)" in info.caveats[0] and info.caveats[1].startswith("only 9 test items")
     group = {"n": 5, "support": _estimate(0.4, 0.1, 0.7), "contradict": _estimate(0.1)}
     ev = evidence_card({"m": {"coverage": {"exact": {"correct": group}, "token": {"correct": group}}, "warnings": []}})
     assert ev.lines[0].value == "0.4 [0.1, 0.7]" and ev.lines[0].n == "n=5" and "matcher: token" in ev.backend

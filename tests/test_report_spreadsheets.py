@@ -47,7 +47,29 @@ def test_no_text_becomes_a_formula_and_every_control_character_is_kept(tmp_path)
     assert got[0]["missing"] is None and got[0]["nan"] == "nan"
     assert json.loads(ooxml_text(got[0]["obj"])) == {"k": texts[0]}
     meta = {r[0].value: r[1].value for r in load_workbook(path)["metadata"].iter_rows()}
-    assert meta == {"note": "=1+1", "cfg": '{"a": [1, 2]}'}
+    assert meta == {"key": "value", "note": "=1+1", "cfg.a": "1, 2", "tables without rows (no sheet)": "empty"}
+
+
+def test_workbook_layout_freezes_filters_sizes_and_formats(tmp_path):
+    rows = [{"model": "mock-a", "value": 0.123456, "n": 12, "p_value": 3e-07, "note": "x" * 200},
+            {"model": "b", "value": 1.0, "n": 3, "p_value": 0.25, "note": "short"}]
+    meta = {"run_id": "r1", "config": {"models": [{"name": "m", "spec": "mock/reasoner"}], "stats": {"seed": 7}},
+            "notes": {"phase_seconds": {}}}
+    wb = load_workbook(write_xlsx(tmp_path / "r.xlsx", {"scores": rows, "hostile": [], "transfer": []}, meta))
+    assert wb.sheetnames == ["scores", "metadata"]  # no sheet holds only "(no rows)"
+    ws = wb["scores"]
+    assert ws.freeze_panes == "B2" and ws.auto_filter.ref == "A1:E3"
+    assert [c.value for c in ws[1]] == ["model", "value", "n", "p_value", "note"] and ws["A1"].font.b
+    assert ws["B2"].number_format == "0.0000" and ws["B2"].value == 0.123456  # shown with 4 decimals, kept whole
+    assert ws["B3"].number_format == "General" and ws["C2"].number_format == "General"  # whole numbers as they are
+    assert ws["D2"].number_format == "General" and ws["D2"].value == 3e-07  # a p-value never reads 0.0000
+    widths = {k: ws.column_dimensions[k].width for k in "ABCDE"}
+    assert widths["A"] == pytest.approx(8, abs=1) and widths["E"] == pytest.approx(60, abs=1)  # capped at 60
+    kv = {r[0]: r[1] for r in wb["metadata"].iter_rows(min_row=2, values_only=True)}
+    assert kv == {"run_id": "r1", "config.models[0].name": "m", "config.models[0].spec": "mock/reasoner",
+                  "config.stats.seed": 7, "notes.phase_seconds": "(none)",
+                  "tables without rows (no sheet)": "hostile, transfer"}
+    assert wb["metadata"].freeze_panes == "A2"
 
 
 def test_csv_cells_starting_like_a_formula_get_a_quote(tmp_path):

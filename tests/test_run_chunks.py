@@ -4,6 +4,7 @@ and gives the same scores and outputs as the same run read at once."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -14,6 +15,7 @@ from reasonscope.config import parse_plan
 from reasonscope.outcome import tally
 from reasonscope.runner import Runner
 from reasonscope.store import Store
+from tolerance import assert_same_up_to_rounding
 
 
 def plan(out, tiny_nli, qs):
@@ -106,14 +108,15 @@ def test_chunks_give_the_same_scores_as_the_whole_run(two_runs):
     scores_chunked, tally_chunked = stored_scores(chunked)
     # per model: 7 item metrics on 11 items, then 9 estimates (6 metrics and the 3 ES columns) and 7 strategies
     assert len(scores_whole) == 2 * (11 * 7 + 9 + 7)
-    assert scores_chunked == scores_whole
+    # the embedding and NLI scores come from batches of another composition: the last float32 digits differ
+    assert_same_up_to_rounding(scores_chunked, scores_whole)
     assert tally_chunked == tally_whole
     # 9 synthetic items with 2 samples and 1 paraphrase, 2 items of qs.jsonl with 2 samples (no paraphrase)
     assert tally_whole["mock-a"].requested == 9 * 3 + 2 * 2 == tally_whole["mock-a"].answered
     behavior = [json.loads((d / "summary.json").read_text())["behavior"] for d in (whole, chunked)]
     for b in behavior:
         b["backends"].pop("score_cache")  # cache counters depend on how the inputs were batched
-    assert behavior[0] == behavior[1]
+    assert_same_up_to_rounding(behavior[0], behavior[1])
     assert behavior[0]["metrics"]["mock-a"]["LS"]["n"] == 11  # the NLI did score every chunk
     assert set(behavior[0]["per_dataset"]["mock-b"]) == {"qs", "syn"}
 
@@ -123,7 +126,8 @@ def test_chunks_give_the_same_outputs_as_the_whole_run(two_runs):
     samples = [[json.loads(line) for line in (d / "samples.jsonl").read_text().splitlines()] for d in (whole, chunked)]
     for row in samples[0] + samples[1]:
         assert row.pop("latency_s") >= 0  # the mock's measured time, different in each run
-    assert len(samples[0]) == 2 * 31 and samples[0] == samples[1]
+    assert len(samples[0]) == 2 * 31
+    assert_same_up_to_rounding(samples[0], samples[1])
     first = samples[0][:5]
     # item by item, then model, variant, sample; the primary generation carries the item's scores
     assert [(r["dataset"], r["item_id"], r["model"], r["variant"], r["sample"]) for r in first] == [
@@ -139,11 +143,12 @@ def test_chunks_give_the_same_outputs_as_the_whole_run(two_runs):
         "total": 62, "missing": 0, "missing_by_model": {}, "failed": 0, "imported": 0}
     tables = [sorted((d / "tables").iterdir()) for d in (whole, chunked)]
     assert [p.name for p in tables[0]] == [p.name for p in tables[1]]
-    assert [p.read_text() for p in tables[0]] == [p.read_text() for p in tables[1]]
+    rows = [[list(csv.reader(p.read_text().splitlines())) for p in t] for t in tables]
+    assert_same_up_to_rounding(rows[0], rows[1])
 
 
 def results_metrics():
-    from reasonscope.behavior.family import ITEM_METRICS
+    from reasonscope.behavior.scoring import ITEM_METRICS
 
     return ITEM_METRICS
 

@@ -42,7 +42,11 @@ def test_score_round_trip_gives_the_same_metrics(tmp_path):
     for model, mets in original["metrics"].items():
         assert {m: (e["value"], e["n"]) for m, e in mets.items()} == \
             {m: (e["value"], e["n"]) for m, e in rescored["metrics"][model].items()}
-    assert rescored["strategies"] == original["strategies"]
+    def points(strategies):  # the CIs depend on the resamples, which this rescoring does not share
+        return {m: {s: {k: v for k, v in r.items() if k not in ("low", "high")} for s, r in rows.items()}
+                for m, rows in strategies.items()}
+
+    assert points(rescored["strategies"]) == points(original["strategies"])
     # with the same seed and resamples (a score plan), the CIs are identical too
     plan = tmp_path / "score.yaml"
     plan.write_text(yaml.safe_dump({
@@ -159,7 +163,7 @@ def test_xlsx_has_one_sheet_per_table(tmp_path):
     header = [c.value for c in wb["strategies"][1]]
     assert {"balanced", "safety_priority", "accuracy_priority", "efficiency_priority", "medical_triage",
             "legal_compliance", "edge_device", "mine"} <= set(header)
-    assert (run_dir / "behavior_radar.png").stat().st_size > 1000
+    assert (run_dir / "behavior_bars.png").stat().st_size > 1000
     assert (run_dir / "tables" / "raw_metrics.csv").is_file()
 
 

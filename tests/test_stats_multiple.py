@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reasonscope.behavior.family import score_behavior
+from reasonscope.behavior.scoring import score_behavior
 from reasonscope.config import BehaviorConfig, StatsConfig
 from reasonscope.results import RunData, interpret
 from reasonscope.stats.multiple import adjust, adjust_rows, holm

@@ -79,13 +79,21 @@ def test_paired_difference_bootstrap_interval_and_permutation_p():
     a, b = [1] * 40 + [0] * 10, [0] * 40 + [1] * 10
     d = paired_difference(a, b, n_resamples=2000, seed=0)
     assert d.value == pytest.approx(0.6) and d.low > 0.3
-    # the interval is the bootstrap of the differences, resampled once; the p-value the exact sign test
-    boot = bootstrap_mean(np.array(a) - np.array(b), n_resamples=2000, seed=0)
-    assert (d.low, d.high) == (boot.low, boot.high)
+    # 0/1 pairs: Newcombe's hybrid score interval (continuity-corrected). Here phi = -1 (only discordant
+    # pairs) and the Wilson limits of 40/50 and 10/50 mirror each other, so low = 2 l1 - 1 and high = 2 u1 - 1
+    # with (l1, u1) the continuity-corrected Wilson interval of 40 of 50: l1 = 0.658568
+    z = stats.norm.ppf(0.975)
+    l1 = (80 + z * z - 1 - z * math.sqrt(z * z - 2 - 1 / 50 + 4 * 0.8 * (50 * 0.2 + 1))) / (2 * (50 + z * z))
+    u1 = (80 + z * z + 1 + z * math.sqrt(z * z + 2 - 1 / 50 + 4 * 0.8 * (50 * 0.2 - 1))) / (2 * (50 + z * z))
+    assert (d.low, d.high) == pytest.approx((2 * l1 - 1, 2 * u1 - 1)) and d.low == pytest.approx(0.3171, abs=1e-4)
+    assert d.method == "paired-newcombe-score-cc"
+    # other values: the interval of the mean of the differences, within [-1, 1]
+    x, y = np.array([0.9, 0.7, 0.4, 0.8]), np.array([0.2, 0.3, 0.5, 0.1])
+    assert paired_difference(x, y).low == bootstrap_mean(x - y, bounds=(-1, 1)).low
     assert d.p_value == pytest.approx(stats.binomtest(40, 50).pvalue, rel=1e-9)
     assert d.test["null"].startswith("differences symmetric") and "two-sided" in d.test_label
     same = paired_difference([1, 1], [0, 0])
-    assert same.p_value == pytest.approx(0.5) and same.low == same.high == 1.0  # not p = 0
+    assert same.p_value == pytest.approx(0.5) and same.high == 1.0 and same.low < 0  # not p = 0, not zero-width
     assert paired_difference([0.2, None], [0.1, 0.5]).n == 1
     assert paired_difference([None], [1]).p_value is None
 

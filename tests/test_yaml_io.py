@@ -53,6 +53,7 @@ def test_yaml_1_2_words_stay_strings(tmp_path):
     plan = load_plan(path)
     assert plan.models[0].name == "no" and plan.models[0].options == {"flag": "yes", "mode": "off"}
     assert plan.datasets[0].split == "on"
+    (tmp_path / "d.jsonl").write_text('{"question": "What is 1 + 1?", "answer": "2"}\n')  # validate reads it
     assert validate(path).exit_code == 0
     # true/false are booleans; a document asking for YAML 1.1 gets its rules
     assert read_yaml("a: true\nb: no\n")[0] == {"a": True, "b": "no"}

@@ -26,8 +26,8 @@ _all, _export, __dir__ = lazy_exports(__name__, {
     "Score": "types",
     "extract_answer": "text.answers",
     "Family": "family",
-    "get_family": "families",
-    "all_families": "families",
+    "get_family": "registry",
+    "all_families": "registry",
 })
 __all__ = ["__version__", *_all]
 

@@ -1,6 +1,9 @@
-"""Lazy re-exports for package ``__init__`` modules: ``from reasonscope.stats import bootstrap_mean``
-imports :mod:`reasonscope.stats.bootstrap` on first use only, so importing a package stays cheap and
-a family's settings can be read without loading its scoring stack (or creating an import cycle)."""
+"""Lazy re-exports for package ``__init__`` modules.
+
+``from reasonscope.stats import bootstrap_mean`` imports :mod:`reasonscope.stats.bootstrap` on first use only,
+so importing a package stays cheap and a family's settings can be read without loading its scoring stack (or
+creating an import cycle).
+"""
 
 from __future__ import annotations
 

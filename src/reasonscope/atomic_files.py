@@ -46,10 +46,12 @@ def _fsync_dir(folder: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; when the block ends without an exception, the file
-    written there is flushed to disk and renamed onto ``path``. On an exception it is removed and
-    ``path`` keeps its previous contents (or stays absent). Inside :func:`replace_together` the rename
-    waits for the end of that block."""
+    """Yield a temporary path beside ``path``.
+
+    When the block ends without an exception, the file written there is flushed to disk and renamed onto
+    ``path``. On an exception it is removed and ``path`` keeps its previous contents (or stays absent). Inside
+    :func:`replace_together` the rename waits for the end of that block.
+    """
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -74,8 +76,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def replace_together() -> Iterator[None]:
-    """Defer the renames of every :func:`atomic_path` in the block to its end (see module docstring);
-    on an exception no file is replaced and the temporary files are removed."""
+    """Defer the renames of every :func:`atomic_path` in the block to its end (see module docstring).
+
+    On an exception no file is replaced and the temporary files are removed.
+    """
     staged: dict[Path, Path] = {}
     token = _STAGED.set(staged)
     try:
@@ -102,7 +106,8 @@ def read_staged(path: str | Path) -> bytes:
 def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """``open(path, mode)`` whose result replaces ``path`` only once the block has completed.
 
-    ``mode`` is ``"w"`` or ``"wb"``; text mode defaults to UTF-8 (pass ``newline=""`` for CSV)."""
+    ``mode`` is ``"w"`` or ``"wb"``; text mode defaults to UTF-8 (pass ``newline=""`` for CSV).
+    """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open writes whole files; mode {mode!r} is not 'w' or 'wb'")
     if mode == "w":
@@ -112,21 +117,34 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
 
 
 def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_open`): readers see the old file or the new one.
+
+    Returns:
+        The path written, as a :class:`~pathlib.Path`.
+    """
     with atomic_open(path, "w") as fh:
         fh.write(text)
     return Path(path)
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_open`): readers see the old file or the new one.
+
+    Returns:
+        The path written, as a :class:`~pathlib.Path`.
+    """
     with atomic_open(path, "wb") as fh:
         fh.write(data)
     return Path(path)
 
 
 def remove_stale_temporaries(folder: str | Path) -> list[Path]:
-    """Delete the temporary files of :func:`atomic_path` in ``folder`` whose writing process is gone
-    (a writer killed between creating and renaming). Files of live processes are kept."""
-    from .rundir import pid_alive
+    """Delete the temporary files of :func:`atomic_path` in ``folder`` whose writing process is gone.
+
+    Such a file was left by a writer killed between creating and renaming it. Files of live processes are
+    kept.
+    """
+    from .processes import pid_alive
 
     removed = []
     folder = Path(folder)

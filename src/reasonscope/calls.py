@@ -1,5 +1,7 @@
-"""Model calls through the store: plan a request with its cache key, send only what the store lacks,
-commit each completion the moment it arrives.
+"""Model calls through the store.
+
+Plan a request with its cache key, send only what the store lacks, commit each completion the moment it
+arrives.
 
 A *pending* completion (rate limits, server errors or timeouts outlasted the retries; a refused key or
 endpoint: see :mod:`reasonscope.models.base`) is never stored: the store holds nothing for its key, so
@@ -38,6 +40,11 @@ from .types import Completion, Item
 
 @dataclass
 class PlannedRequest:
+    """One request a run plans to send: its cache key, dataset, item, variant, sample and the request itself.
+
+    ``item`` is None for a request that belongs to no dataset item. Built by :func:`planned_request`.
+    """
+
     key: str
     dataset: str
     item: Item | None
@@ -49,9 +56,11 @@ class PlannedRequest:
 def planned_request(model: LanguageModel, ds: str, item: Item | None, variant: str, sample: int,
                     messages: list[dict[str, str]], seed: int, template: str, meta: dict[str, Any],
                     *, item_id: str | None = None, structured: dict[str, Any] | None = None) -> PlannedRequest:
-    """A request of ``model`` with the model's generation settings and its cache key. ``structured``
-    constrains the answer's form (:mod:`reasonscope.models.structured`) and enters the key; it is dropped
-    when the model's ``structured`` setting is false."""
+    """A request of ``model`` with the model's generation settings and its cache key.
+
+    ``structured`` constrains the answer's form (:mod:`reasonscope.models.structured`) and enters the key; it
+    is dropped when the model's ``structured`` setting is false.
+    """
     cfg = model.config
     structured = structured if cfg.structured else None
     provider, model_id = split_spec(cfg.spec)
@@ -67,8 +76,11 @@ def planned_request(model: LanguageModel, ds: str, item: Item | None, variant: s
 
 @dataclass
 class Sent:
-    """What one pass of :func:`generate_pending` did: requests sent, of which failed for good and still
-    pending (not stored), with the first pending request's error as an example of why."""
+    """What one pass of :func:`generate_pending` did.
+
+    Requests sent, of which failed for good and still pending (not stored), with the first pending request's
+    error as an example of why.
+    """
 
     calls: int = 0
     failed: int = 0
@@ -79,9 +91,11 @@ class Sent:
 
 async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], store: Store,
                            progress: Progress | None = None, task_id: Any = None) -> Sent:
-    """Send the requests the store lacks; commit each answer or failed generation as it arrives (pending
-    ones are not stored), those arriving in one turn of the event loop in one transaction
-    (:class:`_TurnCommitter`)."""
+    """Send the requests the store lacks.
+
+    Commit each answer or failed generation as it arrives (pending ones are not stored), those arriving in one
+    turn of the event loop in one transaction (:class:`_TurnCommitter`).
+    """
     sem = asyncio.Semaphore(model.concurrency)
     provider, model_id = split_spec(model.config.spec)
     sent = Sent()
@@ -127,12 +141,14 @@ async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], 
 
 
 class _TurnCommitter:
-    """Store completions in one transaction per turn of the event loop: every completion that arrives
-    while the loop runs the ready callbacks of one turn is written by a flush scheduled for the end
-    of that turn (``call_soon``), before the loop waits for anything again. Each completion is still
-    committed as soon as it arrives (no timer, no batch size): a fast backend (many requests finishing
-    together) costs one commit per turn instead of one per completion; a slow one, one per completion
-    as before. :func:`generate_pending` flushes again on the way out, errors included."""
+    """Store completions in one transaction per turn of the event loop.
+
+    Every completion that arrives while the loop runs the ready callbacks of one turn is written by a flush
+    scheduled for the end of that turn (``call_soon``), before the loop waits for anything again. Each
+    completion is still committed as soon as it arrives (no timer, no batch size): a fast backend (many
+    requests finishing together) costs one commit per turn instead of one per completion; a slow one, one per
+    completion as before. :func:`generate_pending` flushes again on the way out, errors included.
+    """
 
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop):
         self.store, self.loop = store, loop
@@ -140,7 +156,8 @@ class _TurnCommitter:
         self.error: BaseException | None = None
 
     def add(self, key: str, **fields: Any) -> None:
-        if self.error is not None:  # a failed write stops the pass, as a failed put_completion always did
+        if self.error is not None:  # a failed write stops the pass, as a failed put_completion always did;
+            self.rows.append((key, fields))  # the answer is kept for the final flush (a full disk: Store.transaction)
             raise self.error
         if not self.rows:
             self.loop.call_soon(self._flush_turn)
@@ -160,16 +177,31 @@ class _TurnCommitter:
             self.rows = []
 
 
-def make_progress(console: Console) -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+PROGRESS_BAR_WIDTH = 24
+"""Characters of a progress bar: with the counts and times it leaves a model name of about 30 characters
+whole on an 80-column terminal (``mockllm/model`` and ``mockllm/other`` stay distinguishable)."""
+
+
+def make_progress(console: Console, *, transient: bool = False) -> Progress:
+    """The progress bars reasonscope shows.
+
+    The task's description is never cut (a long one wraps), the bar is :data:`PROGRESS_BAR_WIDTH` wide.
+    ``transient``: the bar disappears when done (scoring passes).
+    """
+    from rich.table import Column
+
+    return Progress(TextColumn("[bold]{task.description}", table_column=Column(overflow="fold")),
+                    BarColumn(bar_width=PROGRESS_BAR_WIDTH), MofNCompleteColumn(),
                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
-                    transient=False)
+                    transient=transient)
 
 
 def pending_requests(planned: list[PlannedRequest], store: Store, *, retry_failed: bool = False
                      ) -> tuple[list[PlannedRequest], list[PlannedRequest]]:
-    """(the requests deduplicated by key, those the store does not hold yet). Failed completions count as
-    held unless ``retry_failed``."""
+    """(the requests deduplicated by key, those the store does not hold yet).
+
+    Failed completions count as held unless ``retry_failed``.
+    """
     unique = list({p.key: p for p in planned}.values())
     done = store.cached_keys([p.key for p in unique], include_failed=not retry_failed)
     return unique, [p for p in unique if p.key not in done]
@@ -178,9 +210,11 @@ def pending_requests(planned: list[PlannedRequest], store: Store, *, retry_faile
 def complete_cached(model: LanguageModel, planned: list[PlannedRequest], store: Store, *,
                     retry_failed: bool = False, console: Console | None = None,
                     label: str | None = None) -> dict[str, Completion]:
-    """Completions of ``planned`` by key: from the store when it holds them, else from the model
-    (committed one by one as they arrive, with a progress bar). Failed completions stay failed
-    unless ``retry_failed``."""
+    """Completions of ``planned`` by key.
+
+    From the store when it holds them, else from the model (committed one by one as they arrive, with a
+    progress bar). Failed completions stay failed unless ``retry_failed``.
+    """
     unique, pending = pending_requests(planned, store, retry_failed=retry_failed)
     sent = Sent()
     if pending:

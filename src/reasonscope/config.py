@@ -54,6 +54,8 @@ class PlanError(ValueError):
 
 
 class ExperimentConfig(Strict):
+    """The ``experiment`` section of a plan: run name, seed and the parent directory of run directories."""
+
     name: str = Field("experiment", description="Run name; the run directory is output_dir/name. One folder "
                       "name: letters, digits, '_', '.', '-' (not '.' or '..').",
                       json_schema_extra={"pattern": RUN_NAME_PATTERN.pattern})
@@ -78,6 +80,8 @@ class ExperimentConfig(Strict):
 
 
 class FamiliesConfig(Strict):
+    """The ``families`` section of a plan: one settings block per metric family, None when it is off."""
+
     behavior: BehaviorConfig | None = None
     evidence: EvidenceConfig | None = None
     attributes: AttributesConfig | None = None
@@ -86,6 +90,11 @@ class FamiliesConfig(Strict):
 
 
 class Plan(Strict):
+    """A run plan (``reasonscope run``): experiment, models, datasets, families and statistics settings.
+
+    Validated with :func:`parse_plan` / :func:`load_plan`; the families default to behaviour alone.
+    """
+
     experiment: ExperimentConfig = Field(default_factory=ExperimentConfig)
     models: list[ModelConfig] = Field(default_factory=list)
     datasets: list[DatasetConfig] = Field(default_factory=list)
@@ -97,8 +106,9 @@ class Plan(Strict):
         fam = self.families
         if all(f is None for f in (fam.behavior, fam.evidence, fam.attributes, fam.attack, fam.information)):
             raise ValueError("no family enabled: set families.behavior, evidence, attributes and/or attack")
-        if fam.attack is not None and not (self.datasets and self.models):
-            raise ValueError("families.attack needs `datasets` and a white-box model in `models` (hf/... or smollm2)")
+        if fam.attack is not None and not ((self.datasets or fam.attack.dataset) and self.models):
+            raise ValueError("families.attack needs `datasets` (or families.attack.dataset) and a white-box model in "
+                             "`models` (hf/... or smollm2)")
         if fam.behavior is not None and not self.datasets:
             raise ValueError("families.behavior needs at least one entry in `datasets`")
         attr = fam.attributes
@@ -130,8 +140,10 @@ class Plan(Strict):
         return self
 
     def dataset_places(self) -> list[tuple[str, Any]]:
-        """Every dataset the plan reads, with where the plan names it: ``datasets[i]``, then the evidence
-        and the information family's ``train`` and ``test``."""
+        """Every dataset the plan reads, with where the plan names it.
+
+        ``datasets[i]``, then the evidence and the information family's ``train`` and ``test``.
+        """
         places = [(f"datasets[{i}]", d) for i, d in enumerate(self.datasets)]
         for family in ("evidence", "information"):
             settings = getattr(self.families, family)
@@ -142,10 +154,13 @@ class Plan(Strict):
 
     @property
     def run_dir(self) -> Path:
+        """The run directory: ``experiment.output_dir / experiment.name``."""
         return Path(self.experiment.output_dir) / self.experiment.name
 
 
 class ScoreInputConfig(Strict):
+    """The ``input`` section of a score plan: where the existing outputs are and how to read them."""
+
     path: str = Field(..., min_length=1, description="JSONL / JSON / CSV of existing outputs, or a log file or "
                       "folder of another framework (see `format`).")
     format: Literal["predictions", "lm-eval", "inspect"] = Field(
@@ -156,15 +171,22 @@ class ScoreInputConfig(Strict):
     answer_type: AnswerType | None = None
     budget: int | None = Field(None, gt=0, description="Token budget for ES when rows carry no max_tokens.")
     tokenizer: str | None = Field(None, description="HF id or path used to count tokens for ES.")
+    log_run: str | None = Field(None, min_length=1, description="For a log folder holding several runs of a task: "
+                                "the run to read (a file name, lm-eval's run date, an inspect run or eval id); "
+                                "by default the latest run of each task is read.")
 
     @model_validator(mode="after")
     def _mapping_only_for_predictions(self) -> ScoreInputConfig:
         if self.mapping and self.format != "predictions":
             raise ValueError(f"mapping applies to predictions files; a {self.format} log has a fixed field mapping")
+        if self.log_run is not None and self.format == "predictions":
+            raise ValueError("log_run (--log-run) applies to lm-eval and inspect logs (--from)")
         return self
 
 
 class ScoreFamiliesConfig(Strict):
+    """The ``families`` section of a score plan: the families that can score imported outputs."""
+
     behavior: BehaviorConfig | None = None
     evidence: ScoreEvidenceConfig | None = None
     attributes: AttributesConfig | None = None
@@ -180,10 +202,12 @@ class ScorePlan(Strict):
 
     @property
     def run_dir(self) -> Path:
+        """The run directory: ``experiment.output_dir / experiment.name``."""
         return Path(self.experiment.output_dir) / self.experiment.name
 
 
 def plan_json_schema() -> dict[str, Any]:
+    """The JSON Schema of :class:`Plan` (for editors and ``reasonscope schema``)."""
     return Plan.model_json_schema()
 
 
@@ -192,6 +216,17 @@ def plan_json_schema() -> dict[str, Any]:
 
 
 def format_validation_error(err: ValidationError, source: str, lines: dict[tuple, int] | None = None) -> str:
+    """Word a pydantic validation error of a plan: one line per error with key path, line and message.
+
+    Args:
+        err: The validation error.
+        source: The plan's file name (or ``<plan>``), put first on every message.
+        lines: Key path -> line in the file (:mod:`reasonscope.yaml_io`); the line of the nearest
+            enclosing key is named when the failing key has none.
+
+    Returns:
+        The message, one line per error after a header that counts them.
+    """
     out = [f"{source}: invalid plan ({err.error_count()} error{'s' if err.error_count() > 1 else ''})"]
     for e in err.errors():
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
@@ -212,6 +247,20 @@ def format_validation_error(err: ValidationError, source: str, lines: dict[tuple
 
 
 def parse_plan(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None = None, model: type = Plan):
+    """Validate plan data (already parsed from YAML or JSON) as ``model``.
+
+    Args:
+        data: The parsed plan; must be a mapping.
+        source: The file name used in error messages.
+        lines: Key path -> line, to name the line of each error.
+        model: The plan class, :class:`Plan` or :class:`ScorePlan`.
+
+    Returns:
+        The validated plan.
+
+    Raises:
+        PlanError: When ``data`` is not a mapping or does not validate (:func:`format_validation_error`).
+    """
     if not isinstance(data, dict):
         raise PlanError(f"{source}: the plan must be a mapping at the top level, got {type(data).__name__}")
     try:
@@ -223,6 +272,8 @@ def parse_plan(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None
 def load_plan(path: str | Path, model: type = Plan):
     """Read and validate a YAML plan. Raises :class:`PlanError` naming file, line and key path."""
     path = Path(path)
+    if path.exists() and not path.is_file():  # a FIFO would block, /dev/zero never end
+        raise PlanError(f"{path}: not a regular file; expected a YAML plan file")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

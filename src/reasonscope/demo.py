@@ -16,9 +16,13 @@ rationale's prompt prefix computed once; :mod:`reasonscope.attributes.expected_s
 score is the same for every rationale, its probabilities are not. The ROSCOE-style metrics use the embedded MiniLM (faithfulness, informativeness, repetition)
 and SmolLM2 perplexity. Self- and source-consistency need an NLI model: not computed in the demo (the
 LLM-as-NLI route over all step pairs costs minutes on CPU), said so in the report. One model, so no ratings.
-Attack (MATCHA): SmolLM2 answers the 6 arithmetic items answer-first; the ones it gets right are
-attacked at token level (2 gradient rounds, 8 candidates), at embedding level and by random insertion,
-with 48-token chains; outcomes by the arithmetic check alone (no judge in the demo, stated in the report).
+Attack (MATCHA): SmolLM2 answers the first ``ATTACK_ITEMS`` seeded arithmetic word problems
+(:mod:`reasonscope.data.word_problems`, seed 7: the items of ``benchmarks/attack_replication.py``)
+answer-first; the ones it gets right are attacked at token level (2 gradient rounds, 8 candidates), at
+embedding level (eps = 0.02 x the largest token-embedding L-inf norm instead of the family's 0.005, at
+which no embedding attack on these problems changed the answer or stated a false equation) and by
+random insertion, with 48-token chains; outcomes by the arithmetic check alone (no judge in the demo,
+stated in the report).
 Information (REV, LAREV): evaluators warm-started from the embedded MiniLM (encoder-decoder) are trained
 on 60 synthetic items with gold rationales (Phi_base and Phi 2 epochs, probe and Phi_LA 1 epoch, lr 1e-4
 instead of the document's 3e-5 so that so few epochs learn something; 10 integrated-gradient steps;
@@ -31,8 +35,20 @@ from __future__ import annotations
 
 from typing import Any
 
+ATTACK_ITEMS = 3  # word problems attacked by the demo (the first of the replication benchmark's set)
+
 
 def demo_plan(output_dir: str = "runs", size: int = 6, max_tokens: int = 160) -> dict[str, Any]:
+    """The plan of the built-in demo: the embedded SmolLM2 on ``size`` synthetic items, run name ``demo``.
+
+    Args:
+        output_dir: Parent directory of the run directory.
+        size: Number of synthetic items.
+        max_tokens: Generation budget per answer.
+
+    Returns:
+        The plan as a dict, ready for :func:`reasonscope.config.parse_plan`.
+    """
     return {
         "experiment": {"name": "demo", "seed": 7, "output_dir": output_dir},
         "models": [{"spec": "smollm2", "name": "smollm2-135m", "temperature": 0.7, "max_tokens": max_tokens,
@@ -54,7 +70,9 @@ def demo_plan(output_dir: str = "runs", size: int = 6, max_tokens: int = 160) ->
                 "scale": "0-10", "scoring": "expected",
                 "automatic": {"embedding": "embedded-minilm", "nli": {"backend": "none"}, "perplexity": "smollm2"},
             },
-            "attack": {"answer_types": ["number"], "steps": 2, "candidates": 8, "cot_tokens": 48},
+            "attack": {"answer_types": ["number"], "steps": 2, "candidates": 8, "cot_tokens": 48, "epsilon_p": 0.02,
+                       "dataset": {"name": "word-problems", "format": "word_problems", "size": ATTACK_ITEMS,
+                                   "seed": 7}},
             "information": {
                 "train": {"name": "information-train", "format": "synthetic", "size": 20, "seed": 101},
                 "test": {"name": "information-test", "format": "synthetic", "size": 10, "seed": 202},

@@ -26,8 +26,10 @@ def _ray():
 
 
 def ray_session(num_cpus: int | None = None):
-    """Ray, connected to ``RAY_ADDRESS`` when set (an existing cluster), else to a local instance started
-    with ``num_cpus`` CPUs (None: all); reused when already running."""
+    """Ray, connected to ``RAY_ADDRESS`` when set (an existing cluster), else to a local instance.
+
+    The local instance is started with ``num_cpus`` CPUs (None: all); a running Ray is reused.
+    """
     ray = _ray()
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")
@@ -94,9 +96,11 @@ class RayScorer:
         self.description = description
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Contradiction probability of each (premise, hypothesis) pair, computed on the pool, in order."""
         return self.pool.map("contradiction", pairs)
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
+        """Similarity of ``a[i]`` and ``b[i]`` for each i, computed on the pool, in input order."""
         return self.pool.map("pairwise", a, b)
 
 
@@ -106,7 +110,8 @@ def distribute(models, behavior, executor: str, workers: int = 2):
     The scorers stay behind the store's score cache (:mod:`reasonscope.scorers.cache`): cached inputs
     are read in this process and only the missing ones are sent to the actors, whose results are
     committed to the same store. The pool (and Ray itself) starts on the first miss, so a fully
-    cached re-run starts no Ray at all."""
+    cached re-run starts no Ray at all.
+    """
     if executor == "local":
         return models
     if executor != "ray":

@@ -1,18 +1,22 @@
-"""The one shape every family has, and what it is given to score a run.
+"""The one shape every family has: what it generates, how it scores, how it prints.
 
 A family (behavior, evidence, information, attributes, attack) is registered once, in
-:mod:`reasonscope.families`, as an object satisfying :class:`Family`: its name, its settings model
+:mod:`reasonscope.registry`, as an object satisfying :class:`Family`: its name, its settings model
 (``<family>/settings.py``), the numbers it reports (:class:`~reasonscope.metric_specs.MetricSpec`),
-one ``score`` entry point with the same signature for all five, its command-line sub-app and its
-console printer. The runner and ``reasonscope score`` loop over the enabled families through this
-protocol; the CLI mounts each sub-app; printers and contract tests read the specs.
+what it needs before and during generation (:meth:`Family.answers`, :meth:`Family.prepare`,
+:meth:`Family.may_reuse_finished_run`, :meth:`Family.scoring_models`, and for imported outputs
+:meth:`Family.prepare_import`), one ``score`` entry point with
+the same signature for all five, and its console printer. The runner and ``reasonscope score`` loop
+over the enabled families through this protocol and name none of them; the command line mounts each
+family's sub-app (``cli/<family>.py``); printers and contract tests read the specs.
+:class:`FamilyBase` gives every method its "needs nothing" default.
 
 This module is a shared layer: it imports no family.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -22,14 +26,17 @@ from pydantic import BaseModel
 from .metric_specs import MetricSpec
 
 if TYPE_CHECKING:
-    import typer
     from rich.console import Console
 
+    from .calls import PlannedRequest
+    from .models.base import LanguageModel
     from .results import RunData
     from .settings import ModelConfig, StatsConfig
     from .store import Store
+    from .types import Item
 
-__all__ = ["Family", "FamilyResult", "MetricSpec", "ScoringContext", "ScoringModels"]
+__all__ = ["Family", "FamilyBase", "FamilyInputs", "FamilyResult", "GenerationContext", "MetricSpec",
+           "ScoringContext", "ScoringModels"]
 
 
 @dataclass
@@ -42,10 +49,34 @@ class ScoringModels:
     sim_reason: str | None = None
     preload_similarity: bool = True
 
+    def import_libraries(self) -> None:
+        """Import the libraries :meth:`warm` will load models with (scipy.stats, torch, transformers).
+
+        In the calling thread, and only when a model is to be loaded at all.
+
+        Two threads importing torch (or scipy, which torch's and transformers' imports reach) at the same
+        time can deadlock in Python's per-module import locks; Python breaks the deadlock by handing one
+        thread the partially initialised module ("partially initialized module 'torch' has no
+        attribute ..."). The runner calls this in the main thread before it starts :meth:`warm` in the
+        background, so the background thread only finds these modules already imported.
+        """
+        import importlib
+
+        if not any(s is not None and hasattr(s, "scorer") and not getattr(s, "loaded", False)
+                   for s in (self.nli, self.sim if self.preload_similarity else None)):
+            return
+        for name in ("scipy.stats", "torch", "transformers"):
+            try:
+                importlib.import_module(name)
+            except ImportError:  # an optional backend that is not installed: warm reports it
+                pass
+
     def warm(self) -> None:
-        """Load the scoring models now (the runner calls this in a background thread once generation has
-        something to send, so loading overlaps with waiting for the provider); a failure is left for
-        scoring to report."""
+        """Load the scoring models now; a failure is left for scoring to report.
+
+        The runner calls this in a background thread once generation has something to send, so loading
+        overlaps with waiting for the provider.
+        """
         from .scorers.cache import ScorerUnavailable
 
         for scorer in (self.nli, self.sim if self.preload_similarity else None):
@@ -58,9 +89,10 @@ class ScoringModels:
 
 @dataclass
 class ScoringContext:
-    """Everything a family's ``score`` may read: the store and run, the family's own settings, the
-    plan-level settings (statistics, seed, models, datasets), the run's generations (loaded on first
-    use), where output goes, and how per-item work runs.
+    """Everything a family's ``score`` may read.
+
+    The store and run, the family's own settings, the plan-level settings (statistics, seed, models,
+    datasets), the run's generations (loaded on first use), where output goes, and how per-item work runs.
 
     ``scoring_models``: models loaded ahead of time (the runner loads them while generation runs);
     None lets the family load what it needs. ``models`` and ``datasets``: the plan's model settings
@@ -84,9 +116,11 @@ class ScoringContext:
     _data: RunData | None = None
 
     def chunks(self) -> Iterable[RunData]:
-        """The run's generations in chunks of whole items (:func:`reasonscope.results.run_chunks`): the
-        loaded ``data`` when there is one, the whole run as one chunk when it is small (then kept as
-        ``data`` for the next family), else chunks read one at a time."""
+        """The run's generations in chunks of whole items (:func:`reasonscope.results.run_chunks`).
+
+        The loaded ``data`` when there is one, the whole run as one chunk when it is small (then kept as
+        ``data`` for the next family), else chunks read one at a time.
+        """
         from .results import load_if_small, run_chunks
 
         if self._data is None:
@@ -105,9 +139,12 @@ class ScoringContext:
 
 @dataclass
 class FamilyResult:
-    """What a family's ``score`` returns. Its scores and its artefact (``<family>.json``) are already
-    in the store, the single source of truth; ``tables`` is that artefact's content (the family's
-    section of ``summary.json``) and ``warnings`` its notes."""
+    """What a family's ``score`` returns.
+
+    Its scores and its artefact (``<family>.json``) are already in the store, the single source of truth;
+    ``tables`` is that artefact's content (the family's section of ``summary.json``) and ``warnings`` its
+    notes.
+    """
 
     tables: dict
     warnings: tuple[str, ...] = ()
@@ -122,23 +159,128 @@ class FamilyResult:
         return cls(tables, tuple(str(w) for w in notes))
 
 
+@dataclass
+class GenerationContext:
+    """What a family may read while it prepares a run.
+
+    Where relative paths start, the plan's seed, and the plan's own datasets, already loaded (name -> items).
+    """
+
+    base_dir: Path | None = None
+    seed: int = 0
+    datasets: dict[str, list[Item]] = field(default_factory=dict)
+
+
+@dataclass
+class FamilyInputs:
+    """What a family brings to a run before any model is called (:meth:`Family.prepare`).
+
+    ``items``: datasets the family read itself (name -> items), stored with the run's items.
+    ``needs_models``: whether the family needs a model of the plan that can run here.
+    ``requests_per_model``: how many requests :meth:`requests` plans for each model.
+    ``imported``: outputs to store instead of generating them: the file they were read from and the rows
+    of :meth:`reasonscope.store.Store.import_completions`.
+    ``make_requests``: ``(model, seed) -> requests`` of the family's own (None: it asks nothing).
+    """
+
+    items: dict[str, list[Item]] = field(default_factory=dict)
+    needs_models: bool = False
+    requests_per_model: int = 0
+    imported: tuple[Path, list[tuple]] | None = None
+    make_requests: Callable[[LanguageModel, int], list[PlannedRequest]] | None = None
+
+    def requests(self, model: LanguageModel, seed: int) -> list[PlannedRequest]:
+        """The family's own requests to ``model`` (sent with the first part of the plan's items)."""
+        return [] if self.make_requests is None else self.make_requests(model, seed)
+
+    def release(self) -> None:
+        """Drop the loaded items once they are stored and every request is planned."""
+        self.items = {}
+        self.make_requests = None
+
+
 @runtime_checkable
 class Family(Protocol):
-    """One family of methods, as the runner, the CLI, the report and the tests see it."""
+    """One family of methods, as the runner, the command line, the report and the tests see it."""
 
     name: str
     settings: type[BaseModel]
     metrics: tuple[MetricSpec, ...]
 
-    def score(self, ctx: ScoringContext) -> FamilyResult | None:
-        """Score the run with ``ctx.settings``; write scores and the artefact to ``ctx.store``.
-        None: nothing to score (e.g. no generations), nothing written."""
+    def answers(self, settings: Any) -> tuple[int, int] | None:
+        """``(K, P)``: the samples and paraphrases of each plan item's question the family needs answered.
+
+        Each paraphrase gets one completion. None when the family needs no answer to the plan's items.
+        """
         ...
 
-    def cli(self) -> typer.Typer | None:
-        """The family's command-line sub-app (named: a command group; unnamed: top-level commands), or None."""
+    def prepare(self, settings: Any, ctx: GenerationContext) -> FamilyInputs:
+        """Read what the family needs besides the plan's datasets and say what it asks the models.
+
+        Its own data sets and imported outputs are read here; every error here comes before any model is
+        called.
+        """
+        ...
+
+    def prepare_import(self, settings: Any, ctx: GenerationContext, source: str) -> tuple[Any, dict[str, list[Item]]]:
+        """For ``reasonscope score``: the settings and own data sets to score imported ``source`` outputs.
+
+        The imported outputs' items are ``ctx.datasets``; the data sets returned are those the family reads
+        itself to score them.
+        """
+        ...
+
+    def may_reuse_finished_run(self, settings: Any) -> bool:
+        """Whether a finished run of the same plan may be reported as it is (:mod:`reasonscope.up_to_date`).
+
+        False when the family generates or trains in a pass of its own, or imports outputs.
+        """
+        ...
+
+    def scoring_models(self, settings: Any, store: Store | None) -> ScoringModels | None:
+        """The scoring models the family wants loaded while generation runs (not loaded yet), or None."""
+        ...
+
+    def score(self, ctx: ScoringContext) -> FamilyResult | None:
+        """Score the run with ``ctx.settings``; write scores and the artefact to ``ctx.store``.
+
+        None: nothing to score (e.g. no generations), nothing written.
+        """
         ...
 
     def print_summary(self, tables: dict, out: Console, err: Console) -> None:
         """Print the family's section of ``summary.json``: tables to ``out``, notes to ``err``."""
         ...
+
+
+class FamilyBase:
+    """The defaults of :class:`Family`.
+
+    A family that needs no answer, reads nothing of its own, asks the models nothing, allows an up-to-date
+    finished run to be reported as it is, and preloads no model. A family overrides what it needs (and always
+    ``score`` and ``print_summary``).
+    """
+
+    name: str
+    settings: type[BaseModel]
+    metrics: tuple[MetricSpec, ...]
+
+    def answers(self, settings: Any) -> tuple[int, int] | None:
+        """``(K, P)`` samples and paraphrases the family needs answered; here None (no answer needed)."""
+        return None
+
+    def prepare(self, settings: Any, ctx: GenerationContext) -> FamilyInputs:
+        """What the family reads and asks besides the plan's datasets; here nothing (no inputs)."""
+        return FamilyInputs()
+
+    def prepare_import(self, settings: Any, ctx: GenerationContext, source: str) -> tuple[Any, dict[str, list[Item]]]:
+        """Settings and own data sets to score imported ``source`` outputs; here ``settings``, no data set."""
+        return settings, {}
+
+    def may_reuse_finished_run(self, settings: Any) -> bool:
+        """Whether an up-to-date finished run may be reported as it is; here always True."""
+        return True
+
+    def scoring_models(self, settings: Any, store: Store | None) -> ScoringModels | None:
+        """The scoring models the family preloads during generation; here None (none)."""
+        return None

@@ -9,29 +9,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .family_order import FAMILY_NAMES
+
 
 @dataclass(frozen=True)
 class MetricSpec:
     """One reported number.
 
-    Parameters
-    ----------
-    key
-        the name in tables and ``summary.json`` (``"CQ"``, ``"coverage_support"``, ``"success_rate"``).
-    label
-        the human label shown in reports and printers (``"Correctness (CQ)"``).
-    family
-        the family that computes it.
-    range
-        ``(low, high)`` of the possible values; ``None`` when unbounded (REV in nats, ratings in Elo).
-    higher_is_better
-        direction: ``True``, ``False`` (e.g. attack success: more fragile reasoning), ``None`` (neither).
-    unit
-        ``""`` (a share or score in [0, 1]), ``"nats"``, ``"Elo"``, ``"s"``...
-    aggregation
-        how per-item values become the number (``"mean over items"``).
-    description
-        one line on how it is computed, shown as the report's "how computed" note.
+    Attributes:
+        key: The name in tables and ``summary.json`` (``"CQ"``, ``"coverage_support"``, ``"success_rate"``).
+        label: The human label shown in reports and printers (``"Correctness (CQ)"``).
+        family: The family that computes it.
+        range: ``(low, high)`` of the possible values; ``None`` when unbounded (REV in nats, ratings in Elo).
+        higher_is_better: Direction: ``True``, ``False`` (e.g. attack success: more fragile reasoning),
+            ``None`` (neither).
+        unit: ``""`` (a share or score in [0, 1]), ``"nats"``, ``"Elo"``, ``"s"``...
+        aggregation: How per-item values become the number (``"mean over items"``).
+        description: One line on how it is computed, shown as the report's "how computed" note.
     """
 
     key: str
@@ -80,6 +74,10 @@ BEHAVIOR = _specs(
     ("difference", "Difference A - B", "mean over shared items of metric(A) - metric(B); paired bootstrap CI and a "
      "sign-flip permutation test", {"range": (-1.0, 1.0), "higher_is_better": None}),
 )
+BEHAVIOR_METRICS: tuple[str, ...] = ("CQ", "CS", "RS", "LS", "ES", "SS")
+"""The six behaviour metrics the strategies weigh and the printers, plots and tables show, in that order
+(keys of :data:`BEHAVIOR`; read through here by :mod:`reasonscope.settings`, the behavior family and
+the report)."""
 
 EVIDENCE = _specs(
     "evidence",
@@ -150,8 +148,41 @@ ATTACK = _specs(
      {"range": None, "higher_is_better": False, "unit": "s"}),
 )
 
+# The rationale attributes a judge scores and the automatic (ROSCOE-style) metrics, by the key their scores
+# carry (``auto.<metric>`` for an automatic one). Every one is normalised so that higher is better; the
+# label says what a high value means where the name alone is ambiguous (hallucination, repetition).
+ATTRIBUTE_LABELS: dict[str, str] = {
+    "faithfulness": "Faithfulness", "hallucination": "No hallucination (1 = none)",
+    "repetition": "No repetition (1 = none)", "informativeness": "Informativeness", "plausibility": "Plausibility",
+    "self_consistency": "Self-consistency", "source_consistency": "Source consistency", "grammar": "Grammar",
+    "arithmetic_accuracy": "Arithmetic accuracy", "conciseness": "Conciseness", "completeness": "Completeness",
+    "correctness": "Correctness",
+    "auto.faithfulness": "Faithfulness (automatic: step-source embedding similarity)",
+    "auto.informativeness": "Informativeness (automatic: embedding similarity to the source)",
+    "auto.repetition_step": "No step repetition (automatic: 1 = no near-duplicate steps)",
+    "auto.repetition_word": "No word repetition (automatic: 1 = no repeated words)",
+    "auto.self_consistency": "Self-consistency (automatic: 1 - step contradiction, NLI)",
+    "auto.source_consistency": "Source consistency (automatic: 1 - contradiction with the source, NLI)",
+    "auto.perplexity_chain": "Fluency (automatic: from the chain's perplexity, higher = lower perplexity)",
+}
+
+
+def attribute_label(key: str) -> str:
+    """The label of an attribute or automatic metric (:data:`ATTRIBUTE_LABELS`).
+
+    Any other key is humanised (``new_attr`` -> ``New attr``, ``auto.x`` -> ``X (automatic)``). Higher is
+    better for all.
+    """
+    key = key.removeprefix("judge.")
+    if key in ATTRIBUTE_LABELS:
+        return ATTRIBUTE_LABELS[key]
+    auto = key.startswith("auto.")
+    text = key.removeprefix("auto.").replace("_", " ").strip()
+    return text[:1].upper() + text[1:] + (" (automatic)" if auto else "")
+
+
 CATALOGUE: tuple[MetricSpec, ...] = BEHAVIOR + EVIDENCE + INFORMATION + ATTRIBUTES + ATTACK
-FAMILIES = ("behavior", "evidence", "information", "attributes", "attack")
+FAMILIES = FAMILY_NAMES  # the canonical order, declared in reasonscope.family_order
 _BY_KEY = {(s.family, s.key): s for s in CATALOGUE}
 
 
@@ -169,4 +200,4 @@ def find_spec(family: str, key: str) -> MetricSpec | None:
     return _BY_KEY.get((family, key))
 
 
-__all__ = ["CATALOGUE", "FAMILIES", "MetricSpec", "find_spec", "metric_spec"]
+__all__ = ["ATTRIBUTE_LABELS", "BEHAVIOR_METRICS", "CATALOGUE", "FAMILIES", "MetricSpec", "attribute_label", "find_spec", "metric_spec"]

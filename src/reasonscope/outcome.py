@@ -54,8 +54,10 @@ class ModelTally:
 
 @dataclass(frozen=True)
 class FailedLimit:
-    """The most failed generations a model may have before the run exits 1: a share of its ended
-    requests (``5%``) or a count (``3``)."""
+    """The most failed generations a model may have before the run exits 1.
+
+    A share of its ended requests (``5%``) or a count (``3``).
+    """
 
     share: float | None = None
     count: int | None = None
@@ -74,6 +76,10 @@ class FailedLimit:
         raise ValueError(f"--max-failed {text!r}: expected a percentage such as 5% or a count such as 3")
 
     def exceeded(self, t: ModelTally) -> bool:
+        """Whether the model's failed generations are above the limit.
+
+        Above: strictly more than ``count``, or a failed share strictly above ``share`` (no share, no excess).
+        """
         if self.count is not None:
             return t.failed > self.count
         share = t.failed_share
@@ -93,13 +99,16 @@ class Outcome:
     max_failed: str | None = None
 
     def as_dict(self) -> dict:
+        """The outcome as JSON-ready data: exit code, message, failure limit and each model's tally."""
         return {"code": self.code, "message": self.message, "max_failed": self.max_failed,
                 "models": {m: asdict(t) for m, t in self.tallies.items()}}
 
 
 def tally(store: Store, run_id: str, pending_errors: dict[str, str] | None = None) -> dict[str, ModelTally]:
-    """Per model: requests linked to the run, answered, failed, pending (no stored completion); counted
-    in the store (:meth:`Store.run_generation_counts`), no generation is read."""
+    """Per model: requests linked to the run, answered, failed, pending (no stored completion).
+
+    Counted in the store (:meth:`Store.run_generation_counts`), no generation is read.
+    """
     out: dict[str, ModelTally] = {}
     for model, c in store.run_generation_counts(run_id).items():
         out[model] = ModelTally(requested=c["requested"], answered=c["done"] - c["failed"], failed=c["failed"],
@@ -115,8 +124,10 @@ def _example(text: str | None) -> str:
 
 def decide(tallies: dict[str, ModelTally], max_failed: FailedLimit | None = None,
            skipped: dict[str, str] | None = None) -> Outcome:
-    """The exit code and reason for these tallies and the models skipped (no key, no SDK): see the
-    module docstring. A skipped model measured nothing, so it counts as code 1."""
+    """The exit code and reason for these tallies and the models skipped (no key, no SDK).
+
+    See the module docstring. A skipped model measured nothing, so it counts as code 1.
+    """
     measured_too_little = [f"skipped {why}" if why.startswith(f"{model}:") else f"skipped {model}: {why}"
                            for model, why in (skipped or {}).items()]
     pending = []

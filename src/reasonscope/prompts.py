@@ -1,5 +1,7 @@
-"""Prompt templates for generation. ``TEMPLATE_VERSION`` is part of every cache key: change it when
-the wording changes, so that old completions are not reused for a different prompt.
+"""Prompt templates for generation.
+
+``TEMPLATE_VERSION`` is part of every cache key: change it when the wording changes, so that old completions
+are not reused for a different prompt.
 
 The model is asked to reason step by step, one step per line, and to end with a line
 ``Answer: <answer>`` in a format fixed by the item's answer type; :mod:`reasonscope.text.answers`
@@ -22,12 +24,14 @@ _FORMATS = {
 
 
 def answer_format(item: Item) -> str:
+    """How the model is told to write its answer for the item's answer type (a label: one of its choices)."""
     if item.answer_type == "label":
         return "one of: " + ", ".join(item.choices or [])
     return _FORMATS[item.answer_type]
 
 
 def question_block(item: Item, question: str) -> str:
+    """The question with its options: lettered ``A.``, ``B.``... for a choice item, listed for a label."""
     if item.answer_type == "choice" and item.choices:
         opts = "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(item.choices))
         return f"{question}\n\nOptions:\n{opts}"
@@ -37,6 +41,11 @@ def question_block(item: Item, question: str) -> str:
 
 
 def build_messages(item: Item, question: str, system_prompt: str | None = None) -> list[dict[str, str]]:
+    """The chat messages that ask ``question`` of a model: optional system prompt, then the user turn.
+
+    The user turn asks for one reasoning step per line and a last line ``Answer: ...`` in the item's
+    answer format (:func:`answer_format`).
+    """
     user = (f"{question_block(item, question)}\n\n"
             "Think step by step and write each step on its own line. "
             f"On the last line write \"Answer: \" followed by {answer_format(item)}.")

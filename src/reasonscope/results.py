@@ -26,6 +26,12 @@ from .types import Generation, Item
 
 @dataclass
 class RunData:
+    """A run (or a chunk of one) as scoring and reports read it: run record, items, interpreted generations.
+
+    ``missing`` counts linked requests with no stored completion (pending, or the run was interrupted);
+    ``missing_by_model`` splits it by model.
+    """
+
     run: dict[str, Any]
     items: dict[str, Item]  # "dataset/item id" -> item (only items this run generated for)
     generations: list[Generation]
@@ -35,6 +41,7 @@ class RunData:
 
     @property
     def models(self) -> list[str]:
+        """The models of the generations, in order of first appearance."""
         seen: dict[str, None] = {}
         for g in self.generations:
             seen.setdefault(g.model, None)
@@ -42,10 +49,16 @@ class RunData:
 
 
 def item_key(item: Item) -> str:
+    """The key of an item in :attr:`RunData.items`: ``"<dataset>/<item id>"``."""
     return f"{item.group}/{item.id}"
 
 
 def interpret(row: dict[str, Any], item: Item) -> Generation:
+    """A stored completion row read for its item: the answer extracted, trace and steps split.
+
+    A row with an error has no answer and the reason ``generation failed: <error>``; a completion that
+    stopped at its token limit is marked truncated.
+    """
     text = row.get("text") or ""
     truncated = row.get("finish_reason") in ("length", "max_tokens")
     error = row.get("error")
@@ -66,6 +79,11 @@ def interpret(row: dict[str, Any], item: Item) -> Generation:
 
 
 def is_correct(gen: Generation, item: Item, rel_tol: float = 1e-6) -> bool:
+    """Whether the generation's answer matches the item's gold answer.
+
+    Numbers match within the relative tolerance ``rel_tol``; a label item with several gold ``labels`` in its
+    metadata matches any of them. A failed generation or one without an answer is never correct.
+    """
     if gen.error or gen.answer is None:
         return False
     gold = parse_target(item.target, item.answer_type, item.choices)
@@ -76,8 +94,11 @@ def is_correct(gen: Generation, item: Item, rel_tol: float = 1e-6) -> bool:
 
 def _run_data(run: dict[str, Any], rows: Iterable[dict[str, Any]],
               item_of: Callable[[dict[str, Any]], Item | None]) -> RunData:
-    """The rows of linked requests as :class:`RunData`: rows whose item is not stored are left out,
-    rows without a stored completion are counted as missing, the others interpreted."""
+    """The rows of linked requests as :class:`RunData`.
+
+    Rows whose item is not stored are left out, rows without a stored completion are counted as missing, the
+    others interpreted.
+    """
     items: dict[str, Item] = {}
     gens: list[Generation] = []
     missing: dict[str, int] = {}
@@ -110,10 +131,12 @@ memory whole by the behaviour family or the report)."""
 
 def iter_run_chunks(store: Store, run_id: str | None = None,
                     items_per_chunk: int | None = None) -> Iterator[RunData]:
-    """The run as :class:`RunData` chunks of at most ``items_per_chunk`` (default :data:`CHUNK_ITEMS`)
-    whole items, in (dataset, item id) order; within a chunk, generations are ordered by item, model,
-    variant, sample. Each chunk's ``missing`` counts its own items only. Each chunk is one query
-    (:meth:`Store.run_generations_between`), so the store may be written between chunks."""
+    """The run as :class:`RunData` chunks of at most ``items_per_chunk`` whole items, in (dataset, id) order.
+
+    ``items_per_chunk`` defaults to :data:`CHUNK_ITEMS`. Within a chunk, generations are ordered by item,
+    model, variant, sample. Each chunk's ``missing`` counts its own items only. Each chunk is one query
+    (:meth:`Store.run_generations_between`), so the store may be written between chunks.
+    """
     size = items_per_chunk or CHUNK_ITEMS
     run = store.run(run_id)
     keys = store.run_item_keys(run["run_id"])
@@ -132,8 +155,10 @@ def load_if_small(store: Store, run_id: str | None = None) -> RunData | None:
 
 
 def run_chunks(store: Store, run_id: str | None = None, data: RunData | None = None) -> Iterable[RunData]:
-    """``[data]`` when the run is already in memory, else :func:`iter_run_chunks` (read lazily, one chunk
-    at a time)."""
+    """``[data]`` when the run is already in memory, else :func:`iter_run_chunks`.
+
+    The chunks are then read lazily, one at a time.
+    """
     if data is not None:
         return [data]
     return iter_run_chunks(store, run_id)

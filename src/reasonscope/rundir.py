@@ -21,29 +21,32 @@ works. A second writer stops at once with :class:`RunDirLocked`, whose message n
 
 The operating system releases an ``flock`` when its process ends, however it ends (``kill -9``
 included), so a crashed run never leaves a stale lock on a local file system: the next writer takes
-the lock at once and overwrites the holder record. ``report`` and ``cache ls`` only read the store
-(SQLite's WAL gives them a consistent snapshot while a writer works) and replace output files
-atomically, so they take no lock.
+the lock at once and overwrites the holder record.
+
+``report`` holds the lock too: it rewrites the outputs, and a report written while a run works would
+put the previous finished run's outputs over the ones the run writes (or, after a run on a changed plan
+is killed, beside that plan's ``config.yaml``). It stops at once with exit 75 naming the run, or waits
+with ``--wait-lock``; the outputs it writes, ``config.yaml`` included, are those of one stored run
+(:mod:`reasonscope.report.build`). ``cache ls`` only reads the store (SQLite's WAL gives it a consistent
+snapshot while a writer works) and takes no lock.
 
 Processes
 ---------
-:func:`this_process` identifies the current process (pid, host, start time, command) for the lock
-record and for the store's ``runs`` table; :func:`process_gone` tells whether a recorded process has
-ended (on this host: its pid is not running, or runs a younger process; on another host it cannot
+:func:`reasonscope.processes.this_process` identifies the current process (pid, host, start time,
+command) for the lock record and for the store's ``runs`` table; :func:`reasonscope.processes.process_gone`
+tells whether a recorded process has ended (on this host: its pid is not running, or runs a younger process; on another host it cannot
 tell and answers False).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import sys
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from .processes import ProcessInfo, process_gone, this_process
 
 RUN_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 LOCK_FILENAME = ".reasonscope.lock"
@@ -51,8 +54,10 @@ OWNER_FILENAME = ".reasonscope.lock.json"
 
 
 def check_run_name(name: str) -> str:
-    """Return ``name`` if it is a safe run name (one path component, see module docstring), else
-    raise ValueError saying why."""
+    """Return ``name`` if it is a safe run name, else raise ValueError saying why.
+
+    A safe run name is one path component (see the module docstring).
+    """
     if not isinstance(name, str) or not RUN_NAME_PATTERN.match(name):
         raise ValueError(f"run name {name!r} must be 1-128 characters from letters, digits, '_', '.' and '-' "
                          "(one folder name: no '/', '\\', spaces or absolute paths)")
@@ -63,8 +68,10 @@ def check_run_name(name: str) -> str:
 
 
 def check_output_dir(path: str | Path, what: str = "output_dir") -> None:
-    """Raise ValueError when ``path`` or one of its parents exists and is not a directory (no folder
-    can be created there)."""
+    """Raise ValueError when ``path`` or one of its parents exists and is not a directory.
+
+    No folder can be created there.
+    """
     p = Path(path)
     for q in (p, *p.parents):
         if q.exists() and not q.is_dir():
@@ -80,8 +87,10 @@ def check_run_dir(output_dir: str | Path, name: str) -> None:
 
 
 def make_run_dir(path: str | Path) -> Path:
-    """Create a run directory (and its parents); an obstacle gives the same ValueError as the plan
-    check, never an OSError traceback."""
+    """Create a run directory (and its parents).
+
+    An obstacle gives the same ValueError as the plan check, never an OSError traceback.
+    """
     path = Path(path)
     check_output_dir(path, "the run directory")
     try:
@@ -92,59 +101,6 @@ def make_run_dir(path: str | Path) -> Path:
 
 
 # ------------------------------------------------------------------------------------------ processes
-
-
-@dataclass(frozen=True)
-class ProcessInfo:
-    pid: int
-    host: str
-    started: float  # process start time (epoch seconds)
-    command: str
-
-    def describe(self) -> str:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started))
-        return f"pid {self.pid} on {self.host}, started {when}: {self.command}"
-
-
-def _start_time(pid: int) -> float | None:
-    try:
-        import psutil
-
-        return psutil.Process(pid).create_time()
-    except Exception:  # no such process, access denied, psutil missing
-        return None
-
-
-def this_process() -> ProcessInfo:
-    return ProcessInfo(pid=os.getpid(), host=socket.gethostname(), started=_start_time(os.getpid()) or time.time(),
-                       command=" ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:500] if sys.argv else "python")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists on this host."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by another user
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def process_gone(pid: int | None, host: str | None, started: float | None) -> bool:
-    """True when the recorded process has certainly ended: it ran on this host and its pid is free,
-    or the pid now belongs to a process started later (pid reuse). False when it may still run
-    (unknown pid, another host)."""
-    if pid is None or host != socket.gethostname():
-        return False
-    if not pid_alive(pid):
-        return True
-    now_started = _start_time(pid)
-    return started is not None and now_started is not None and now_started > started + 1.0
 
 
 # ------------------------------------------------------------------------------------------ the lock
@@ -168,6 +124,7 @@ class RunDirLock:
 
     @property
     def owner_path(self) -> Path:
+        """The file beside the lock naming the process that holds it."""
         return self.run_dir / OWNER_FILENAME
 
     def holder(self) -> ProcessInfo | None:
@@ -178,6 +135,14 @@ class RunDirLock:
             return None
 
     def acquire(self) -> RunDirLock:
+        """Take the run directory's lock (creating the directory) and record this process as its holder.
+
+        Waits up to ``wait`` seconds (``inf``: for ever).
+
+        Raises:
+            RunDirLocked: When another process still holds the lock after ``wait`` seconds (the message
+                names it).
+        """
         from filelock import FileLock, Timeout
 
         from .atomic_files import write_text
@@ -197,6 +162,7 @@ class RunDirLock:
         return self
 
     def release(self) -> None:
+        """Remove the holder record and release the lock; nothing when it is not held."""
         if self._lock is None:
             return
         try:

@@ -3,9 +3,11 @@
 Generation
 ----------
 For every model and item: ``K`` samples of the original question (sample 0..K-1) and one
-completion of each of the first ``P`` paraphrases (K, P from the behavior settings; 1 and 0 when
-only the attributes family needs answers to judge; none for the attack and information families,
-which generate or train on their own). Each request gets its cache key (:func:`reasonscope.store.cache_key`); keys that
+completion of each of the first ``P`` paraphrases, the largest K and P any enabled family asks for
+(:meth:`reasonscope.family.Family.answers`; none when no family needs answers), plus the requests
+each family plans itself (:meth:`reasonscope.family.Family.prepare`, sent with the first part of the
+items). The runner names no family: it reaches them through the registry (:mod:`reasonscope.registry`).
+Each request gets its cache key (:func:`reasonscope.store.cache_key`); keys that
 the store already holds are not sent again (failed ones neither, unless ``retry_failed``).
 Requests go out ``concurrency`` at a time (batches of ``batch_size`` for local models), within the
 model's ``rpm`` / ``tpm`` limits; each completion is committed as soon as it arrives, so Ctrl-C or
@@ -43,10 +45,12 @@ from rich.markup import escape
 
 from .atomic_files import write_text
 from .config import Plan
+from .family import FamilyInputs, GenerationContext
 from .models.base import LanguageModel, ProviderUnavailable
 from .models.registry import usable_models
 from .outcome import FailedLimit, Outcome, decide, tally
 from .prompts import TEMPLATE_VERSION, build_messages
+from .registry import enabled_families
 from .rundir import RunDirLock
 from .store import STORE_FILENAME, Store
 from .types import Item
@@ -61,6 +65,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunSummary:
+    """What one ``reasonscope run`` did: run id and directory, requests sent, cached, failed and pending.
+
+    Also the models skipped (with why), the bad rows of each dataset and the wall time; read by the CLI to
+    print the run's summary and decide its exit code.
+    """
+
     run_id: str
     run_dir: Path
     calls_made: int = 0
@@ -77,26 +87,11 @@ class RunSummary:
     phase_seconds: dict[str, float] = field(default_factory=dict)
 
 
-def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: list[str], seed: int
-                      ) -> list[PlannedRequest]:
-    """One label-and-rationale request per test item (variant ``evidence``), its answer constrained to
-    ``{"label": one of labels, "rationale": text}``."""
-    from .calls import planned_request
-    from .evidence.family import PROMPT_VERSION
-    from .evidence.family import build_messages as evidence_messages
-    from .judge.schemas import label_rationale_schema
-
-    schema = {"json_schema": label_rationale_schema(labels)}
-
-    return [planned_request(model, ds, item, "evidence", 0, evidence_messages(item, labels), seed, PROMPT_VERSION,
-                            {"task": "evidence", "target": item.target, "answer_type": "label", "choices": labels,
-                             "text": item.input}, structured=schema)
-            for item in test]
-
-
 def item_parts(datasets: dict[str, list[Item]], size: int) -> Iterator[dict[str, list[Item]]]:
-    """The datasets' items in parts of at most ``size`` items, in order (a part may span datasets); one
-    empty part when there is no item."""
+    """The datasets' items in parts of at most ``size`` items, in order (a part may span datasets).
+
+    One empty part when there is no item.
+    """
     part: dict[str, list[Item]] = {}
     n = 0
     yielded = False
@@ -112,24 +107,36 @@ def item_parts(datasets: dict[str, list[Item]], size: int) -> Iterator[dict[str,
         yield part
 
 
+def answer_needs(plan: Plan) -> tuple[int, int] | None:
+    """``(K, P)`` the plan's items are answered with.
+
+    The largest samples and paraphrases any enabled family asks for
+    (:meth:`reasonscope.family.Family.answers`); None when no family needs answers.
+    """
+    needs = [n for family, settings in enabled_families(plan.families) if (n := family.answers(settings)) is not None]
+    if not needs:
+        return None
+    return max(k for k, _ in needs), max(p for _, p in needs)
+
+
 def request_count(datasets: dict[str, list[Item]], plan: Plan) -> int:
     """How many requests :func:`plan_requests` plans for one model, without building them."""
-    behavior = plan.families.behavior
-    if behavior is None and plan.families.attributes is None:
+    needs = answer_needs(plan)
+    if needs is None:
         return 0
-    k, p = (behavior.samples, behavior.paraphrases) if behavior is not None else (1, 0)
+    k, p = needs
     return sum(k + len(item.variants(p)) - 1 for items in datasets.values() for item in items)
 
 
 def plan_requests(model: LanguageModel, datasets: dict[str, list[Item]], plan: Plan) -> list[PlannedRequest]:
-    """K samples of each original question and one completion per paraphrase (behavior family)."""
+    """K samples of each original question and one completion per paraphrase (:func:`answer_needs`)."""
     from .calls import planned_request
 
     cfg = model.config
-    behavior = plan.families.behavior
-    if behavior is None and plan.families.attributes is None:
+    needs = answer_needs(plan)
+    if needs is None:
         return []
-    k, p = (behavior.samples, behavior.paraphrases) if behavior is not None else (1, 0)
+    k, p = needs
     out: list[PlannedRequest] = []
     for ds, items in datasets.items():
         for item in items:
@@ -148,28 +155,44 @@ class _Prepared:
 
     datasets: dict[str, list[Item]]
     bad: dict[str, list[BadRow]]
-    ev_sets: dict[str, list[Item]]
-    ev_labels: list[str]
-    ev_imported: tuple[Path, list[tuple]] | None
-    info_sets: dict[str, list[Item]]
+    inputs: list[FamilyInputs]  # what each enabled family brings (canonical order)
     models: list[LanguageModel]
     skipped: dict[str, str]
     sources: dict[str, str] | None = None  # each dataset's source digest, the same before and after reading; else None
 
     def item_sets(self) -> dict[str, list[Item]]:
-        """Every loaded dataset by name: the plan's, the evidence family's and the information family's
-        (a name they share names the same dataset: :class:`reasonscope.config.Plan`)."""
-        return {**self.datasets, **self.ev_sets, **self.info_sets}
+        """Every loaded dataset by name.
+
+        The plan's and those the families read themselves (a name they share names the same dataset:
+        :class:`reasonscope.config.Plan`).
+        """
+        out = dict(self.datasets)
+        for inputs in self.inputs:
+            out.update(inputs.items)
+        return out
+
+    @property
+    def imported(self) -> bool:
+        """Whether a family imports outputs instead of generating them."""
+        return any(inputs.imported is not None for inputs in self.inputs)
+
+    def family_requests(self) -> int:
+        """How many requests of their own the families plan for each model."""
+        return sum(inputs.requests_per_model for inputs in self.inputs)
 
     def put_items(self, store: Store) -> None:
         for name, items in self.item_sets().items():
             store.put_items(name, items)
 
     def release_items(self) -> None:
-        """Drop the loaded items once they are in the store and every request is planned: scoring and
-        the report read them back from the store (a large run chunk by chunk), so the run's peak
-        memory, reached while scoring with the models loaded, does not hold every item."""
-        self.datasets, self.ev_sets, self.info_sets = {}, {}, {}
+        """Drop the loaded items once they are in the store and every request is planned.
+
+        Scoring and the report read them back from the store (a large run chunk by chunk), so the run's peak
+        memory, reached while scoring with the models loaded, does not hold every item.
+        """
+        self.datasets = {}
+        for inputs in self.inputs:
+            inputs.release()
 
 
 def write_config(run_dir: Path, plan: Any) -> Path:
@@ -179,9 +202,11 @@ def write_config(run_dir: Path, plan: Any) -> Path:
 
 def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dict[str, Any],
                             data: RunData | None = None) -> dict[str, Path]:
-    """Write every output of a run that ended well, showing status ``finished``, then record that
-    status in the store. A crash before the last write leaves the run ``running`` (then
-    ``interrupted``), never ``finished`` without its outputs."""
+    """Write every output of a run that ended well, showing status ``finished``, then record that status.
+
+    A crash before the last write leaves the run ``running`` (then ``interrupted``), never ``finished``
+    without its outputs.
+    """
     from .report.build import write_report  # the report's modules (numpy, jinja2, ...) load only to write
 
     finished = time.time()
@@ -194,8 +219,11 @@ def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dic
 
 
 class Runner:
-    """Runs a plan. ``wait_lock``: seconds to wait when another process holds the run directory
-    (0: stop at once with :class:`reasonscope.rundir.RunDirLocked`; ``float('inf')``: wait until it ends)."""
+    """Runs a plan.
+
+    ``wait_lock``: seconds to wait when another process holds the run directory (0: stop at once with
+    :class:`reasonscope.rundir.RunDirLocked`; ``float('inf')``: wait until it ends).
+    """
 
     def __init__(self, plan: Plan, *, console: Console | None = None, retry_failed: bool = False,
                  base_dir: Path | None = None, executor: str = "local", show_progress: bool = True,
@@ -211,6 +239,12 @@ class Runner:
         self.wait_lock = wait_lock
 
     def load_datasets(self) -> tuple[dict[str, list[Item]], dict[str, list[BadRow]]]:
+        """Load the plan's datasets.
+
+        Returns:
+            ``(items by dataset name, bad rows by dataset name)``; a dataset without bad rows is not in the
+            second.
+        """
         from .data.loaders import load_dataset  # not needed by a run found up to date before reading
 
         datasets, bad = {}, {}
@@ -224,37 +258,22 @@ class Runner:
                                    f"{'...' if len(res.bad_rows) > 10 else ''})")
         return datasets, bad
 
-    def load_evidence(self) -> tuple[dict[str, list[Item]], list[str], tuple[Path, list[tuple]] | None]:
-        """Train and test items of the evidence family, its label set, and imported predictions
-        (the resolved file and its rows), if any."""
-        ev = self.plan.families.evidence
-        if ev is None:
-            return {}, [], None
-        from .data.files import resolve_path
-        from .data.loaders import load_dataset
-        from .evidence.family import check_text_fields, class_labels, read_prediction_file
+    def prepare_families(self, datasets: dict[str, list[Item]]) -> list[FamilyInputs]:
+        """What each enabled family brings (:meth:`reasonscope.family.Family.prepare`), in canonical order.
 
-        seed = self.plan.experiment.seed
-        train = load_dataset(ev.train, base_dir=self.base_dir, seed=seed).items
-        test = load_dataset(ev.test, base_dir=self.base_dir, seed=seed).items
-        check_text_fields(train + test, ev.text_fields)
-        imported = None
-        if ev.predictions:
-            path = resolve_path(ev.predictions, self.base_dir)
-            imported = (path, read_prediction_file(str(path)))
-        return {ev.train.name: train, ev.test.name: test}, class_labels(train), imported
-
-    def load_information(self) -> dict[str, list[Item]]:
-        info = self.plan.families.information
-        if info is None:
-            return {}
-        from .data.loaders import load_dataset
-
-        seed = self.plan.experiment.seed
-        return {cfg.name: load_dataset(cfg, base_dir=self.base_dir, seed=seed).items
-                for cfg in (info.train, info.test) if cfg is not None}
+        The data sets it reads itself, the outputs it imports, the requests it plans.
+        """
+        ctx = GenerationContext(base_dir=self.base_dir, seed=self.plan.experiment.seed, datasets=datasets)
+        return [family.prepare(settings, ctx) for family, settings in enabled_families(self.plan.families, canonical=True)]
 
     def run(self) -> RunSummary:
+        """Run the plan: report an up-to-date finished run as it is, else generate, score and report.
+
+        Holds the run directory's lock while it runs.
+
+        Returns:
+            The run's summary.
+        """
         start = time.perf_counter()
         reused, sources = self._reuse_unread()
         if reused is not None:
@@ -272,29 +291,29 @@ class Runner:
 
     def _prepare(self, sources: dict[str, str] | None = None) -> _Prepared:
         """Read the data and make the models; every error here comes before any model is called.
+
         ``sources``: the datasets' source digests taken before (by :meth:`_reuse_unread`), else taken here.
-        They are taken again once the datasets are read and recorded only when both agree: a file that
-        changed while it was read was read as neither."""
+        They are taken again once the datasets are read and recorded only when both agree: a file that changed
+        while it was read was read as neither.
+        """
         plan = self.plan
         configs = [cfg for _, cfg in plan.dataset_places()]
         before = sources or source_digests(configs, self.base_dir)
         datasets, bad = self.load_datasets()
-        ev_sets, ev_labels, ev_imported = self.load_evidence()
-        info_sets = self.load_information()
+        inputs = self.prepare_families(datasets)
         sources = before if before == source_digests(configs, self.base_dir) else None
         models, skipped = usable_models(plan.models)
         for why in skipped.values():
             self.console.print("[yellow]skipped: " + escape(why))
-        needs_models = plan.families.behavior is not None or (plan.families.evidence is not None and not ev_imported) \
-            or (plan.families.attributes is not None and bool(datasets))
+        needs_models = any(i.needs_models for i in inputs)
         if plan.models and needs_models and not models:
             raise ValueError("no model of the plan can run here:\n  " + "\n  ".join(skipped.values()))
-        return _Prepared(datasets, bad, ev_sets, ev_labels, ev_imported, info_sets, models, skipped, sources)
+        return _Prepared(datasets, bad, inputs, models, skipped, sources)
 
     def _run_locked(self, p: _Prepared) -> RunSummary:
         plan = self.plan
         run_dir = plan.run_dir
-        ev_labels, ev_imported, models, skipped = p.ev_labels, p.ev_imported, p.models, p.skipped
+        models, skipped = p.models, p.skipped
         bad, bad_notes = p.bad, {k: [str(b) for b in v] for k, v in p.bad.items()}
         store = Store(run_dir)
         reused = self._reuse_finished(store, p)
@@ -306,8 +325,7 @@ class Runner:
         from .results import load_if_small
         from .scoring import prepare_scorers
 
-        write_config(run_dir, plan)
-        p.put_items(store)
+        p.put_items(store)  # config.yaml is written with the outputs (reasonscope.report.build), not here
         items = items_digest(p.item_sets())
         requests = self._request_total(p)  # recorded for _reuse_unread; the items are released before the end
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
@@ -316,20 +334,23 @@ class Runner:
         summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
         scoring_models = prepare_scorers(plan.families, store)  # behind the score cache, nothing loaded yet
-        self._warm = lambda: pool.submit(scoring_models.warm)  # loads while the providers answer
+
+        def warm() -> None:  # loads the scoring models while the providers answer
+            scoring_models.import_libraries()  # in this thread first: two threads never import torch at once
+            pool.submit(scoring_models.warm)
+
+        self._warm = warm
         try:
-            if ev_imported:
-                self._import_evidence(store, run_id, *ev_imported)
-            evidence_test = None
-            if plan.families.evidence is not None and not ev_imported:
-                name = plan.families.evidence.test.name
-                evidence_test = (name, p.ev_sets[name], ev_labels)
+            for inputs in p.inputs:
+                if inputs.imported is not None:
+                    path, rows = inputs.imported
+                    store.import_completions(run_id, str(path), rows)
             phases = summary.phase_seconds
             start = time.perf_counter()
-            self._generate(models, p.datasets, store, run_id, summary, evidence_test)
+            self._generate(models, p.datasets, store, run_id, summary, p.inputs)
             phases["generation"] = time.perf_counter() - start
-            evidence_test = None
             p.release_items()
+            pool.shutdown(wait=True)  # the models are loaded before scoring imports anything beside them
             data = load_if_small(store, run_id)  # a larger run is read chunk by chunk (reasonscope.results)
             self._score(store, run_id, data, scoring_models, phases)
             summary.outcome = decide(tally(store, run_id, summary.pending_errors), self.max_failed,
@@ -352,25 +373,28 @@ class Runner:
         return summary
 
     def _reuse_finished(self, store: Store, p: _Prepared) -> RunSummary | None:
-        """The finished run that already answers this plan, as this invocation's summary (no model call,
-        no scoring, outputs left as they are); None when anything may have changed (:mod:`.up_to_date`)."""
-        if not self._may_reuse() or p.ev_imported or p.skipped:
+        """The finished run that already answers this plan, as this invocation's summary; else None.
+
+        No model call, no scoring, outputs left as they are. None when anything may have changed
+        (:mod:`.up_to_date`).
+        """
+        if not self._may_reuse() or not self._families_allow_reuse() or p.skipped:
             return None
         requests = self._request_total(p)
         run = finished_run_for(store, self.plan, p.item_sets(), requests)
         return None if run is None else self._up_to_date(run, requests)
 
     def _reuse_unread(self) -> tuple[RunSummary | None, dict[str, str] | None]:
-        """:meth:`_reuse_finished` before any dataset is read: the finished run's notes hold the same source
-        digest of every dataset (:func:`reasonscope.up_to_date.source_digests`: a local file's bytes, or
-        generated), so loading and checking the items again would give the same items. None when that
-        cannot be told (a Hub dataset, a run recorded without the digests) or anything may have changed: the
-        run then goes on as before. Also gives the source digests it took (None: not taken), for
-        :meth:`_prepare`."""
+        """:meth:`_reuse_finished` before any dataset is read.
+
+        The finished run's notes hold the same source digest of every dataset
+        (:func:`reasonscope.up_to_date.source_digests`: a local file's bytes, or generated), so loading and
+        checking the items again would give the same items. None when that cannot be told (a Hub dataset, a
+        run recorded without the digests) or anything may have changed: the run then goes on as before. Also
+        gives the source digests it took (None: not taken), for :meth:`_prepare`.
+        """
         plan = self.plan
-        families = plan.families
-        if not self._may_reuse() or families.attack is not None or families.information is not None \
-                or (families.evidence is not None and families.evidence.predictions):
+        if not self._may_reuse() or not self._families_allow_reuse():
             return None, None
         sources = source_digests([cfg for _, cfg in plan.dataset_places()], self.base_dir)
         if sources is None or not (Path(plan.run_dir) / STORE_FILENAME).is_file():
@@ -396,37 +420,40 @@ class Runner:
                 m.close()
 
     def _may_reuse(self) -> bool:
-        """Whether this invocation may report a finished run as it is: not ``--rescore`` (``reuse_finished``
-        False), ``--retry-failed`` or ``--max-failed``, which ask for work or a judgement the run did not make."""
+        """Whether this invocation may report a finished run as it is.
+
+        Not ``--rescore`` (``reuse_finished`` False), ``--retry-failed`` or ``--max-failed``, which ask for
+        work or a judgement the run did not make.
+        """
         return self.reuse_finished and not self.retry_failed and self.max_failed is None
 
+    def _families_allow_reuse(self) -> bool:
+        """Whether every enabled family allows a finished run to be reported as it is.
+
+        See :meth:`reasonscope.family.Family.may_reuse_finished_run`.
+        """
+        return all(family.may_reuse_finished_run(settings) for family, settings in enabled_families(self.plan.families))
+
     def _request_total(self, p: _Prepared) -> int:
-        """How many requests the plan makes, over all its usable models (the evidence test set's included)."""
-        evidence = self.plan.families.evidence
-        per_model = request_count(p.datasets, self.plan) + (len(p.ev_sets[evidence.test.name]) if evidence else 0)
-        return per_model * len(p.models)
+        """How many requests the plan makes, over all its usable models (the families' own included)."""
+        return (request_count(p.datasets, self.plan) + p.family_requests()) * len(p.models)
 
     def _up_to_date(self, run: dict, requests: int) -> RunSummary:
-        """The summary of a run found up to date (the run directory's lock held). ``config.yaml`` written
-        after the run finished (by a later run, interrupted) is written again as this run's plan."""
+        """The summary of a run found up to date (the run directory's lock held).
+
+        ``config.yaml`` written after the run finished (by a later run, interrupted) is written again as this
+        run's plan.
+        """
         config = Path(self.plan.run_dir) / "config.yaml"
         if not config.is_file() or config.stat().st_mtime > (run["finished"] or 0):
-            write_config(self.plan.run_dir, self.plan)
+            write_text(config, dump_yaml(run["config"]))  # as the report writes it (reasonscope.report.build)
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
                            f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
         return RunSummary(run_id=run["run_id"], run_dir=self.plan.run_dir, cached=requests,
                           outcome=Outcome(code=0, message="", tallies={}))
 
-    def _import_evidence(self, store: Store, run_id: str, path: Path, rows: list[tuple]) -> None:
-        from .types import Completion
-
-        ev = self.plan.families.evidence
-        store.import_completions(run_id, str(path), [
-            (line, model, ev.test.name, item_id, "evidence", 0, Completion(text=text, finish_reason="stop"), None)
-            for line, model, item_id, text in rows])
-
     def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary,
-                  evidence_test: tuple | None = None) -> None:
+                  inputs: list[FamilyInputs] = ()) -> None:
         import asyncio
 
         from .calls import generate_pending, make_progress, pending_requests
@@ -438,14 +465,14 @@ class Runner:
             progress.start()
         try:
             for model in models:
-                total = request_count(datasets, self.plan) + (len(evidence_test[1]) if evidence_test else 0)
+                total = request_count(datasets, self.plan) + sum(i.requests_per_model for i in inputs)
                 task = progress.add_task(model.name, total=total) if progress else None
                 # a part of the items at a time: planned requests are held for one part only
                 for i, part in enumerate(item_parts(datasets, CHUNK_ITEMS)):
                     planned = plan_requests(model, part, self.plan)
-                    if evidence_test is not None and i == 0:
-                        name, test, labels = evidence_test
-                        planned += evidence_requests(model, test, name, labels, self.plan.experiment.seed)
+                    if i == 0:  # the families' own requests go with the first part
+                        for family_inputs in inputs:
+                            planned += family_inputs.requests(model, self.plan.experiment.seed)
                     store.link([(run_id, model.name, p.dataset, p.item.id, p.variant, p.sample, p.key,
                                  p.request.max_tokens) for p in planned])
                     _, pending = pending_requests(planned, store, retry_failed=self.retry_failed)

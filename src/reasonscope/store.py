@@ -30,7 +30,7 @@ Run status
 ``running`` from :meth:`Store.start_run` until :meth:`Store.finish_run` sets ``finished`` (called once
 the run's outputs are written) or ``interrupted`` (an exception, Ctrl-C). A process killed outright
 cannot write anything, so every open of a store marks the runs still ``running`` whose process has
-ended (same host, pid gone or reused; :func:`reasonscope.rundir.process_gone`) as ``interrupted``.
+ended (same host, pid gone or reused; :func:`reasonscope.processes.process_gone`) as ``interrupted``.
 A run of another host stays ``running``: its process cannot be checked from here.
 
 Schema versions and migrations
@@ -52,6 +52,7 @@ fix). Then extend the test that opens a store of the previous version.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import time
@@ -61,11 +62,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .rundir import make_run_dir, process_gone, this_process
+from .io_errors import explain, is_disk_full
+from .processes import process_gone, this_process
+from .rundir import make_run_dir
+from .scrub import scrub_generation
 from .types import Completion, Item, Score, canonical_json, stable_hash
 from .versions import package_versions
 
 STORE_FILENAME = "store.sqlite"
+RESERVE_FILENAME = ".store.sqlite.reserve"
+RESERVE_BYTES = 1 << 20  # room to commit the answers in hand when the disk fills (Store.reserve_space)
 RUN_STATUSES = ("running", "finished", "interrupted")
 
 # ------------------------------------------------------------------------------------------ migrations
@@ -104,7 +110,9 @@ def _v1_tables(conn: sqlite3.Connection) -> None:
 @migration
 def _v2_run_process(conn: sqlite3.Connection) -> None:
     """The process that runs each run, to tell a run in progress from one whose process was killed.
-    Runs of 0.1.0 stores left ``running`` have no process to check: they are marked ``interrupted``."""
+
+    Runs of 0.1.0 stores left ``running`` have no process to check: they are marked ``interrupted``.
+    """
     conn.execute("ALTER TABLE runs ADD COLUMN pid INTEGER")
     conn.execute("ALTER TABLE runs ADD COLUMN host TEXT")
     conn.execute("ALTER TABLE runs ADD COLUMN process_started REAL")
@@ -113,8 +121,10 @@ def _v2_run_process(conn: sqlite3.Connection) -> None:
 
 @migration
 def _v3_score_cache(conn: sqlite3.Connection) -> None:
-    """The score cache of model-based scorers (:mod:`reasonscope.scorers.cache`): one row per scorer
-    identity in ``score_models``, one row per (scorer, hashed input) in ``score_cache``."""
+    """The score cache of model-based scorers (:mod:`reasonscope.scorers.cache`).
+
+    One row per scorer identity in ``score_models``, one row per (scorer, hashed input) in ``score_cache``.
+    """
     conn.execute("CREATE TABLE score_models(scorer TEXT PRIMARY KEY, kind TEXT, description TEXT, identity TEXT, "
                  "created REAL)")
     conn.execute("CREATE TABLE score_cache(scorer TEXT, input TEXT, value BLOB, PRIMARY KEY(scorer, input)) "
@@ -123,8 +133,10 @@ def _v3_score_cache(conn: sqlite3.Connection) -> None:
 
 @migration
 def _v4_item_indexes(conn: sqlite3.Connection) -> None:
-    """Indexes for reading a run item by item (:func:`reasonscope.results.iter_run_chunks`): its linked
-    requests by dataset and item, and its scores by item."""
+    """Indexes for reading a run item by item (:func:`reasonscope.results.iter_run_chunks`).
+
+    Its linked requests by dataset and item, and its scores by item.
+    """
     conn.execute("CREATE INDEX run_generations_by_item ON run_generations(run_id, dataset, item_id, model, variant, "
                  "sample)")
     conn.execute("CREATE INDEX scores_by_item ON scores(run_id, item_id)")
@@ -151,6 +163,7 @@ def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: s
 
 
 def git_hash(cwd: Path | None = None) -> str | None:
+    """The commit hash of the git checkout at ``cwd`` (``git rev-parse HEAD``), or None outside one."""
     try:
         res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
@@ -159,8 +172,11 @@ def git_hash(cwd: Path | None = None) -> str | None:
 
 
 class Store:
-    """The run store of one run directory. Safe to open from several processes (WAL); opening brings
-    the schema to the latest version and marks runs whose process has ended as interrupted."""
+    """The run store of one run directory.
+
+    Safe to open from several processes (WAL); opening brings the schema to the latest version and marks runs
+    whose process has ended as interrupted.
+    """
 
     def __init__(self, run_dir: str | Path):
         self.run_dir = make_run_dir(run_dir)
@@ -177,6 +193,7 @@ class Store:
 
     @property
     def schema_version(self) -> int:
+        """The schema version of the store file (``PRAGMA user_version``: migrations applied)."""
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
     def _migrate(self) -> None:
@@ -199,37 +216,108 @@ class Store:
         self.conn.execute("COMMIT")
 
     def mark_interrupted_runs(self) -> list[str]:
-        """Set ``interrupted`` on the runs still ``running`` whose process has ended; return their ids."""
+        """Set ``interrupted`` on the runs still ``running`` whose process has ended; return their ids.
+
+        On a store that cannot be written (read-only folder, full disk) they are left as they are.
+        """
         rows = self.conn.execute("SELECT run_id, pid, host, process_started FROM runs WHERE status='running'")
         gone = [run_id for run_id, pid, host, started in rows.fetchall() if process_gone(pid, host, started)]
-        for run_id in gone:
-            self.conn.execute("UPDATE runs SET status='interrupted' WHERE run_id=? AND status='running'", (run_id,))
+        try:
+            for run_id in gone:
+                self.conn.execute("UPDATE runs SET status='interrupted' WHERE run_id=? AND status='running'",
+                                  (run_id,))
+        except sqlite3.OperationalError as err:
+            if explain(err) is None or explain(err).kind not in ("full", "read-only"):
+                raise
         return gone
 
     @classmethod
     def open_existing(cls, run_dir: str | Path) -> Store:
+        """The store of an existing run directory.
+
+        A missing store is a FileNotFoundError; one that cannot be read raises :class:`sqlite3.DatabaseError`,
+        which :func:`reasonscope.io_errors.explain` words.
+        """
         path = Path(run_dir) / STORE_FILENAME
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"{run_dir}: no {STORE_FILENAME} here; is this a reasonscope run directory?")
         return cls(run_dir)
 
+    @classmethod
+    def open_read_only(cls, run_dir: str | Path) -> Store:
+        """The store of a run directory that cannot be written, opened ``immutable``: read as it is.
+
+        For a read-only folder or disk, where SQLite cannot make the WAL's shared-memory file: nothing is
+        migrated or marked. Only for a folder nothing can write to: an immutable reader does not see a
+        writer's changes.
+        """
+        self = cls.__new__(cls)
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / STORE_FILENAME
+        self.conn = sqlite3.connect(self.path.resolve().as_uri() + "?immutable=1", uri=True, check_same_thread=False)
+        if self.schema_version > len(MIGRATIONS):
+            self.conn.close()
+            raise StoreVersionError(f"{self.path}: written by a newer reasonscope; upgrade reasonscope to open it")
+        return self
+
     def close(self) -> None:
+        """Close the connection."""
         self.conn.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One transaction; on an error it is rolled back, and a full disk gives the space reserve back.
+
+        The rollback is skipped when SQLite has already done it (as it does on a full disk). Giving the
+        reserve back (:meth:`reserve_space`) lets the caller still commit what it holds.
+        """
         self.conn.execute("BEGIN")
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+            self.conn.execute("COMMIT")  # where a full disk is found: the WAL grows at commit
+        except BaseException as err:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if is_disk_full(err):
+                self.release_space()
             raise
-        self.conn.execute("COMMIT")
+
+    # -- the space reserve -------------------------------------------------------------------
+    @property
+    def reserve_path(self) -> Path:
+        """The hidden file holding the disk space reserve (:meth:`reserve_space`)."""
+        return self.run_dir / RESERVE_FILENAME
+
+    def reserve_space(self) -> None:
+        """Set :data:`RESERVE_BYTES` of disk aside beside the store while a run generates.
+
+        The reserve is a hidden file, allocated, not sparse. When a write finds the disk full,
+        :meth:`transaction` deletes it, so the answers already received can still be committed before the run
+        stops: a full disk costs the requests in flight, not the answered ones. Best effort: no reserve when
+        there is no room for one.
+        """
+        try:
+            with open(self.reserve_path, "wb") as fh:
+                if hasattr(os, "posix_fallocate"):
+                    os.posix_fallocate(fh.fileno(), 0, RESERVE_BYTES)
+                else:  # pragma: no cover (Windows)
+                    fh.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            self.release_space()
+
+    def release_space(self) -> bool:
+        """Delete the space reserve; whether there was one."""
+        try:
+            self.reserve_path.unlink()
+        except OSError:
+            return False
+        return True
 
     # -- runs --------------------------------------------------------------------------------
     def start_run(self, *, kind: str, config: dict[str, Any], seed: int, notes: dict | None = None) -> str:
         """Record a new run of this process, status ``running``; return its id."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        self.reserve_space()
         me = this_process()
         self.conn.execute(
             "INSERT INTO runs(run_id, kind, created, status, config, versions, git_hash, seed, notes, pid, host, "
@@ -244,6 +332,7 @@ class Store:
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown run status {status!r}; expected one of {RUN_STATUSES}")
         finished = time.time() if finished is None else finished
+        self.release_space()
         if notes is not None:
             self.conn.execute("UPDATE runs SET finished=?, status=?, notes=? WHERE run_id=?",
                               (finished, status, canonical_json(notes), run_id))
@@ -251,6 +340,7 @@ class Store:
             self.conn.execute("UPDATE runs SET finished=?, status=? WHERE run_id=?", (finished, status, run_id))
 
     def runs(self) -> list[dict[str, Any]]:
+        """Every run record, oldest first, with ``config``, ``versions`` and ``notes`` decoded from JSON."""
         cur = self.conn.execute("SELECT run_id, kind, created, finished, status, config, versions, git_hash, "
                                 "seed, notes, pid, host FROM runs ORDER BY created")
         cols = [c[0] for c in cur.description]
@@ -277,11 +367,13 @@ class Store:
 
     # -- items -------------------------------------------------------------------------------
     def put_items(self, dataset: str, items: list[Item]) -> None:
+        """Store the items of ``dataset`` (replacing those with the same id), keeping their order."""
         with self.transaction() as c:
             c.executemany("INSERT OR REPLACE INTO items(dataset, item_id, position, data) VALUES (?,?,?,?)",
                           [(dataset, it.id, i, it.model_dump_json()) for i, it in enumerate(items)])
 
     def items(self, dataset: str | None = None) -> dict[str, list[Item]]:
+        """The stored items by dataset, each in its stored order; only ``dataset``'s when given."""
         if dataset is None:
             cur = self.conn.execute("SELECT dataset, data FROM items ORDER BY dataset, position")
         else:
@@ -293,6 +385,7 @@ class Store:
 
     # -- generations (the request cache) -----------------------------------------------------
     def get_completion(self, key: str) -> Completion | None:
+        """The cached completion for a request key, or None when it was never stored."""
         row = self.conn.execute(
             "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_s, cost_usd, error, attempts, "
             "json_extract(request, '$.constraint') FROM generations WHERE key=?", (key,)).fetchone()
@@ -302,6 +395,7 @@ class Store:
                           latency_s=row[4], cost_usd=row[5], error=row[6], attempts=row[7] or 1, constraint=row[8])
 
     def cached_keys(self, keys: Iterable[str], *, include_failed: bool = True) -> set[str]:
+        """The keys among ``keys`` that have a stored generation (failed ones only if ``include_failed``)."""
         keys = list(keys)
         found: set[str] = set()
         for i in range(0, len(keys), 500):
@@ -314,11 +408,20 @@ class Store:
 
     def put_completion(self, key: str, *, provider: str, model_id: str, request: dict[str, Any],
                        completion: Completion, source: str = "generated") -> None:
+        """Store one generation, after :func:`reasonscope.scrub.scrub_generation`.
+
+        Configured secrets are masked and lone surrogates replaced; what changed is recorded in the request's
+        ``repairs``.
+        """
+        request_json = canonical_json(request)
+        completion, scrubbed = scrub_generation(completion, request, request_json)
+        if scrubbed is not request:
+            request_json = canonical_json(scrubbed)
         self.conn.execute(
             "INSERT OR REPLACE INTO generations(key, provider, model_id, request, text, finish_reason, prompt_tokens, "
             "completion_tokens, latency_s, cost_usd, error, attempts, source, created) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, provider, model_id, canonical_json(request), completion.text, completion.finish_reason,
+            (key, provider, model_id, request_json, completion.text, completion.finish_reason,
              completion.prompt_tokens, completion.completion_tokens, completion.latency_s, completion.cost_usd,
              completion.error, completion.attempts, source, time.time()))
 
@@ -334,11 +437,14 @@ class Store:
         links = []
         with self.transaction():
             for line, model, dataset, item_id, variant, sample, completion, max_tokens in records:
+                # the key hashes the text as stored (a lone surrogate cannot be hashed as UTF-8)
+                completion, repaired = scrub_generation(completion, {})
                 key = "import-" + stable_hash({"source": resolved, "model": model, "dataset": dataset, "item": item_id,
                                                "variant": variant, "sample": sample, "text": completion.text},
                                               length=48)
                 self.put_completion(key, provider="imported", model_id=model,
-                                    request={"source": str(source_file), "line": line}, completion=completion,
+                                    request={"source": str(source_file), "line": line, **repaired},
+                                    completion=completion,
                                     source=f"imported:{name}:{line}")
                 links.append((run_id, model, dataset, item_id, variant, sample, key, max_tokens))
         self.link(links)
@@ -350,6 +456,11 @@ class Store:
                           "key, max_tokens) VALUES (?,?,?,?,?,?,?,?)", rows)
 
     def run_generations(self, run_id: str) -> list[dict[str, Any]]:
+        """Every request linked to the run, joined with its generation when one is stored.
+
+        Rows are dicts, ordered by model, dataset, item, variant and sample; ``done`` is false when no
+        generation is stored (the generation's columns are then None).
+        """
         cur = self.conn.execute(
             "SELECT rg.model, rg.dataset, rg.item_id, rg.variant, rg.sample, rg.key, rg.max_tokens, g.text, "
             "g.finish_reason, g.prompt_tokens, g.completion_tokens, g.latency_s, g.cost_usd, g.error, g.source, "
@@ -361,9 +472,11 @@ class Store:
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
     def run_link_state(self, run_id: str) -> tuple[int, int, int]:
-        """The requests linked to the run, those of them whose generation is in the store, and the sum of
-        those generations' write times in whole microseconds: it changes when one is written again (a
-        failed generation sent again replaces its row), and needs no clock to be compared."""
+        """The run's linked requests, those whose generation is stored, and the sum of their write times.
+
+        The write times are summed in whole microseconds: the sum changes when one generation is written again
+        (a failed generation sent again replaces its row), and needs no clock to be compared.
+        """
         # whole seconds and microseconds summed apart: one sum of microseconds overflows SQLite's 64-bit
         # integers past about 5,000 generations
         linked, stored, seconds, micros = self.conn.execute(
@@ -381,9 +494,12 @@ class Store:
 
     def run_generations_between(self, run_id: str, first: tuple[str, str],
                                 last: tuple[str, str]) -> list[dict[str, Any]]:
-        """The run's linked requests for the items from ``first`` to ``last`` (both (dataset, item id),
-        inclusive, in :meth:`run_item_keys` order), item by item: ordered by dataset, item, model, variant,
-        sample, each row with its item's stored JSON (``item``, None when the item is not stored)."""
+        """The run's linked requests for the items from ``first`` to ``last``, item by item.
+
+        ``first`` and ``last`` are (dataset, item id), inclusive, in :meth:`run_item_keys` order. Rows are
+        ordered by dataset, item, model, variant, sample, each with its item's stored JSON (``item``, None
+        when the item is not stored).
+        """
         cur = self.conn.execute(
             "SELECT rg.model, rg.dataset, rg.item_id, rg.variant, rg.sample, rg.key, rg.max_tokens, g.text, "
             "g.finish_reason, g.prompt_tokens, g.completion_tokens, g.latency_s, g.cost_usd, g.error, g.source, "
@@ -397,9 +513,12 @@ class Store:
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
     def run_generation_counts(self, run_id: str) -> dict[str, dict[str, Any]]:
-        """Per model, the run's linked requests whose item is stored: ``requested``, ``done`` (a completion is
-        stored), ``failed`` (stored with an error), ``imported`` (not generated here) and ``failed_example``
-        (the first error in model, dataset, item, variant, sample order). Counted in SQL, nothing loaded."""
+        """Per model, the run's linked requests whose item is stored.
+
+        ``requested``, ``done`` (a completion is stored), ``failed`` (stored with an error), ``imported`` (not
+        generated here) and ``failed_example`` (the first error in model, dataset, item, variant, sample
+        order). Counted in SQL, nothing loaded.
+        """
         out: dict[str, dict[str, Any]] = {}
         for model, requested, done, failed, imported in self.conn.execute(
                 "SELECT rg.model, COUNT(*), COUNT(g.key), COUNT(g.error), "
@@ -418,6 +537,7 @@ class Store:
 
     # -- scores ------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[Score]) -> None:
+        """Store scores of the run (replacing any with the same family, metric, model and item)."""
         rows = [(run_id, s.family, s.metric, s.model, s.item_id or "", s.value, s.reason, canonical_json(s.details))
                 for s in scores]
         with self.transaction() as c:
@@ -425,6 +545,7 @@ class Store:
                           "details) VALUES (?,?,?,?,?,?,?,?)", rows)
 
     def scores(self, run_id: str, family: str | None = None) -> list[Score]:
+        """The run's scores in the order they were stored; only ``family``'s when given."""
         q = "SELECT family, metric, model, item_id, value, reason, details FROM scores WHERE run_id=?"
         args: list[Any] = [run_id]
         if family:
@@ -448,27 +569,33 @@ class Store:
         return out
 
     def item_score_rows(self, run_id: str) -> Iterator[tuple[str, str, str, str, float | None]]:
-        """``(family, metric, model, item, value)`` of every item-level score of the run (no reasons, no
-        details), read as they are consumed: model by model, each in the order its scores were stored."""
+        """``(family, metric, model, item, value)`` of every item-level score of the run, read as consumed.
+
+        No reasons, no details; model by model, each in the order its scores were stored.
+        """
         yield from self.conn.execute(
             "SELECT family, metric, model, item_id, value FROM scores WHERE run_id=? AND item_id != '' "
             "ORDER BY model, rowid", (run_id,))
 
     def delete_scores(self, run_id: str, family: str) -> None:
+        """Delete every score of ``family`` in the run (before it is scored again)."""
         self.conn.execute("DELETE FROM scores WHERE run_id=? AND family=?", (run_id, family))
 
     # -- artefacts ---------------------------------------------------------------------------
     def put_artefact(self, run_id: str, name: str, kind: str, data: bytes | str) -> None:
+        """Store a named blob of the run (text is stored as UTF-8), replacing one of the same name."""
         blob = data.encode("utf-8") if isinstance(data, str) else data
         self.conn.execute("INSERT OR REPLACE INTO artefacts(run_id, name, kind, data) VALUES (?,?,?,?)",
                           (run_id, name, kind, blob))
 
     def artefact(self, run_id: str, name: str) -> bytes | None:
+        """The bytes of a named blob of the run, or None."""
         row = self.conn.execute("SELECT data FROM artefacts WHERE run_id=? AND name=?", (run_id, name)).fetchone()
         return None if row is None else row[0]
 
     # -- cache maintenance -------------------------------------------------------------------
     def cache_summary(self) -> list[dict[str, Any]]:
+        """The request cache by provider, model and source: entries, failed entries and completion tokens."""
         cur = self.conn.execute(
             "SELECT provider, model_id, source, COUNT(*), SUM(error IS NOT NULL), SUM(completion_tokens) "
             "FROM generations GROUP BY provider, model_id, source ORDER BY provider, model_id")
@@ -476,6 +603,11 @@ class Store:
                 for p, m, s, n, f, t in cur.fetchall()]
 
     def clear_cache(self, *, model_id: str | None = None, failed_only: bool = False) -> int:
+        """Delete cached generations (only ``model_id``'s, only the failed ones when asked).
+
+        Returns:
+            The number of generations deleted.
+        """
         q, args = "DELETE FROM generations WHERE 1=1", []
         if model_id:
             q += " AND model_id=?"

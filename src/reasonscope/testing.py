@@ -29,8 +29,10 @@ CORPUS = [
 
 
 def build_tiny_causal_lm(folder: str | Path, hidden: int = 32, layers: int = 2, tied: bool = False) -> Path:
-    """A small Llama with a byte-level BPE tokenizer trained on :data:`CORPUS` (``tied``: the output
-    layer shares the input embeddings, as in SmolLM2)."""
+    """A small Llama with a byte-level BPE tokenizer trained on :data:`CORPUS`.
+
+    ``tied``: the output layer shares the input embeddings, as in SmolLM2.
+    """
     import torch
     from tokenizers import ByteLevelBPETokenizer
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -52,8 +54,10 @@ def build_tiny_causal_lm(folder: str | Path, hidden: int = 32, layers: int = 2, 
 
 
 def build_tiny_seq2seq(folder: str | Path, d_model: int = 32, layers: int = 2) -> Path:
-    """A small T5 with a word-level tokenizer trained on :data:`CORPUS` plus the words the information
-    tests use; inputs and labels end with ``</s>``."""
+    """A small T5 with a word-level tokenizer trained on :data:`CORPUS` plus the information tests' words.
+
+    Inputs and labels end with ``</s>``.
+    """
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
@@ -100,9 +104,13 @@ def build_tiny_nli(folder: str | Path, hidden: int = 32, layers: int = 2) -> Pat
 
 
 def scripted_chains(one):
-    """A stand-in for ``Attacker.answer_first_many`` that answers each row with ``one(attacker, layout,
-    question_embeds)``: tests script the answer-first chains with
-    ``monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(fake))``."""
+    """A stand-in for ``Attacker.answer_first_many``: each row is answered by ``one(...)``.
+
+    ``one`` is called as ``one(attacker, layout, question_embeds)``.
+
+    Tests script the answer-first chains with ``monkeypatch.setattr(Attacker, "answer_first_many",
+    scripted_chains(fake))``.
+    """
 
     def many(self, layouts, question_embeds_list=None):
         qs = question_embeds_list if question_embeds_list is not None else [None] * len(layouts)
@@ -114,6 +122,7 @@ def scripted_chains(one):
 
 
 def default_reply(body: dict) -> str:
+    """The fake server's answer when a test scripts none: two steps and ``Answer: 42``."""
     return "Step one.\nStep two.\nAnswer: 42"
 
 
@@ -233,6 +242,7 @@ class FakeOpenAIServer:
 
     @property
     def base_url(self) -> str:
+        """The server's base URL, ``http://127.0.0.1:<port>/v1``."""
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def __enter__(self):
@@ -247,10 +257,13 @@ class FakeOpenAIServer:
 
 
 class FakeAnthropicServer(FakeOpenAIServer):
-    """The same server speaking Anthropic's Messages API (``POST /v1/messages``). ``reply(body)`` gives
-    a text, or a dict with ``content`` (a list of blocks) and ``stop_reason``."""
+    """The same server speaking Anthropic's Messages API (``POST /v1/messages``).
+
+    ``reply(body)`` gives a text, or a dict with ``content`` (a list of blocks) and ``stop_reason``.
+    """
 
     def response(self, n: int, body: dict, answer, words: int) -> dict:
+        """The Messages API body for request ``n``: ``answer`` (text or content blocks), ``words`` tokens."""
         if isinstance(answer, str):
             answer = {"content": [{"type": "text", "text": answer}], "stop_reason": "end_turn"}
         return {"id": f"msg-{n}", "type": "message", "role": "assistant", "model": body.get("model"),
@@ -259,12 +272,15 @@ class FakeAnthropicServer(FakeOpenAIServer):
 
     @property
     def base_url(self) -> str:
+        """The server's base URL, ``http://127.0.0.1:<port>`` (the SDK adds ``/v1``)."""
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
 
 def serve_main(argv: list[str] | None = None) -> None:
-    """``python -m reasonscope.testing --latency 0.1 --port-file F``: run the fake server in its own
-    process (benchmarks), write its base URL to F, serve until killed."""
+    """``python -m reasonscope.testing --latency 0.1 --port-file F``.
+
+    Run the fake server in its own process (benchmarks), write its base URL to F, serve until killed.
+    """
     import argparse
 
     ap = argparse.ArgumentParser()

@@ -31,8 +31,10 @@ def paraphrase_index(variant: str) -> int | None:
 
 
 def is_question_variant(variant: str) -> bool:
-    """The original question or one of its paraphrases; other variants (``evidence``...) are a family's
-    own requests about the item."""
+    """The original question or one of its paraphrases.
+
+    Other variants (``evidence``...) are a family's own requests about the item.
+    """
     return variant == VARIANT_ORIGINAL or paraphrase_index(variant) is not None
 
 
@@ -45,6 +47,7 @@ def canonical_json(obj: Any) -> str:
 
 
 def stable_hash(obj: Any, length: int = 16) -> str:
+    """The first ``length`` hex digits of the sha256 of ``obj``'s canonical JSON: a key stable across runs."""
     return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:length]
 
 
@@ -70,12 +73,16 @@ class Item(BaseModel):
         return self
 
     def variant_text(self, variant: str) -> str:
-        """Question text of a variant: ``p0``, ``p1``... are paraphrases; any other variant (``original``,
-        or a family's own request such as ``evidence``) asks about the item's own input."""
+        """Question text of a variant.
+
+        ``p0``, ``p1``... are paraphrases; any other variant (``original``, or a family's own request such as
+        ``evidence``) asks about the item's own input.
+        """
         index = paraphrase_index(variant)
         return self.input if index is None else self.perturbations[index]
 
     def variants(self, max_paraphrases: int | None = None) -> list[str]:
+        """The item's question variants: ``original`` then ``p0``, ``p1``... (at most ``max_paraphrases``)."""
         n = len(self.perturbations) if max_paraphrases is None else min(max_paraphrases, len(self.perturbations))
         return [VARIANT_ORIGINAL] + [f"p{i}" for i in range(n)]
 
@@ -109,6 +116,7 @@ class Completion(BaseModel):
 
     @property
     def truncated(self) -> bool:
+        """Whether generation stopped at the token limit (finish reason ``length`` or ``max_tokens``)."""
         return self.finish_reason in ("length", "max_tokens")
 
 

@@ -1,4 +1,4 @@
-"""Is a finished run already the answer to this plan? (``reasonscope run`` on a finished run.)
+"""Whether a finished run is already the answer to this plan (``reasonscope run`` on a finished run).
 
 Running a plan again in its run directory normally resumes it: cached completions are read back,
 cached scores (:mod:`reasonscope.scorers.cache`) are read back, and the statistics and outputs are
@@ -29,8 +29,9 @@ the latest finished run of the store
   sum of its generations' write times, ``generations_written``),
 * and its outputs (``summary.json``, ``report.html``) still exist,
 
-and the plan has no ``attack`` or ``information`` family (they generate and train in their own
-passes).
+and every family of the plan allows it (:meth:`reasonscope.family.Family.may_reuse_finished_run`: not the
+attack and information families, which generate and train in their own passes, nor evidence with
+imported predictions).
 
 A request's key is a function of the plan, the item and reasonscope's code (the prompt templates and
 the key itself), so the same plan, items and code give the run's keys again: they are not rebuilt
@@ -49,7 +50,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .data.files import resolve_path
+from .data.files import DatasetError, file_digest, resolve_path
+from .registry import enabled_families
 from .store import Store
 from .types import Item, canonical_json
 from .versions import package_versions
@@ -58,8 +60,11 @@ OUTPUTS = ("summary.json", "report.html")
 
 
 def items_digest(datasets: dict[str, list[Item]]) -> dict[str, str]:
-    """Each dataset's items as a digest: sha256 of the items' JSON (``Item.model_dump_json``) in their
-    order, first 16 hex digits; recorded in every run's notes (``items``)."""
+    """Each dataset's items as a digest.
+
+    The sha256 of the items' JSON (``Item.model_dump_json``) in their order, first 16 hex digits; recorded in
+    every run's notes (``items``).
+    """
     return {name: hashlib.sha256("\n".join(it.model_dump_json() for it in items).encode()).hexdigest()[:16]
             for name, items in sorted(datasets.items())}
 
@@ -70,20 +75,22 @@ the plan) and of reasonscope's code (in the versions)."""
 
 
 def source_digests(datasets: Iterable[Any], base_dir: Path | None = None) -> dict[str, str] | None:
-    """What each dataset's items are made from, without reading a row: sha256 of a local file's bytes
-    (first 16 hex digits; the path resolved as :func:`reasonscope.data.loaders.load_dataset` resolves it:
-    :func:`reasonscope.data.files.resolve_path`) or
+    """What each dataset's items are made from, without reading a row.
+
+    The sha256 of a local file's bytes (first 16 hex digits; the path resolved as
+    :func:`reasonscope.data.loaders.load_dataset` resolves it: :func:`reasonscope.data.files.resolve_path`) or
     :data:`GENERATED`. None when one of them is read from the Hub (its rows may change there) or its file is
-    missing (loading it reports that). A local file is parsed by reasonscope's own readers (Python's json,
-    csv and gzip), so the same bytes, dataset settings, seed and versions give the same items."""
+    missing (loading it reports that). A local file is parsed by reasonscope's own readers (Python's json, csv
+    and gzip), so the same bytes, dataset settings, seed and versions give the same items.
+    """
     out: dict[str, str] = {}
     for cfg in datasets:
-        if cfg.format in ("synthetic", "topics"):
+        if cfg.format in ("synthetic", "topics", "word_problems"):
             out[cfg.name] = GENERATED
         elif cfg.path:
-            try:
-                out[cfg.name] = hashlib.sha256(resolve_path(cfg.path, base_dir).read_bytes()).hexdigest()[:16]
-            except OSError:
+            try:  # streamed, regular files only: a FIFO or /dev/zero is refused by loading, never read here
+                out[cfg.name] = file_digest(resolve_path(cfg.path, base_dir))[:16]
+            except (OSError, DatasetError):
                 return None
         else:
             return None
@@ -91,9 +98,11 @@ def source_digests(datasets: Iterable[Any], base_dir: Path | None = None) -> dic
 
 
 def _latest_candidate(store: Store, plan: Any) -> dict | None:
-    """The latest finished run if it is a ``run`` of exactly this plan, with these versions, exit code 0
-    and its outputs on disk; else None."""
-    if plan.families.attack is not None or plan.families.information is not None:
+    """The latest finished run if it is a ``run`` of exactly this plan and these versions; else None.
+
+    It must also have exit code 0 and its outputs on disk.
+    """
+    if not all(family.may_reuse_finished_run(settings) for family, settings in enabled_families(plan.families)):
         return None
     finished = [r for r in store.runs() if r["status"] == "finished"]
     if not finished:
@@ -117,8 +126,10 @@ def _links_unchanged(store: Store, run: dict, requests: int | None) -> bool:
 
 
 def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], requests: int) -> dict | None:
-    """The latest finished run that already answers ``plan`` (module docstring), or None. ``requests``: how
-    many requests the plan makes, over all its models."""
+    """The latest finished run that already answers ``plan`` (module docstring), or None.
+
+    ``requests``: how many requests the plan makes, over all its models.
+    """
     run = _latest_candidate(store, plan)
     if run is None or run["notes"].get("items") != items_digest(datasets):
         return None
@@ -126,9 +137,11 @@ def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], r
 
 
 def finished_run_from_sources(store: Store, plan: Any, sources: dict[str, str]) -> dict | None:
-    """:func:`finished_run_for` without loading the items: the run's notes must hold the same
-    :func:`source_digests` (``sources``); equal sources give equal items, so the run's recorded request
-    count (``requests``) is the plan's."""
+    """:func:`finished_run_for` without loading the items.
+
+    The run's notes must hold the same :func:`source_digests` (``sources``); equal sources give equal items,
+    so the run's recorded request count (``requests``) is the plan's.
+    """
     run = _latest_candidate(store, plan)
     if run is None or run["notes"].get("sources") != sources:
         return None

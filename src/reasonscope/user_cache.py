@@ -11,6 +11,7 @@ from pathlib import Path
 
 
 def cache_root() -> Path:
+    """The reasonscope cache folder: ``$REASONSCOPE_CACHE_DIR`` when set, else the user cache directory."""
     env = os.environ.get("REASONSCOPE_CACHE_DIR")
     if env:
         return Path(env)

@@ -1,5 +1,6 @@
-"""What computed a run: the versions recorded with every run record and compared by the up-to-date
-check (:mod:`reasonscope.up_to_date`).
+"""What computed a run: the versions recorded with every run record.
+
+They are compared by the up-to-date check (:mod:`reasonscope.up_to_date`).
 
 * :func:`installed_versions`: each named distribution's installed version (the ``Version`` field of its
   core metadata, found by ``importlib.metadata``), None when it is not installed.
@@ -27,12 +28,13 @@ classifiers, attributions)."""
 
 
 def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
-    """Each distribution's installed version, None when it is not installed: the value
-    ``importlib.metadata.version`` gives, read from the ``Version`` field in the header of the
-    distribution's core metadata (the lines before the first blank one) instead of parsing the whole file
-    with the e-mail parser, which took 20 ms for :data:`RECORDED` against 3 ms (the long descriptions
-    after the header are most of those files); a header without the field falls back to
-    ``importlib.metadata``."""
+    """Each distribution's installed version, None when it is not installed.
+
+    The value ``importlib.metadata.version`` gives, read from the ``Version`` field in the header of the
+    distribution's core metadata (the lines before the first blank one) instead of parsing the whole file with
+    the e-mail parser, which took 20 ms for :data:`RECORDED` against 3 ms (the long descriptions after the
+    header are most of those files); a header without the field falls back to ``importlib.metadata``.
+    """
     out: dict[str, str | None] = {}
     for name in names:
         try:
@@ -46,10 +48,12 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
 
 
 def _header_version(text: str) -> str | None:
-    """The ``Version`` field of a core-metadata header (RFC 822 style: ``Name: value`` lines up to the
-    first blank line), as the e-mail parser gives it (leading blanks dropped, trailing ones kept); None
-    when the header has none or folds it onto a continuation line (the caller then asks
-    ``importlib.metadata``)."""
+    """The ``Version`` field of a core-metadata header, as the e-mail parser gives it; None when absent.
+
+    The header is RFC 822 style: ``Name: value`` lines up to the first blank line. Leading blanks are dropped,
+    trailing ones kept. None when the header has no such field or folds it onto a continuation line (the
+    caller then asks ``importlib.metadata``).
+    """
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if not line.strip():
@@ -64,11 +68,13 @@ def _header_version(text: str) -> str | None:
 
 
 def source_digest(root: Path | None = None) -> str:
-    """sha256 over the package's files (each file's path within the package, /-separated, and its bytes,
-    in path order; ``__pycache__`` folders aside), first 16 hex digits. Linked folders are followed,
-    each real folder once (a link back to an ancestor is not a loop). A package that is not a folder on
-    disk (imported from a zip) gives the digest of no file: there only the version numbers tell two
-    installs apart. ``root``: another folder (tests)."""
+    """sha256 over the package's files, first 16 hex digits.
+
+    Each file's path within the package (/-separated) and its bytes are hashed, in path order; ``__pycache__``
+    folders aside. Linked folders are followed, each real folder once (a link back to an ancestor is not a
+    loop). A package that is not a folder on disk (imported from a zip) gives the digest of no file: there
+    only the version numbers tell two installs apart. ``root``: another folder (tests).
+    """
     root = str(root or Path(__file__).parent)
     files: dict[str, str] = {}  # path within the package -> path on disk
     seen: set[tuple[int, int]] = set()
@@ -90,7 +96,9 @@ def source_digest(root: Path | None = None) -> str:
 
 
 def package_versions() -> dict[str, str | None]:
-    """The versions a run records: :data:`RECORDED` (None: not installed), ``python`` and
-    ``reasonscope-source`` (:func:`source_digest`)."""
+    """The versions a run records.
+
+    :data:`RECORDED` (None: not installed), ``python`` and ``reasonscope-source`` (:func:`source_digest`).
+    """
     return {**installed_versions(RECORDED), "python": platform.python_version(),
             "reasonscope-source": source_digest()}

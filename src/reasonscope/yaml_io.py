@@ -43,8 +43,11 @@ def _line(node: Any) -> int:
 
 
 def _check(root: Any, source: str) -> dict[tuple, int]:
-    """Walk the composed node graph once: reject recursive aliases, unknown tags, duplicate keys and
-    oversized expansions; return the line of every key path."""
+    """Walk the composed node graph once.
+
+    Reject recursive aliases, unknown tags, duplicate keys and oversized expansions; return the line of every
+    key path.
+    """
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     lines: dict[tuple, int] = {}
@@ -92,8 +95,10 @@ def _check(root: Any, source: str) -> dict[tuple, int]:
 
 
 def _check_nesting(yaml: Any, text: str, source: str) -> None:
-    """Stop at the first collection nested deeper than :data:`MAX_DEPTH`, reading parser events
-    lazily (composing a deeply nested document recurses once per level and takes seconds)."""
+    """Stop at the first collection nested deeper than :data:`MAX_DEPTH`, reading parser events lazily.
+
+    Composing a deeply nested document recurses once per level and takes seconds.
+    """
     from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
 
     depth = 0
@@ -107,8 +112,10 @@ def _check_nesting(yaml: Any, text: str, source: str) -> None:
 
 
 def _plain(value: Any) -> Any:
-    """ruamel's round-trip containers and scalar subclasses as plain Python values (bounded by the
-    checks of :func:`_check`)."""
+    """Plain Python values for ruamel's round-trip containers and scalar subclasses.
+
+    Bounded by the checks of :func:`_check`.
+    """
     if isinstance(value, dict):
         return {_plain(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -127,8 +134,10 @@ def _plain(value: Any) -> Any:
 
 
 def read_yaml(text: str, source: str = "<yaml>") -> tuple[Any, dict[tuple, int]]:
-    """Parse one YAML document (rules in the module docstring); return ``(data, lines)``; ``data`` is
-    None for an empty document."""
+    """Parse one YAML document (rules in the module docstring).
+
+    Return ``(data, lines)``; ``data`` is None for an empty document.
+    """
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 

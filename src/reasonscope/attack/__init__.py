@@ -4,7 +4,7 @@ from .._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "AttackConfig": "settings",
-    "score_attack": "family",
+    "score_attack": "scoring",
     "check_arithmetic": "arithmetic",
     "find_equations": "arithmetic",
     "FAMILY": "entry",

@@ -20,6 +20,7 @@ def same_answer(a: str, b: str, item: Item) -> bool:
 
 
 def is_correct(answer_text: str, item: Item) -> bool:
+    """Whether the answer text reads as the item's gold answer (an unreadable one is never correct)."""
     gold = parse_target(item.target, item.answer_type, item.choices)
     x = read_answer(answer_text, item)
     return x is not None and gold is not None and answers_match(x, gold, item.answer_type)

@@ -1,9 +1,9 @@
-"""The arithmetic check of a chain of thought: every stated equation that can be read must hold.
+r"""The arithmetic check of a chain of thought: every stated equation that can be read must hold.
 
 What is read
 ------------
-The text is split into tokens: numbers, the operators ``+ - * / ^`` (also ``− – × ÷ · ** \\times
-\\cdot \\div``, ``x`` between two operands, ``of`` after a percent or a fraction), parentheses,
+The text is split into tokens: numbers, the operators ``+ - * / ^`` (also ``− – × ÷ · ** \times
+\cdot \div``, ``x`` between two operands, ``of`` after a percent or a fraction), parentheses,
 ``=``, words and other characters. A *chain* is a maximal run of number, operator, parenthesis and
 ``=`` tokens on one line; its ``=`` signs split it into sides, ``s0 = s1 = ... = sn``, and each
 ``=`` is one *link* ``s_i = s_{i+1}``. A side is parsed whole by a small grammar (numbers,
@@ -80,7 +80,8 @@ class Equation:
     ``holds`` is True or False for a checked link and None for a skipped one; ``reason`` says why
     it was skipped, why it is false (``division by zero``) or which reading made it hold (``percent
     points``, ``running computation``; empty for a plain match). ``lhs`` and ``rhs`` are the values
-    of the two sides (None when a side was not evaluated)."""
+    of the two sides (None when a side was not evaluated).
+    """
 
     text: str
     lhs: float | None
@@ -98,14 +99,17 @@ class ArithmeticCheck:
 
     @property
     def checked(self) -> list[Equation]:
+        """The links that were checked (``holds`` True or False)."""
         return [e for e in self.equations if e.holds is not None]
 
     @property
     def false(self) -> list[Equation]:
+        """The checked links that do not hold."""
         return [e for e in self.equations if e.holds is False]
 
     @property
     def skipped(self) -> list[Equation]:
+        """The links found but not checked (``holds`` None, with a ``reason``)."""
         return [e for e in self.equations if e.holds is None]
 
     @property
@@ -114,6 +118,7 @@ class ArithmeticCheck:
         return not self.false
 
     def counts(self) -> dict[str, int]:
+        """The numbers of checked, false and skipped links, as the attack table records them."""
         return {"checked": len(self.checked), "false": len(self.false), "skipped": len(self.skipped)}
 
 
@@ -137,8 +142,11 @@ def _chains(toks: list[_Tok]) -> list[tuple[int, int]]:
 
 
 def _trim_parens(side: list[_Tok], *, left: bool) -> list[_Tok] | None:
-    """Drop an opening parenthesis the left side never closes (``(20 + 5 = 25)``) or a closing one the
-    right side never opened; None when the side still has an unmatched parenthesis (a fragment)."""
+    """Drop a parenthesis an equation's side leaves unmatched at its outer end.
+
+    An opening parenthesis the left side never closes (``(20 + 5 = 25)``) or a closing one the right side
+    never opened is dropped; None when the side still has an unmatched parenthesis (a fragment).
+    """
     side = list(side)
     depth = sum((t.kind == "lp") - (t.kind == "rp") for t in side)
     if left:
@@ -213,15 +221,20 @@ def _fragment_reason(side: list[_Tok], toks: list[_Tok], start: int, end: int, *
 
 
 def _rounds_to(exact: Fraction, stated: Fraction, unit: Fraction) -> bool:
-    """``stated`` is ``exact`` rounded to the nearest multiple of ``unit`` (half a unit either way) or
-    truncated toward zero to one (``50 / 3 = 16``, ``15 / 90 * 100 = 16.66``)."""
+    """Whether ``stated`` is ``exact`` rounded or truncated to a multiple of ``unit``.
+
+    Rounded to the nearest multiple (half a unit either way) or truncated toward zero to one (``50 / 3 = 16``,
+    ``15 / 90 * 100 = 16.66``).
+    """
     return abs(exact - stated) <= unit / 2 or int(exact / unit) * unit == stated
 
 
 def _close(a: _Side, b: _Side, va: Fraction, vb: Fraction, scale: Fraction) -> bool:
-    """A and B agree at the precision the text states: exactly when both sides are expressions, else the
-    stated side must be the other side rounded or truncated at its last place (either way round when
-    both sides are stated numbers)."""
+    """Whether A and B agree at the precision the text states.
+
+    Exactly when both sides are expressions, else the stated side must be the other side rounded or truncated
+    at its last place (either way round when both sides are stated numbers).
+    """
     if va == vb:
         return True
     ua, ub = a.last_place(scale), b.last_place(scale)
@@ -229,8 +242,11 @@ def _close(a: _Side, b: _Side, va: Fraction, vb: Fraction, scale: Fraction) -> b
 
 
 def _agree(a: _Side, b: _Side) -> tuple[bool, str, Fraction, Fraction]:
-    """(A and B agree, the reading that made them agree, value of A, value of B), see the module
-    docstring; the values are those of the plain reading (percent = 1/100, unspaced fractions whole)."""
+    """Check one link A = B: (A and B agree, the reading that made them agree, value of A, value of B).
+
+    See the module docstring; the values are those of the plain reading (percent = 1/100, unspaced fractions
+    whole).
+    """
     hundredth, one = Fraction(1, 100), Fraction(1)
     va, vb = a.value(hundredth), b.value(hundredth)
     if _close(a, b, va, vb, hundredth):
@@ -299,8 +315,10 @@ def _check_chain(toks: list[_Tok], start: int, end: int, text: str, source: str)
 
 
 def _units_differ(a: _Side, b: _Side) -> bool:
-    """The link names two different units of one kind (``2 hours + 30 minutes``, ``2 hours = 120
-    minutes``, ``$1 / 2 = 50 cents``): a conversion the check does not make."""
+    """Whether the link names two different units of one kind: a conversion the check does not make.
+
+    For example ``2 hours + 30 minutes``, ``2 hours = 120 minutes``, ``$1 / 2 = 50 cents``.
+    """
     if a.rate or b.rate:
         return False  # ``6 hours/week * 6 weeks = 36 hours``: a rate carries the conversion
     units = a.units | b.units
@@ -355,8 +373,13 @@ def check_arithmetic(text: str) -> ArithmeticCheck:
 
 
 def evaluate(expression: str) -> float:
-    """The value of one arithmetic expression (``3 x 4 + 1,200 / 2``, ``50% * 20``); ValueError when it
-    does not parse as a whole. No names, no calls, no ``eval``."""
+    """The value of one arithmetic expression (``3 x 4 + 1,200 / 2``, ``50% * 20``).
+
+    No names, no calls, no ``eval``.
+
+    Raises:
+        ValueError: The text does not parse as a whole expression.
+    """
     toks = _tokens(expression)
     if not toks or any(t.kind not in ("num", "op", "lp", "rp") for t in toks):
         raise ValueError(f"not an arithmetic expression: {expression!r}")

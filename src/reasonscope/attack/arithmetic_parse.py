@@ -1,5 +1,7 @@
-"""Reading one side of an equation (:mod:`reasonscope.attack.arithmetic`) into an exact value: a small
-operator-precedence parser over the checker's tokens."""
+"""Reading one side of an equation (:mod:`reasonscope.attack.arithmetic`) into an exact value.
+
+A small operator-precedence parser over the checker's tokens.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +28,10 @@ class _Side:
         return any(t.kind == "unit" and (t.text == "/" or t.text.lower() == "per") for t in self.toks)
 
     def _units(self) -> set[str]:
-        """The units of measure named in the side, singular (``6 days`` -> ``day``; rates such as
-        ``inches/step`` and words that are no unit of measure are left out)."""
+        """The units of measure named in the side, singular (``6 days`` -> ``day``).
+
+        Rates such as ``inches/step`` and words that are no unit of measure are left out.
+        """
         out, current = set(), []
         for t in [*self.toks, _Tok("stop", "", 0, 0)]:
             if t.kind == "unit":
@@ -47,8 +51,10 @@ class _Side:
         return None
 
     def last_place(self, percent_scale: Fraction) -> Fraction | None:
-        """One unit of the last place the side states (``33.33`` -> 0.01, ``25%`` -> 0.01 * 1/100), or
-        None when the side is not a single stated number."""
+        """One unit of the last place the side states, or None when it is not a single stated number.
+
+        For example ``33.33`` -> 0.01, ``25%`` -> 0.01 * 1/100.
+        """
         if self.stated is None:
             return None
         return Fraction(1, 10 ** self.stated.decimals) * (percent_scale if self.stated.percent else 1)
@@ -63,8 +69,11 @@ class _Side:
 
 
 class _Parser:
-    """expr := term (('+'|'-') term)*; term := unary (('*'|'/') unary)*; unary := ('-'|'+') unary | power;
-    power := atom ('^' unary)?; atom := number [proper fraction] | '(' expr ')'."""
+    """Operator-precedence parser of one side, by this grammar.
+
+    expr := term (('+'|'-') term)*; term := unary (('*'|'/') unary)*; unary := ('-'|'+') unary | power;
+    power := atom ('^' unary)?; atom := number [proper fraction] | '(' expr ')'.
+    """
 
     def __init__(self, toks: list[_Tok], percent_scale: Fraction, *, tight: bool = True):
         self.toks, self.i, self.scale, self.tight = toks, 0, percent_scale, tight
@@ -144,8 +153,13 @@ class _Parser:
             self.i += 1
 
     def _tight_denominator(self, num: _Tok) -> Fraction | None:
-        """``1/3`` written without spaces is one number: ``25 / 1/3`` is 25 / (1/3) = 75. Not inside a longer
-        run of unspaced divisions (``100/4/5`` is read left to right)."""
+        """The denominator of an unspaced fraction after ``num`` (consumed), or None.
+
+        ``1/3`` written without spaces is one number.
+
+        ``25 / 1/3`` is 25 / (1/3) = 75. Not inside a longer run of unspaced divisions (``100/4/5`` is read
+        left to right).
+        """
         slash, den, after = self._peek(), self._peek(1), self._peek(2)
         before = self.toks[self.i - 2] if self.i >= 2 else None
         if (not self.tight or slash is None or den is None or slash.text != "/" or den.kind != "num" or num.decimals or den.decimals

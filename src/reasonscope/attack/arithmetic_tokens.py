@@ -1,5 +1,7 @@
-"""Tokens of the arithmetic checker (:mod:`reasonscope.attack.arithmetic`): numbers with their written
-precision, operators (symbols and words), units and labels, read from free text."""
+"""Tokens of the arithmetic checker (:mod:`reasonscope.attack.arithmetic`), read from free text.
+
+Numbers with their written precision, operators (symbols and words), units and labels.
+"""
 
 from __future__ import annotations
 
@@ -105,12 +107,14 @@ def _label_word(t: _Tok) -> bool:
 
 
 def _mark_units(toks: list[_Tok], text: str) -> None:
-    """Words that name what a number counts (``12 steps * 8 inches/step = 96 inches``) become ``unit``
-    tokens attached to the number: up to two words (``inches/step``, ``t-shirts`` count as one, ``per``
-    does not count) right after a number or ``)`` and right before an operator or ``=``, or right after a
-    number that follows an ``=`` (``= 96 inches``); a tight ``/word`` after a number (``$15/phone``) is
-    a unit anywhere. Words that change a value (``and``, ``times``, ``dozen``, ``half``, ...) are never
-    units."""
+    """Turn the words that name what a number counts into ``unit`` tokens attached to the number.
+
+    For example ``12 steps * 8 inches/step = 96 inches``: up to two words (``inches/step``, ``t-shirts`` count
+    as one, ``per`` does not count) right after a number or ``)`` and right before an operator or ``=``, or
+    right after a number that follows an ``=`` (``= 96 inches``); a tight ``/word`` after a number
+    (``$15/phone``) is a unit anywhere. Words that change a value (``and``, ``times``, ``dozen``, ``half``,
+    ...) are never units.
+    """
     for i, t in enumerate(toks):
         if t.kind not in ("num", "rp"):
             continue
@@ -164,8 +168,11 @@ def _read_number(t: _Tok, text: str, nxt: _Tok | None) -> None:
 
 
 def _operator_word(t: _Tok, prev: _Tok | None, nxt: _Tok | None, text: str) -> bool:
-    """``x`` between two operands is a multiplication; ``of`` after a percent or a fraction ``a/b`` and
-    before a number (``50% of 20``, ``1/2 of 60``) is one too."""
+    """Whether the word ``t`` (``x`` or ``of``) is a multiplication between ``prev`` and ``nxt``.
+
+    ``x`` between two operands is a multiplication; ``of`` after a percent or a fraction ``a/b`` and
+    before a number (``50% of 20``, ``1/2 of 60``) is one too.
+    """
     if not _between_operands(prev, nxt):
         return False
     return t.text.lower() == "x" or (prev.kind == "num" and (

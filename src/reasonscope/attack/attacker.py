@@ -1,8 +1,10 @@
-"""White-box MATCHA attacks on an HF causal LM (*Misaligning Reasoning with Answers - A Framework for
-Assessing LLM CoT Robustness*, arXiv:2505.17406): token level, embedding level, random baseline.
+r"""White-box MATCHA attacks on an HF causal LM: token level, embedding level, random baseline.
+
+From *Misaligning Reasoning with Answers - A Framework for Assessing LLM CoT Robustness*
+(arXiv:2505.17406).
 
 Generation (:meth:`Attacker.answer_first_many`): greedy decoding from input embeddings with a KV
-cache: the answer until the first newline (at most ``answer_tokens``), then ``"\\nReasoning:"`` and
+cache: the answer until the first newline (at most ``answer_tokens``), then ``"\nReasoning:"`` and
 the chain of thought until a blank line or a new ``Question:`` (at most ``cot_tokens``). Greedy, so
 the same input gives the same chain; the same decoder serves clean, token-perturbed and
 embedding-perturbed inputs. Several inputs are decoded as one left-padded batch
@@ -48,37 +50,27 @@ from typing import Any
 
 from ..models.forward_args import cache_argument, output_cache
 from .layout import Layout, attack_losses, batch_losses, encode, make_layout
+from .settings import AttackSettings  # the one declaration of the search parameters
 
 _WORD = re.compile(r"^ [A-Za-z]{2,12}$")
 
 
 @dataclass
-class AttackSettings:
-    ratio: float = 0.2
-    steps: int = 5
-    top_k: int = 8
-    candidates: int = 16
-    lam: float | None = None  # None: |CoT| / |answer|
-    epsilon_p: float = 0.005
-    embedding_steps: int = 5
-    min_similarity: float | None = 0.8
-    answer_tokens: int = 16
-    cot_tokens: int = 96
-    insert_draws: int = 20
-    seed: int = 0
-
-
-@dataclass
 class Chain:
+    """An answer-first chain: the answer line and the reasoning that follows it."""
+
     answer: str
     reasoning: str
 
 
 @dataclass
 class AttackResult:
-    """One method's attack on one item. ``seconds``: the method's search plus its share of the item's
-    batched regeneration (``details.regeneration_s``, the batch's wall time over its
-    ``details.regeneration_batch`` chains); the clean chain is not included."""
+    """One method's attack on one item.
+
+    ``seconds``: the method's search plus its share of the item's batched regeneration
+    (``details.regeneration_s``, the batch's wall time over its ``details.regeneration_batch`` chains); the
+    clean chain is not included.
+    """
 
     method: str
     perturbed_question: str | None  # None for embedding perturbations (no text)
@@ -97,8 +89,11 @@ class AttackResult:
 
 @dataclass
 class Perturbation:
-    """A method's perturbed input before its chain is regenerated: ``result`` (chain None, ``seconds`` the
-    search alone), the layout to decode from and, for the embedding method, the question's embeddings."""
+    """A method's perturbed input before its chain is regenerated.
+
+    Holds ``result`` (chain None, ``seconds`` the search alone), the layout to decode from and, for the
+    embedding method, the question's embeddings.
+    """
 
     result: AttackResult
     layout: Layout
@@ -118,6 +113,7 @@ class Insertion:
     passed: bool
 
     def record(self) -> dict[str, Any]:
+        """The insertion's draw counts, similarity and outcome, as the item's record stores them."""
         return {"draws": self.draws, "rejected_retokenisation": self.rejected_retokenisation,
                 "rejected_meaning": self.rejected_meaning, "similarity": self.similarity, "passed": self.passed}
 
@@ -130,8 +126,12 @@ class Insertion:
 
 
 class Attacker:
-    """Holds the white-box model (``.model``, ``.tokenizer``), the meaning filter and the batch size of
-    the answer-first decoder."""
+    """The white-box MATCHA attacker of one model.
+
+    Holds the white-box model (``.model``, ``.tokenizer``), the meaning filter and the batch size of the
+    answer-first decoder; its searches and regeneration are run per item by
+    :mod:`reasonscope.attack.item`.
+    """
 
     def __init__(self, model, tokenizer, settings: AttackSettings, *, similarity=None, batch_size: int = 8):
         self.model, self.tokenizer, self.settings = model, tokenizer, settings
@@ -146,6 +146,11 @@ class Attacker:
 
     # -- vocabulary ---------------------------------------------------------------------------
     def word_vocabulary(self) -> list[int]:
+        """The token ids a random insertion draws from: word tokens that re-encode to themselves (cached).
+
+        Raises:
+            ValueError: The tokenizer has no such token.
+        """
         if self._words is None:
             tok = self.tokenizer
             words = []
@@ -159,9 +164,11 @@ class Attacker:
         return self._words
 
     def survives_retokenisation(self, question_ids: list[int]) -> bool:
+        """Whether decoding ``question_ids`` and encoding the text again gives the same ids."""
         return encode(self.tokenizer, self.tokenizer.decode(question_ids)) == list(question_ids)
 
     def question_text(self, question_ids: list[int]) -> str:
+        """The text of a (perturbed) question's token ids, stripped."""
         return self.tokenizer.decode(question_ids).strip()
 
     # -- generation ---------------------------------------------------------------------------
@@ -229,11 +236,13 @@ class Attacker:
         return torch.cat([embeds[:q0], question_embeds, embeds[q0 + len(layout.question):]])
 
     def answer_first_many(self, layouts: list[Layout], question_embeds_list: list[Any] | None = None) -> list[Chain]:
-        """Greedy answer, then greedy reasoning conditioned on it, for each layout's prompt part, decoded
-        ``batch_size`` rows at a time (:meth:`greedy_batch`): all answers of a batch first (until a
-        newline, at most ``answer_tokens``), then all chains (``" " + answer`` and ``"\\nReasoning:"``
+        r"""Greedy answer, then greedy reasoning conditioned on it, for each layout's prompt part.
+
+        Decoded ``batch_size`` rows at a time (:meth:`greedy_batch`): all answers of a batch first (until a
+        newline, at most ``answer_tokens``), then all chains (``" " + answer`` and ``"\nReasoning:"``
         appended; until a blank line or ``Question:``, at most ``cot_tokens``). ``question_embeds_list``
-        (one entry per layout, None for the layout's own question) replaces question embeddings."""
+        (one entry per layout, None for the layout's own question) replaces question embeddings.
+        """
         qs = list(question_embeds_list) if question_embeds_list is not None else [None] * len(layouts)
         if len(qs) != len(layouts):
             raise ValueError(f"{len(layouts)} layouts but {len(qs)} question embeddings")
@@ -263,10 +272,12 @@ class Attacker:
         return self.answer_first_many([layout], [question_embeds])[0]
 
     def regenerate(self, perturbations: list[Perturbation]) -> list[AttackResult]:
-        """The answer-first chains of several perturbed inputs decoded as one batch, filled into their
-        results. Timing: ``details.regeneration_s`` is the batch's wall time divided by its chains
-        (``details.regeneration_batch``), and it is added to ``seconds`` (which held the search alone), so
-        the methods' ``seconds`` of an item sum to the item's attack time after its clean chain."""
+        """Decode the answer-first chains of several perturbed inputs as one batch, into their results.
+
+        Timing: ``details.regeneration_s`` is the batch's wall time divided by its chains
+        (``details.regeneration_batch``), and it is added to ``seconds`` (which held the search alone), so the
+        methods' ``seconds`` of an item sum to the item's attack time after its clean chain.
+        """
         start = time.perf_counter()
         chains = self.answer_first_many([p.layout for p in perturbations],
                                         [p.question_embeds for p in perturbations])
@@ -282,11 +293,14 @@ class Attacker:
 
     # -- objective ----------------------------------------------------------------------------
     def lam(self, layout: Layout) -> float:
+        """The lambda of L_opt = L_c - lambda * L_a: the setting, else ``|C| / |A|`` of ``layout``."""
         return self.settings.lam if self.settings.lam is not None else layout.default_lambda
 
     def prefix_cache(self, layout: Layout):
-        """The keys and values of ``layout``'s few-shot prefix (:mod:`.prefix_cache`), computed once; None
-        when the model's forward takes no cache."""
+        """The keys and values of ``layout``'s few-shot prefix, computed once.
+
+        See :mod:`reasonscope.attack.prefix_cache`. None when the model's forward takes no cache.
+        """
         from .prefix_cache import PrefixCache
 
         if self._cache_supported is None:
@@ -302,6 +316,7 @@ class Attacker:
         return attack_losses(self.model, layout, question_embeds, self.prefix_cache(layout))
 
     def objective(self, layout: Layout, question_embeds=None) -> float:
+        """The attack objective L_opt = L_c - lambda * L_a of ``layout`` (maximised; no gradient)."""
         import torch
 
         with torch.no_grad():
@@ -346,8 +361,10 @@ class Attacker:
         return random.Random(f"{self.settings.seed}|{item_key}|{method}")
 
     def draw_insertion(self, layout: Layout, item_key: str, original_question: str) -> Insertion:
-        """Seeded random insertions until one survives re-tokenisation and passes the meaning filter, at
-        most ``insert_draws`` draws; the last draw is returned (``passed`` False) when none does."""
+        """Seeded random insertions until one survives re-tokenisation and passes the meaning filter.
+
+        At most ``insert_draws`` draws; the last draw is returned (``passed`` False) when none does.
+        """
         rng = self._rng(item_key, "insert")
         retok = meaning = 0
         q, inserted, sim = list(layout.question), [], None
@@ -375,6 +392,7 @@ class Attacker:
         return Perturbation(res, pert)
 
     def random_attack(self, layout: Layout, item_key: str, original_question: str) -> AttackResult:
+        """The random baseline on one item: :meth:`random_search`, then the perturbed chain regenerated."""
         return self.regenerate([self.random_search(layout, item_key, original_question)])[0]
 
     def _similarities(self, original: str, texts: list[str]) -> list[float | None]:
@@ -387,7 +405,7 @@ class Attacker:
         return [x is None or x >= self.settings.min_similarity for x in self._similarities(original, texts)]
 
     def token_gradients(self, layout: Layout):
-        """d L_opt / d e for the one-hot indicators e of the question tokens: a [|q|, V] tensor."""
+        """Gradient d L_opt / d e for the one-hot indicators e of the question tokens: a [|q|, V] tensor."""
         import torch
 
         W = self.model.get_input_embeddings().weight
@@ -450,9 +468,11 @@ class Attacker:
         return Perturbation(res, current)
 
     def token_attack(self, layout: Layout, item_key: str, original_question: str) -> AttackResult:
+        """The token-level attack on one item: :meth:`token_search`, then the perturbed chain regenerated."""
         return self.regenerate([self.token_search(layout, item_key, original_question)])[0]
 
     def epsilon(self) -> float:
+        """The L-inf budget eps = ``epsilon_p`` * the largest absolute value in the token-embedding matrix."""
         W = self.model.get_input_embeddings().weight
         return float(self.settings.epsilon_p * W.abs().max(dim=1).values.max())
 
@@ -485,6 +505,7 @@ class Attacker:
         return Perturbation(res, layout, base + delta)
 
     def embedding_attack(self, layout: Layout, item_key: str) -> AttackResult:
+        """The embedding-level attack on one item: :meth:`embedding_search`, then the chain regenerated."""
         return self.regenerate([self.embedding_search(layout, item_key)])[0]
 
     def search(self, method: str, layout: Layout, item_key: str, original_question: str) -> Perturbation:
@@ -498,12 +519,15 @@ class Attacker:
         raise ValueError(f"unknown attack method {method!r}; expected token, embedding or random")
 
     def layout_for(self, question: str, chain: Chain | None = None) -> Layout:
+        """The answer-first layout of ``question``, with ``chain``'s answer and reasoning as targets."""
         return make_layout(self.tokenizer, question, chain.answer if chain else "", chain.reasoning if chain else "")
 
 
 def _padding(mask, last: int) -> dict[str, Any]:
-    """The attention mask and the position ids (``cumsum(mask) - 1``) of the ``last`` new columns; none
-    without padding (the model's own positions, as for one row)."""
+    """The attention mask and the position ids (``cumsum(mask) - 1``) of the ``last`` new columns.
+
+    None without padding (the model's own positions, as for one row).
+    """
     if mask is None:
         return {}
     return {"attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)[:, -last:]}

@@ -1,5 +1,6 @@
-"""Validation of an arithmetic check on worked solutions: how often it flags correct reasoning, and how
-often it catches a planted error.
+"""Validation of an arithmetic check on worked solutions.
+
+How often it flags correct reasoning, and how often it catches a planted error.
 
 Given correct worked solutions (GSM8K's are correct by construction):
 
@@ -65,6 +66,8 @@ def corrupt_operator(text: str, rng: random.Random) -> str | None:
 
 @dataclass
 class CheckerReport:
+    """Counts of a checker validation (module docstring); :meth:`rate` turns them into rates."""
+
     solutions: int
     flagged: int
     checked_links: int
@@ -75,6 +78,12 @@ class CheckerReport:
     operator_detected: int
 
     def rate(self, part: str) -> float | None:
+        """One rate of the report, in [0, 1]; None when its denominator is 0.
+
+        Args:
+            part: ``"flagged"`` (false-flag rate, lower is better), ``"result"`` or ``"operator"`` (detection
+                rates of the two corruptions, higher is better).
+        """
         num, den = {"flagged": (self.flagged, self.solutions),
                     "result": (self.result_detected, self.result_corrupted),
                     "operator": (self.operator_detected, self.operator_corrupted)}[part]

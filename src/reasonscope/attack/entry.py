@@ -1,42 +1,59 @@
 """The attack (MATCHA) family as the registry sees it (:class:`reasonscope.family.Family`).
 
-Imports stay light: scoring, the sub-app and the printer are imported when first used.
+Imports stay light: scoring and the printer are imported when first used; the command-line sub-app
+lives in ``reasonscope/cli/attack.py``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..family import FamilyResult, MetricSpec, ScoringContext
+from ..family import FamilyBase, FamilyInputs, FamilyResult, GenerationContext, MetricSpec, ScoringContext
 from ..metric_specs import ATTACK
 from .settings import AttackConfig
 
 if TYPE_CHECKING:
-    import typer
     from rich.console import Console
 
 METRICS: tuple[MetricSpec, ...] = ATTACK  # declared once, in the catalogue
 
 
-class AttackFamily:
+class AttackFamily(FamilyBase):
+    """The attack family (MATCHA) as the runner sees it.
+
+    It optionally loads its own dataset, attacks each white-box model on the chosen items and scores the
+    outcomes with :func:`reasonscope.attack.scoring.score_attack`.
+    """
+
     name = "attack"
     settings = AttackConfig
     metrics = METRICS
 
-    def score(self, ctx: ScoringContext) -> FamilyResult | None:
-        from .family import score_attack
+    def prepare(self, settings: AttackConfig, ctx: GenerationContext) -> FamilyInputs:
+        """The family's own dataset (``dataset``), when set: loaded here and stored with the run's items."""
+        if settings.dataset is None:
+            return FamilyInputs()
+        from ..data.loaders import load_dataset
 
-        datasets = {name: items for name, items in ctx.store.items().items() if name in set(ctx.datasets)}
+        items = load_dataset(settings.dataset, base_dir=ctx.base_dir, seed=ctx.seed).items
+        return FamilyInputs(items={settings.dataset.name: items})
+
+    def may_reuse_finished_run(self, settings: AttackConfig) -> bool:
+        """Never: the family generates in a pass of its own."""
+        return False
+
+    def score(self, ctx: ScoringContext) -> FamilyResult | None:
+        """Attack the run's white-box models on the chosen datasets; store the scores and ``attack.json``."""
+        from .scoring import score_attack
+
+        chosen = {ctx.settings.dataset.name} if ctx.settings.dataset is not None else set(ctx.datasets)
+        datasets = {name: items for name, items in ctx.store.items().items() if name in chosen}
         tables = score_attack(ctx.store, ctx.run_id, ctx.settings, ctx.stats, datasets, ctx.models, seed=ctx.seed,
                               executor=ctx.executor, console=ctx.console)
         return FamilyResult.from_tables(tables)
 
-    def cli(self) -> typer.Typer | None:
-        from .cli import app
-
-        return app
-
     def print_summary(self, tables: dict, out: Console, err: Console) -> None:
+        """Print the attack tables to ``out`` and their notes to ``err``."""
         from .printer import print_summary
 
         print_summary(tables, out, err)

@@ -1,5 +1,6 @@
-"""Where the white-box attack work runs: ``local`` (this process) or ``ray``
-(``pip install 'reasonscope[ray]'``): ``workers`` Ray actors, one GPU each when the cluster has GPUs
+"""Where the white-box attack work runs: ``local`` (this process) or ``ray``.
+
+Ray (``pip install 'reasonscope[ray]'``) runs ``workers`` Ray actors, one GPU each when the cluster has GPUs
 (else one CPU each), each loading the target model and the meaning filter once; items are handed out
 as actors free up and results are yielded as they finish, so the caller commits each at once.
 ``RAY_ADDRESS`` connects to an existing cluster.
@@ -9,7 +10,8 @@ are decoded as one batch, then each item is attacked and yielded in turn, so a c
 item's attack and its batch's clean chains. A Ray actor attacks one item at a time, clean chain included.
 
 The per-item work (:func:`reasonscope.attack.item.attack_item`, or the function given as ``attack``)
-lives outside the family module, which calls this one: there is no import cycle."""
+lives outside the family module, which calls this one: there is no import cycle.
+"""
 
 from __future__ import annotations
 
@@ -18,12 +20,16 @@ from collections.abc import Callable, Iterator
 
 from ..settings import ModelConfig
 from ..types import Item
-from .attacker import AttackSettings
 from .item import attack_item
-from .settings import AttackConfig
+from .settings import AttackConfig, AttackSettings
 
 
 def make_attacker(model_cfg: ModelConfig, cfg: AttackConfig, settings: AttackSettings):
+    """Load the target model (and the meaning filter, when a method needs it) into an :class:`Attacker`.
+
+    Raises:
+        RuntimeError: The model's requirements are missing (the reason is the message).
+    """
     from ..models.registry import create_model
     from .attacker import Attacker
 
@@ -45,8 +51,11 @@ AttackItem = Callable[..., dict]  # (attacker, item, item_key, methods, clean=No
 
 def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig, settings: AttackSettings,
                  *, executor: str = "local", attack: AttackItem = attack_item) -> Iterator[tuple[str, dict]]:
-    """Yield ``(item key, record)`` as each item's attack finishes, ``attack(attacker, item, key, methods)``
-    run locally (with ``clean=``, the item's clean chain from its batch) or on Ray actors."""
+    """Yield ``(item key, record)`` as each item's attack finishes.
+
+    ``attack(attacker, item, key, methods)`` is run locally (with ``clean=``, the item's clean chain from its
+    batch) or on Ray actors.
+    """
     if executor == "local":
         attacker = make_attacker(model_cfg, cfg, settings)
         for start in range(0, len(items), attacker.batch_size):

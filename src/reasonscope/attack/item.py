@@ -1,6 +1,9 @@
-"""The white-box part of attacking one item: the clean answer-first chain, its correctness, and each
-method's perturbed chain. It runs wherever the executor puts it (this process or a Ray actor) and
-touches no store; :mod:`reasonscope.attack.family` caches its records."""
+"""The white-box part of attacking one item.
+
+The clean answer-first chain, its correctness, and each method's perturbed chain. It runs wherever the
+executor puts it (this process or a Ray actor) and touches no store; :mod:`reasonscope.attack.scoring` caches
+its records.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +20,12 @@ RECORD_VERSION = 2
 
 
 def attack_item(attacker, item: Item, item_key: str, methods: list[str], clean: Chain | None = None) -> dict:
-    """The white-box part for one item: clean chain (``clean`` when the caller decoded it already, in a
-    batch of items), correctness, and each method's perturbed chain. The methods search one after the
-    other, then their perturbed chains are regenerated as one batch (:meth:`Attacker.regenerate`)."""
+    """The white-box part for one item, as its record.
+
+    Clean chain (``clean`` when the caller decoded it already, in a batch of items), correctness, and each
+    method's perturbed chain. The methods search one after the other, then their perturbed chains are
+    regenerated as one batch (:meth:`Attacker.regenerate`).
+    """
     if clean is None:
         clean = attacker.answer_first(attacker.layout_for(item.input))
     record: dict[str, Any] = {"version": RECORD_VERSION, "clean": asdict(clean),

@@ -1,5 +1,7 @@
-"""The attack family's judge calls: the reasoning verdict on a chain (clean, perturbed or transferred,
-one reference-free prompt) and the meaning verdict on a perturbed question.
+"""The attack family's judge calls.
+
+The reasoning verdict on a chain (clean, perturbed or transferred, one reference-free prompt) and the
+meaning verdict on a perturbed question.
 
 Every call goes through the store (cached, resumable). A verdict is ``(True | False, None)`` or
 ``(None, why it is missing)``: the judge could not run here, the call failed, or its answer could not
@@ -26,8 +28,10 @@ MEANING_VERSION = "judge-meaning-v1"
 def ask_judge(judge_cfg: ModelConfig | None, cases: dict[str, tuple[list[dict[str, str]], dict]], *, template: str,
               key: str, store: Store, seed: int, console: Console, label: str, schema: dict
               ) -> dict[str, Verdict]:
-    """case id -> the judge's true/false under ``key``, for case id -> (messages, mock meta); the answer is
-    constrained to ``schema`` (see :mod:`reasonscope.models.structured`)."""
+    """Map case id -> the judge's true/false under ``key``, for case id -> (messages, mock meta).
+
+    The answer is constrained to ``schema`` (see :mod:`reasonscope.models.structured`).
+    """
     if judge_cfg is None or not cases:
         return {}
     from ..models.registry import create_model
@@ -51,7 +55,7 @@ def ask_judge(judge_cfg: ModelConfig | None, cases: dict[str, tuple[list[dict[st
 
 def judge_chains(judge_cfg: ModelConfig | None, cases: list[tuple[str, str, str, str]], store: Store, *, seed: int,
                  console: Console) -> dict[str, Verdict]:
-    """case id -> (is the reasoning correct?, why not read) for (case id, question, answer, reasoning)."""
+    """Map case id -> (is the reasoning correct?, why not read) for (case id, question, answer, reasoning)."""
     return ask_judge(judge_cfg, {cid: (reasoning_check_messages(question, answer, reasoning),
                                        {"task": "reasoning", "candidate": reasoning})
                                  for cid, question, answer, reasoning in cases},
@@ -61,8 +65,10 @@ def judge_chains(judge_cfg: ModelConfig | None, cases: list[tuple[str, str, str,
 
 def meaning_checks(judge_cfg: ModelConfig | None, cases: list[tuple[str, str, str]], store: Store, *, seed: int,
                    console: Console) -> dict[str, Verdict]:
-    """case id -> (does the perturbed question keep the original's meaning?, why not read) for (case id,
-    original, perturbed)."""
+    """Map case id -> (does the perturbed question keep the original's meaning?, why not read).
+
+    Read for each (case id, original, perturbed).
+    """
     return ask_judge(judge_cfg, {cid: (same_meaning_messages(orig, pert), {"task": "meaning", "texts": [orig, pert]})
                                  for cid, orig, pert in cases},
                      template=MEANING_VERSION, key="same", store=store, seed=seed, console=console,

@@ -1,4 +1,6 @@
-"""Answer-first prompting and the two MATCHA losses (*Misaligning Reasoning with Answers*, arXiv:2505.17406).
+r"""Answer-first prompting and the two MATCHA losses.
+
+From *Misaligning Reasoning with Answers* (arXiv:2505.17406).
 
 Prompt
 ------
@@ -9,9 +11,9 @@ separately tokenised pieces (no special tokens added)::
 
     prefix   = few-shot examples + "Question:"
     question = " " + question text              <- the only part an attack perturbs
-    suffix   = "\\nAnswer:"
+    suffix   = "\nAnswer:"
     answer   = " " + answer text                 (target of L_a)
-    mid      = "\\nReasoning:"
+    mid      = "\nReasoning:"
     cot      = " " + reasoning text              (target of L_c)
 
 Losses
@@ -63,42 +65,54 @@ class Layout:
 
     @property
     def ids(self) -> list[int]:
+        """The whole sequence: prefix, question, suffix, answer, mid and chain."""
         return self.prefix + self.question + self.suffix + self.answer + self.mid + self.cot
 
     @property
     def question_start(self) -> int:
+        """The position of the question's first token in :attr:`ids`."""
         return len(self.prefix)
 
     @property
     def answer_start(self) -> int:
+        """The position of the answer's first token in :attr:`ids`."""
         return len(self.prefix) + len(self.question) + len(self.suffix)
 
     @property
     def cot_start(self) -> int:
+        """The position of the chain of thought's first token in :attr:`ids`."""
         return self.answer_start + len(self.answer) + len(self.mid)
 
     def with_question(self, question: list[int]) -> Layout:
+        """A copy of the layout with ``question`` as its question tokens."""
         return Layout(self.prefix, list(question), self.suffix, self.answer, self.mid, self.cot)
 
     @property
     def default_lambda(self) -> float:
+        """The default lambda of L_opt: ``|C| / |A|`` (``|A|`` taken as 1 when empty)."""
         return len(self.cot) / max(1, len(self.answer))
 
 
 def encode(tokenizer, text: str) -> list[int]:
+    """The token ids of ``text`` without special tokens."""
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
 def make_layout(tokenizer, question: str, answer: str = "", cot: str = "") -> Layout:
+    """The answer-first layout of a question, with the answer and chain as targets when given."""
     return Layout(encode(tokenizer, FEW_SHOT), encode(tokenizer, " " + question.strip()),
                   encode(tokenizer, "\nAnswer:"), encode(tokenizer, " " + answer.strip()) if answer else [],
                   encode(tokenizer, "\nReasoning:"), encode(tokenizer, " " + cot.strip()) if cot else [])
 
 
 def losses_from_logits(logits, layout: Layout, offset: int = 0):
-    """(L_a, L_c) from logits of shape [T, V] (or [B, T, V] -> each of shape [B]) over ``layout.ids``;
+    """The losses (L_a, L_c) from logits of shape [T, V] over ``layout.ids``.
+
+    Logits of shape [B, T, V] give each loss of shape [B].
+
     ``logits[..., i, :]`` is the logit vector at position ``offset + i`` of the sequence (``offset`` > 0
-    when the prefix was read from a cache)."""
+    when the prefix was read from a cache).
+    """
     import torch.nn.functional as F
 
     a0, c0 = layout.answer_start - offset, layout.cot_start - offset
@@ -140,9 +154,12 @@ def embed_layout(model, layout: Layout, question_embeds=None):
 
 
 def _logits(model, prefix: list[int], prefix_cache, rows: int, **inputs):
-    """(logits [B, T', V], the sequence position of their first column): the part after ``prefix`` run
-    against ``prefix_cache`` when the cache holds that prefix, else the whole sequence (position 0).
-    ``inputs``: ``input_ids`` [B, T] or ``inputs_embeds`` [B, T, d] of the whole sequence."""
+    """Forward pass that reuses a cached prefix: (logits [B, T', V], the position of their first column).
+
+    The part after ``prefix`` is run against ``prefix_cache`` when the cache holds that prefix, else the whole
+    sequence (position 0). ``inputs``: ``input_ids`` [B, T] or ``inputs_embeds`` [B, T, d] of the whole
+    sequence.
+    """
     if prefix_cache is not None and prefix_cache.matches(prefix):
         start = len(prefix)
         rest = {name: value[:, start:] for name, value in inputs.items()}
@@ -151,19 +168,25 @@ def _logits(model, prefix: list[int], prefix_cache, rows: int, **inputs):
 
 
 def attack_losses(model, layout: Layout, question_embeds=None, prefix_cache=None):
-    """(L_a, L_c) of the model on the layout, differentiable w.r.t. ``question_embeds``. With a
-    :class:`~reasonscope.attack.prefix_cache.PrefixCache` of the layout's prefix, only the rest of the
-    sequence is run (same values up to float rounding)."""
+    """The losses (L_a, L_c) of the model on the layout, differentiable w.r.t. ``question_embeds``.
+
+    With a :class:`~reasonscope.attack.prefix_cache.PrefixCache` of the layout's prefix, only the rest of the
+    sequence is run (same values up to float rounding).
+    """
     logits, offset = _logits(model, layout.prefix, prefix_cache, 1,
                              inputs_embeds=embed_layout(model, layout, question_embeds))
     return losses_from_logits(logits[0], layout, offset)
 
 
 def batch_losses(model, layouts: list[Layout], prefix_cache=None):
-    """(L_a, L_c), each of shape [B], of layouts that differ only in their question's tokens (same prefix
-    and question length, the same suffix, answer, mid and chain: every row is scored with the first's
-    positions and targets); raises ValueError otherwise. No gradient tracking is set up here: call under
-    ``torch.no_grad()``."""
+    """The losses (L_a, L_c), each of shape [B], of layouts that differ only in their question's tokens.
+
+    Same prefix and question length, the same suffix, answer, mid and chain: every row is scored with the
+    first's positions and targets. No gradient tracking is set up here: call under ``torch.no_grad()``.
+
+    Raises:
+        ValueError: A layout differs from the first in more than its question's tokens.
+    """
     import torch
 
     first = layouts[0]

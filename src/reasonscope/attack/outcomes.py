@@ -59,20 +59,25 @@ class ChainCheck:
 
     @classmethod
     def of(cls, reasoning: str, verdict: tuple[bool | None, str | None] | None = None) -> ChainCheck:
+        """Check ``reasoning``'s arithmetic; ``verdict`` is the judge's (correct?, why unread), if asked."""
         judged, unread = verdict if verdict is not None else (None, None)
         return cls(check_arithmetic(reasoning), judged, unread)
 
     def false_equation(self) -> str | None:
+        """The text of the chain's first false equation, or None when every checked equation holds."""
         bad = self.arithmetic.false
         return bad[0].text if bad else None
 
     def record(self) -> dict[str, Any]:
+        """The check as written to ``attack_items.jsonl``: equation counts, false equations, judge verdict."""
         return {**self.arithmetic.counts(), "false_equations": [e.text for e in self.arithmetic.false],
                 "judge": self.judged, "judge_unread": self.unread}
 
 
 @dataclass
 class Outcome:
+    """The outcome of one attack and the reason, in words."""
+
     outcome: str  # one of RATED + EXCLUDED
     why: str
 
@@ -80,8 +85,21 @@ class Outcome:
 def classify(*, answer_kept: bool, clean: ChainCheck, perturbed: ChainCheck, judge: bool,
              invalid: str | None = None, meaning_kept: bool | None = None, meaning_unread: str | None = None
              ) -> Outcome:
-    """The outcome of one attack (module docstring). ``judge``: a reasoning judge is configured;
-    ``invalid``: why the perturbation is not a valid attack (None = valid)."""
+    """The outcome of one attack: the first rule of the module docstring's table that applies.
+
+    Args:
+        answer_kept: The perturbed answer equals the clean answer.
+        clean: Reasoning check of the clean chain.
+        perturbed: Reasoning check of the perturbed chain.
+        judge: A reasoning judge is configured.
+        invalid: Why the perturbation is not a valid attack (None: valid).
+        meaning_kept: The meaning judge's verdict on the perturbed question (None: not asked).
+        meaning_unread: Why the meaning verdict could not be read (None: read or not asked).
+
+    Returns:
+        One of ``success``, ``wrong``, ``unattackable`` (rated) or ``clean_wrong``, ``not_judged``,
+        ``invalid`` (excluded from the rates), with the reason.
+    """
     bad = clean.false_equation()
     if bad is not None:
         return Outcome("clean_wrong", f"the clean chain already states a false equation: {bad!r}")
@@ -110,7 +128,30 @@ def classify(*, answer_kept: bool, clean: ChainCheck, perturbed: ChainCheck, jud
 
 
 def outcome_rates(outcomes: list[str], stats: StatsConfig, seed: int) -> dict[str, Any]:
-    """Counts of every outcome, and SR / WR / UR with CIs over the decided attacks (module docstring)."""
+    """Attack rates: success (SR), wrong (WR) and unattackable (UR) over the decided attacks, with CIs.
+
+    n = attacked - clean_wrong - not_judged - invalid; SR = #success / n, WR = #wrong / n,
+    UR = #unattackable / n, so SR + WR + UR = 1. Each is the mean of an indicator with the interval of
+    :func:`reasonscope.stats.bootstrap.estimate` (an exact binomial interval for 0/1 values).
+
+    Args:
+        outcomes: The outcome of every attack of one model and method.
+        stats: Confidence level, resamples and interval method.
+        seed: Seed of the resampling.
+
+    Returns:
+        ``attacked``, ``n``, ``counts`` (every outcome), ``denominator`` (in words), and ``success``,
+        ``wrong``, ``unattackable`` as estimates in [0, 1] (value None when n = 0: no decided attack).
+        A higher SR means more fragile reasoning, a higher UR more robust reasoning. When some attacks
+        are not judged, ``success_bounds`` bounds SR over decided + not judged attacks:
+        [success / (n + not_judged), (success + not_judged) / (n + not_judged)].
+
+    Examples:
+        >>> from reasonscope.settings import StatsConfig
+        >>> r = outcome_rates(["success", "wrong", "success", "clean_wrong", "not_judged"], StatsConfig(), 0)
+        >>> r["n"], r["success"]["value"], r["success_bounds"]
+        (3, 0.6666666666666666, {'low': 0.5, 'high': 0.75, 'n': 4})
+    """
     counts = {o: outcomes.count(o) for o in RATED + EXCLUDED}
     decided = [o for o in outcomes if o in RATED]
     out: dict[str, Any] = {"attacked": len(outcomes), "n": len(decided), "counts": counts,

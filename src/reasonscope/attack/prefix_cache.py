@@ -22,8 +22,11 @@ from ..models.forward_args import cache_argument, cache_for_rows, output_cache
 
 
 class PrefixCache:
-    """Keys and values of ``prefix`` (token ids) for ``model``; :meth:`fresh` hands out a copy per forward
-    (a forward appends the rest's keys and values to the cache it is given)."""
+    """Keys and values of ``prefix`` (token ids) for ``model``.
+
+    :meth:`fresh` hands out a copy per forward (a forward appends the rest's keys and values to the cache it
+    is given).
+    """
 
     def __init__(self, model: Any, prefix: list[int]):
         import torch
@@ -41,11 +44,14 @@ class PrefixCache:
 
     @staticmethod
     def supported(model: Any) -> bool:
-        """Whether ``model``'s forward takes a key/value cache (every causal LM of transformers does, as
-        ``past_key_values`` or, from transformers 5.24, ``cache``)."""
+        """Whether ``model``'s forward takes a key/value cache.
+
+        Every causal LM of transformers does, as ``past_key_values`` or, from transformers 5.24, ``cache``.
+        """
         return cache_argument(model) is not None
 
     def matches(self, prefix: list[int]) -> bool:
+        """Whether this cache holds exactly ``prefix``."""
         return prefix == self.prefix
 
     def fresh(self, batch: int = 1) -> Any:

@@ -6,25 +6,31 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..cli.common import fmt_estimate
+from ..report.numbers import format_estimate_of
 
 
 def print_summary(t: dict, out: Console, err: Console) -> None:
     """Print the ``attack`` section of ``summary.json`` (tables to ``out``, notes to ``err``)."""
-    table = Table(title=f"attack (MATCHA; reasoning check: {t['reasoning_check']}; rates over decided attacks = "
-                  "attacked - clean wrong - not judged - invalid [95% CI]; higher success = more fragile reasoning)")
-    for col in ("model", "method", "attacked", "clean wrong", "not judged", "invalid", "decided", "success", "wrong",
-                "unattackable", "s/item"):
-        table.add_column(col)
+    counts = Table(title=f"attack (MATCHA): attacks per model and method; reasoning check: {t['reasoning_check']}")
+    for col in ("model · method", "attacked", "clean wrong", "not judged", "invalid", "decided"):
+        counts.add_column(col, overflow="fold")
+    rates = Table(title="attack rates over decided attacks [95% CI]; higher success = more fragile reasoning")
+    for col in ("model · method", "success", "wrong", "unattack.", "s/item"):
+        rates.add_column(col, overflow="fold")
     for model, m in t["models"].items():
         for method, r in m["rates"].items():
             secs = m["seconds_per_item"].get(method)
             c = r["counts"]
-            table.add_row(model, method, f"{r['attacked']} of {m['answered_correctly']} correct ({m['items']} items)",
-                          str(c["clean_wrong"]), str(c["not_judged"]), str(c["invalid"]), str(r["n"]),
-                          *(fmt_estimate(r[o]) for o in ("success", "wrong", "unattackable")),
+            name = f"{escape(model)} · {method}"
+            counts.add_row(name, f"{r['attacked']} of {m['answered_correctly']} correct ({m['items']} items)",
+                           str(c["clean_wrong"]), str(c["not_judged"]), str(c["invalid"]), str(r["n"]))
+            rates.add_row(name, *(format_estimate_of(r[o]) for o in ("success", "wrong", "unattackable")),
                           "n/a" if secs is None else f"{secs:.1f}")
-    out.print(table)
+    out.print(counts)
+    out.print(rates)
+    out.print("decided = attacked - clean wrong - not judged - invalid; wrong = answer changed; unattack. = "
+              "unattackable (answer kept, reasoning judged correct); s/item = seconds per attacked item",
+              highlight=False)
     for model, m in t["models"].items():
         for method, ins in m.get("insertion", {}).items():
             if ins["attacks"]:
@@ -34,7 +40,7 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
     for model, tr in t.get("transfer", {}).items():
         for method, r in tr.get("rates", {}).items():
             out.print(f"transfer to {escape(model)} ({method}, decided {r['n']} of {r['attacked']}): success "
-                      f"{fmt_estimate(r['success'])}, wrong {fmt_estimate(r['wrong'])} (higher success = more "
+                      f"{format_estimate_of(r['success'])}, wrong {format_estimate_of(r['wrong'])} (higher success = more "
                       "fragile reasoning)")
     for w in t.get("warnings", []):
         err.print("[yellow]attack:[/yellow] " + escape(w))

@@ -1,4 +1,7 @@
-"""Settings of the attack family, MATCHA (``families.attack`` in a plan)."""
+"""Settings of the attack family, MATCHA (``families.attack`` in a plan), and the attacker's.
+
+The attacker's are the same search parameters with the run's seed.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +9,17 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..settings import ModelConfig, Strict
+from ..settings import DatasetConfig, ModelConfig, Strict
 from ..types import AnswerType
 
 
-class AttackConfig(Strict):
-    """MATCHA (*Misaligning Reasoning with Answers*, arXiv:2505.17406): answer-preserving attacks on the chain
-    of thought of white-box models."""
+class AttackSearch(Strict):
+    """The search parameters of the attacks, declared once.
 
-    methods: list[Literal["token", "embedding", "random"]] = Field(
-        default_factory=lambda: ["token", "embedding", "random"], min_length=1)
+    The plan's ``families.attack`` holds them (:class:`AttackConfig`) and the attacker reads them with the
+    run's seed (:class:`AttackSettings`).
+    """
+
     ratio: float = Field(0.2, gt=0, le=1, description="Inserted tokens per question token (at least 1).")
     steps: int = Field(5, ge=0, le=100, description="Gradient-guided replacement rounds (token level).")
     top_k: int = Field(8, ge=1, le=1024, description="Candidate tokens per inserted position and round.")
@@ -25,12 +29,31 @@ class AttackConfig(Strict):
     embedding_steps: int = Field(5, ge=1, le=100)
     min_similarity: float | None = Field(0.8, ge=-1, le=1, description="Reject token candidates whose MiniLM "
                                          "cosine to the original question is lower (null = off).")
-    similarity_model: str = Field("embedded-minilm", description="Embedding model of the meaning filter.")
+    answer_tokens: int = Field(16, ge=1, le=256)
+    cot_tokens: int = Field(96, ge=4, le=2048)
     insert_draws: int = Field(20, ge=1, le=1000, description="Random insertions drawn per item until one survives "
                               "re-tokenisation and passes the meaning filter; when none does the token and random "
                               "attacks of the item are invalid (excluded from the rates, counted).")
-    answer_tokens: int = Field(16, ge=1, le=256)
-    cot_tokens: int = Field(96, ge=4, le=2048)
+
+
+class AttackSettings(AttackSearch):
+    """What the attacker reads: the search parameters and the seed of its random draws.
+
+    Its ``model_dump()`` is what attack cache keys, stored requests and the attack table record.
+    """
+
+    seed: int = 0
+
+
+class AttackConfig(AttackSearch):
+    """Settings of MATCHA: answer-preserving attacks on the chain of thought of white-box models.
+
+    From *Misaligning Reasoning with Answers* (arXiv:2505.17406).
+    """
+
+    methods: list[Literal["token", "embedding", "random"]] = Field(
+        default_factory=lambda: ["token", "embedding", "random"], min_length=1)
+    similarity_model: str = Field("embedded-minilm", description="Embedding model of the meaning filter.")
     judge: ModelConfig | None = Field(None, description="Judge of the clean and the perturbed reasoning (any "
                                       "provider), also of the transfer chains; without one only false equations are "
                                       "detected and a kept answer with no false equation is 'not judged'.")
@@ -40,6 +63,8 @@ class AttackConfig(Strict):
                                         "successful perturbed questions.")
     answer_types: list[AnswerType] | None = Field(None, description="Only attack items of these answer types.")
     limit: int | None = Field(None, gt=0, description="Attack at most this many items per dataset.")
+    dataset: DatasetConfig | None = Field(None, description="Attack the items of this dataset (e.g. format "
+                                          "word_problems) instead of the plan's datasets.")
 
     @field_validator("judge")
     @classmethod

@@ -38,6 +38,7 @@ def transfer_chain(text: str) -> tuple[str, str]:
 
 
 def transfer_messages(question: str) -> list[dict[str, str]]:
+    """The answer-first prompt sent to a transfer model for a (perturbed) question."""
     return [{"role": "user", "content": FEW_SHOT + " " + question.strip() + "\n\nContinue in the same format: "
              "one line 'Answer: ...', then one line 'Reasoning: ...'."}]
 
@@ -76,7 +77,7 @@ def run_transfer(cfg: AttackConfig, successes: list[tuple[str, str, Item, str, s
 
 def failed_cases(successes: list[tuple[str, str, Item, str, str]], completions: dict[str, Any],
                  policy: str) -> dict[str, str]:
-    """case id -> why it is left out, for the cases with a failed generation.
+    """Map case id -> why it is left out, for the cases with a failed generation.
 
     A failed clean generation is no clean answer: the case is left out. A failed perturbed generation is
     left out under ``stats.failed_generations: exclude`` (the default) and read as a changed answer
@@ -95,7 +96,9 @@ def _transfer_outcomes(cfg: AttackConfig, name: str, successes: list[tuple[str, 
                        chains: dict[str, tuple[str, str]], store: Store, stats: StatsConfig, *, seed: int,
                        console: Console, failed: dict[str, str] | None = None) -> dict[str, Any]:
     """Outcomes of one transfer model; its judge cases are ``<transfer model>><case id or item key>``.
-    Cases in ``failed`` (case id -> why) are left out (:func:`failed_cases`)."""
+
+    Cases in ``failed`` (case id -> why) are left out (:func:`failed_cases`).
+    """
     failed = failed or {}
     answered = {key for _, key, item, _, _ in successes if is_correct(chains[key][0], item)}
     asked = {key: item.input for _, key, item, _, _ in successes if key in answered}

@@ -1,11 +1,14 @@
-"""The attributes family: twelve rationale attributes, ROSCOE-style metrics, SHAP on preferences, attribute Elo. Public names are re-exported here, imported on first use."""
+"""The attributes family: rationale attributes, ROSCOE-style metrics, SHAP on preferences, attribute Elo.
+
+Public names are re-exported here, imported on first use.
+"""
 
 from .._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "AttributesConfig": "settings",
     "AutomaticAttributesConfig": "settings",
-    "score_attributes": "family",
-    "rebuild_ratings": "family",
+    "score_attributes": "scoring",
+    "rebuild_ratings": "scoring",
     "FAMILY": "entry",
 })

@@ -1,5 +1,6 @@
-"""The ROSCOE-style automatic metrics of a rationale, with their backends (*Rethinking Human Preference
-Evaluation of LLM Rationales*).
+"""The ROSCOE-style automatic metrics of a rationale, with their backends.
+
+The attributes follow *Rethinking Human Preference Evaluation of LLM Rationales*.
 
 Formulas: :mod:`reasonscope.attributes.roscoe`. Backends, each a setting and each recorded:
 
@@ -33,6 +34,16 @@ METRIC_BACKEND = {"faithfulness": "embedding", "informativeness": "embedding", "
 
 @dataclass
 class AutomaticBackends:
+    """The models behind the automatic metrics; a metric whose backend is missing is listed as unavailable.
+
+    Attributes:
+        embed: Cached sentence-embedding scorer (faithfulness, informativeness, repetition_step), or None.
+        nli: Cached NLI scorer (self_consistency, source_consistency), or None.
+        ppl: Cached perplexity scorer (perplexity_chain), or None.
+        descriptions: Backend name -> what it is (model, pooling), as recorded in ``summary.json``.
+        unavailable: Metric -> why it is not computed.
+    """
+
     embed: Any = None
     nli: Any = None
     ppl: Any = None
@@ -41,8 +52,10 @@ class AutomaticBackends:
 
 
 def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBackends:
-    """The backends of ``cfg`` behind the store's score cache (:mod:`reasonscope.scorers.cache`): nothing
-    is loaded here; each model loads on its first cache miss (:func:`prefetch`)."""
+    """The backends of ``cfg`` behind the store's score cache (:mod:`reasonscope.scorers.cache`).
+
+    Nothing is loaded here; each model loads on its first cache miss (:func:`prefetch`).
+    """
     from ..scorers.cache import CachedPerplexity, ScoreCache
     from ..scorers.nli import cached_nli
     from ..scorers.similarity import cached_embedding
@@ -90,10 +103,12 @@ def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBacken
 
 
 def prefetch(units: list[tuple[list[str], list[str]]], b: AutomaticBackends) -> None:
-    """Score every input the rationales ``units`` (steps, source sentences) will ask for, each backend in one
-    deduplicated, cached, batched request; a backend whose model fails to load becomes unavailable (the
-    reason recorded for its metrics). Then the per-rationale calls of :func:`automatic_metrics` are
-    memory reads."""
+    """Score every input the rationales ``units`` (steps, source sentences) will ask for.
+
+    Each backend gets one deduplicated, cached, batched request; a backend whose model fails to load
+    becomes unavailable (the reason recorded for its metrics). Then the per-rationale calls of
+    :func:`automatic_metrics` are memory reads.
+    """
     from ..scorers.cache import ScorerUnavailable
 
     units = [(steps, source) for steps, source in units if steps]
@@ -118,7 +133,17 @@ def prefetch(units: list[tuple[list[str], list[str]]], b: AutomaticBackends) -> 
 
 
 def automatic_metrics(steps: list[str], source: list[str], b: AutomaticBackends) -> dict[str, float | None]:
-    """Every available metric of one rationale; None where a metric is undefined (empty chain)."""
+    """Every available ROSCOE-style metric of one rationale (formulas: :mod:`reasonscope.attributes.roscoe`).
+
+    Args:
+        steps: The rationale's reasoning steps.
+        source: The source sentences (the question split into sentences).
+        b: The backends; a metric whose backend is None is left out of the result.
+
+    Returns:
+        Metric name -> value in [0, 1], higher is better; None where the metric is undefined (an empty
+        chain, or no source sentence). ``repetition_word`` needs no model and is always present.
+    """
     out: dict[str, float | None] = {"repetition_word": roscoe.repetition_word(steps)}
     if b.embed is not None:
         out["faithfulness"] = roscoe.faithfulness(steps, source, b.embed.embed)

@@ -1,41 +1,66 @@
-"""The attributes (rationale attributes and human preferences) family as the registry sees it (:class:`reasonscope.family.Family`).
+"""The attributes family as the registry sees it (:class:`reasonscope.family.Family`).
 
-Imports stay light: scoring, the sub-app and the printer are imported when first used.
+The family covers rationale attributes and human preferences.
+
+Imports stay light: scoring and the printer are imported when first used; the command-line sub-app
+lives in ``reasonscope/cli/attributes.py``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..family import FamilyResult, MetricSpec, ScoringContext
+from ..family import FamilyBase, FamilyInputs, FamilyResult, GenerationContext, MetricSpec, ScoringContext
 from ..metric_specs import ATTRIBUTES
 from .settings import AttributesConfig
 
 if TYPE_CHECKING:
-    import typer
     from rich.console import Console
 
 METRICS: tuple[MetricSpec, ...] = ATTRIBUTES  # declared once, in the catalogue
 
 
-class AttributesFamily:
+class AttributesFamily(FamilyBase):
+    """The attributes family as the runner sees it.
+
+    Holds the family's name, its settings model (:class:`AttributesConfig`) and its metric descriptions;
+    the runner calls it to plan answers, score a stored run and print the summary.
+    """
     name = "attributes"
     settings = AttributesConfig
     metrics = METRICS
 
+    def answers(self, settings: AttributesConfig) -> tuple[int, int]:
+        """One answer to each question (its rationale is what the judges rate)."""
+        return 1, 0
+
+    def prepare(self, settings: AttributesConfig, ctx: GenerationContext) -> FamilyInputs:
+        """Models are needed when the plan has datasets to answer (preferences alone need none)."""
+        return FamilyInputs(needs_models=bool(ctx.datasets))
+
     def score(self, ctx: ScoringContext) -> FamilyResult | None:
-        from .family import score_attributes
+        """Score the attributes of a stored run.
+
+        Args:
+            ctx: the run's store, id, settings, statistics settings, data, seed, console and base folder.
+
+        Returns:
+            The family's tables (:func:`reasonscope.attributes.scoring.score_attributes`) as a result.
+        """
+        from .scoring import score_attributes
 
         tables = score_attributes(ctx.store, ctx.run_id, ctx.settings, ctx.stats, ctx.data, seed=ctx.seed,
                                   console=ctx.console, base_dir=ctx.base_dir)
         return FamilyResult.from_tables(tables)
 
-    def cli(self) -> typer.Typer | None:
-        from .cli import app
-
-        return app
-
     def print_summary(self, tables: dict, out: Console, err: Console) -> None:
+        """Print the family's summary of ``tables``.
+
+        Args:
+            tables: the tables :meth:`score` produced.
+            out: the console for the summary.
+            err: the console for warnings.
+        """
         from .printer import print_summary
 
         print_summary(tables, out, err)

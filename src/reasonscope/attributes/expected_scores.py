@@ -1,5 +1,6 @@
-"""Probability-weighted attribute scores (``families.attributes.scoring: expected``), the method of
-*G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment* (Liu et al., 2023).
+"""Probability-weighted attribute scores (``families.attributes.scoring: expected``).
+
+The method of *G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment* (Liu et al., 2023).
 
 Instead of reading the one score a judge writes, each attribute is asked on its own (as G-Eval asks
 one criterion per prompt): the judge sees the question, the reasoning, the attribute's definition and
@@ -42,7 +43,7 @@ from ..store import Store
 from .judging import Judged, Target
 from .settings import AttributesConfig
 
-EXPECTED_VERSION = "judge-expected-v1"
+EXPECTED_VERSION = "judge-expected-v2"  # v2: arithmetic accuracy is 0 without a calculation
 METHOD = "expected score over the valid score strings 0..10 (G-Eval)"
 MARKER = "\n\nAttribute: "  # the per-attribute part comes last, so one rationale's prompts share the rest
 
@@ -74,8 +75,10 @@ def _compute(judge: Any, units: list[list[str]], continuations: list[str]) -> li
 def judge_expected(judge: Any, targets: list[Target], cfg: AttributesConfig, store: Store | None
                    ) -> dict[tuple[str, str], Judged]:
     """``(model, unit)`` -> expected scores of every attribute by ``judge`` (failed generations skipped).
-    One cached input per rationale: its twelve attribute prompts, which share everything up to the
-    attribute (the attribute comes last), so a local judge runs the shared part once."""
+
+    One cached input per rationale: its twelve attribute prompts, which share everything up to the attribute
+    (the attribute comes last), so a local judge runs the shared part once.
+    """
     values = scale_values(0, 10)
     conts = list(values)
     scorer = logprob_scorer(judge, kind="judge-score", template=EXPECTED_VERSION, continuations=conts,

@@ -1,5 +1,6 @@
-"""Which attributes explain human preferences? LightGBM + SHAP (*Rethinking Human Preference Evaluation of
-LLM Rationales*, Q2).
+"""Which attributes explain human preferences?
+
+LightGBM + SHAP (*Rethinking Human Preference Evaluation of LLM Rationales*, Q2).
 
 Features: for each preference record, attribute(A) - attribute(B) per attribute (missing scores
 stay NaN, which LightGBM handles). Label: 1 when the human preferred A, 0 when B; ties are left out.
@@ -20,6 +21,17 @@ import numpy as np
 
 @dataclass
 class Explanation:
+    """A LightGBM + SHAP explanation of human preferences by attribute.
+
+    Attributes:
+        attributes: the feature names, in column order.
+        n: the number of labelled pairs.
+        cv_accuracy: cross-validated accuracy of the classifier; None when it was not cross-validated.
+        cv_auc: cross-validated ROC AUC; None when it was not cross-validated.
+        importance: one ``{"attribute", "mean_abs_shap", "direction"}`` per attribute, most important first.
+        shap_values: the SHAP values (n x attributes) of the model fitted on all pairs.
+        features: the feature matrix the model was fitted on.
+    """
     attributes: list[str]
     n: int
     cv_accuracy: float | None
@@ -31,6 +43,26 @@ class Explanation:
 
 def explain_preferences(features: np.ndarray, labels: np.ndarray, attributes: list[str], *, folds: int = 5,
                         seed: int = 0, n_estimators: int = 200) -> Explanation:
+    """Explain human preference labels by attribute features with LightGBM and SHAP.
+
+    A LightGBM classifier (200 trees, learning rate 0.05, 15 leaves) is cross-validated with stratified
+    ``folds`` folds, only when both labels occur and each occurs at least ``folds`` times, then fitted on
+    all pairs; TreeSHAP explains that model. An attribute's importance is mean |SHAP| (higher: it weighs
+    more in the prediction); its direction is the sign of the Pearson correlation between the feature and
+    its SHAP values (``+``: a higher feature value pushes towards label 1; ``0`` when fewer than 3 values
+    are present or either is constant).
+
+    Args:
+        features: one row per pair, one column per attribute (NaN where missing).
+        labels: 0/1 per pair.
+        attributes: the column names.
+        folds: the number of cross-validation folds.
+        seed: seeds the folds and the model.
+        n_estimators: the number of trees.
+
+    Returns:
+        The :class:`Explanation`; ``cv_accuracy`` and ``cv_auc`` are None when cross-validation was not run.
+    """
     import lightgbm as lgb
     import shap
     from sklearn.metrics import accuracy_score, roc_auc_score

@@ -1,5 +1,8 @@
-"""Pointwise judging of rationales: the targets (each model's primary answer per item), one request per
-judge and target through the store, strict parsing, per-unit scores, and agreement between judges."""
+"""Pointwise judging of rationales.
+
+The targets (each model's primary answer per item), one request per judge and target through the store, strict
+parsing, per-unit scores, and agreement between judges.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +25,10 @@ from .settings import AttributesConfig
 
 @dataclass
 class Target:
-    """A rationale to judge: ``model``'s answer to the item ``unit`` (a dataset/item key or a preference
-    record and side)."""
+    """A rationale to judge.
+
+    ``model``'s answer to the item ``unit`` (a dataset/item key or a preference record and side).
+    """
 
     model: str
     unit: str
@@ -37,6 +42,16 @@ class Target:
 
 @dataclass
 class Judged:
+    """One judge's parsed verdict on one rationale.
+
+    Attributes:
+        judge: the judge model's name.
+        key: the request's cache key in the store.
+        scores: attribute -> score on the configured scale, for the attributes the answer scored.
+        unscored: attribute -> why it has no score (a failed call or an unparseable answer).
+        explanations: attribute -> the judge's explanation.
+        raw: the judge's answer text.
+    """
     judge: str
     key: str
     scores: dict[str, float]
@@ -58,6 +73,11 @@ def run_targets(data) -> list[Target]:
 
 
 def make_judges(cfg: AttributesConfig, console: Console) -> tuple[list[LanguageModel], dict[str, str]]:
+    """The usable judge models of ``cfg``; each skipped judge is reported on ``console``.
+
+    Returns:
+        The judges and a mapping of each skipped judge to the reason.
+    """
     from ..models.registry import usable_models
 
     judges, skipped = usable_models(cfg.judges)
@@ -114,8 +134,11 @@ _EMPTY = Judged("", "", {}, {}, {}, "")
 
 
 def agreement_row(scores: dict[str, dict[str, float | None]], *, seed: int, units: int) -> dict[str, Any]:
-    """Krippendorff's alpha with its one-sided permutation p-value (agreement above chance) and the mean
-    pairwise Spearman rho of one attribute."""
+    """Agreement between judges on one attribute.
+
+    Krippendorff's alpha with its one-sided permutation p-value (agreement above chance) and the mean pairwise
+    Spearman rho of one attribute.
+    """
     test = alpha_permutation_test(scores, seed=seed)
     return {"krippendorff_alpha": krippendorff_alpha(scores), "alpha_p_value": test.p_value, "alpha_test": test.label,
             "alpha_null": test.null, "spearman": mean_spearman(scores), "units": units}
@@ -123,6 +146,12 @@ def agreement_row(scores: dict[str, dict[str, float | None]], *, seed: int, unit
 
 def per_judge_scores(verdicts: dict[str, dict[tuple[str, str], Judged]], attribute: str
                      ) -> dict[str, dict[str, float | None]]:
+    """One attribute's scores per judge, keyed ``"model|unit"``.
+
+    Returns:
+        judge -> ``"model|unit"`` -> score, None where the judge gave none (the input of the agreement
+        statistics).
+    """
     return {j: {f"{m}|{u}": r.scores.get(attribute) for (m, u), r in v.items()} for j, v in verdicts.items()}
 
 

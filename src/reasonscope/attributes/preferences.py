@@ -1,5 +1,8 @@
-"""Human preferences: judge both responses of each pair pointwise (features for SHAP) and, with
-``pairwise``, each pair in both orders to cancel position bias."""
+"""Human preferences judged by attribute.
+
+Human preferences: judge both responses of each pair pointwise (features for SHAP) and, with ``pairwise``,
+each pair in both orders to cancel position bias.
+"""
 
 from __future__ import annotations
 
@@ -27,8 +30,11 @@ from .settings import AttributesConfig
 
 def score_preferences(path: Path, judges: list[LanguageModel], cfg: AttributesConfig, store: Store,
                       stats: StatsConfig, *, seed: int, console: Console) -> tuple[dict, list[str]]:
-    """Pointwise attributes of both responses, SHAP explanation of the human winner, pairwise judging
-    in both orders, and the recorded battles rated by the human labels and by each attribute."""
+    """Judge and rate the human preference records.
+
+    Pointwise attributes of both responses, SHAP explanation of the human winner, pairwise judging in both
+    orders, and the recorded battles rated by the human labels and by each attribute.
+    """
     from ..data.preferences import load_preferences
 
     records = load_preferences(path)

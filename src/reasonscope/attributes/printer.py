@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..cli.common import fmt_estimate
+from ..metric_specs import attribute_label
+from ..report.numbers import format_estimate_of
 
 
 def print_summary(t: dict, out: Console, err: Console) -> None:
@@ -14,19 +15,19 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
     if t.get("scores"):
         models = list(t["scores"])
         table = Table(title=f"attributes (mean [95% CI]; judges: {', '.join(t['judges']) or 'none'})")
-        table.add_column("attribute")
+        table.add_column("attribute", overflow="fold")
         for m in models:
-            table.add_column(m)
+            table.add_column(m, overflow="fold")
         for a in next(iter(t["scores"].values())):
-            table.add_row(a, *(fmt_estimate(t["scores"][m][a]) for m in models))
+            table.add_row(attribute_label(a), *(format_estimate_of(t["scores"][m][a]) for m in models))
         out.print(table)
     if t.get("ratings"):
         table = Table(title=f"attribute ratings (Bradley-Terry MLE [95% bootstrap CI], rank [95% bounds]; "
                             f"ties: |difference| <= {t['margin']} + 1e-9)")
         for col in ("attribute", "model", "rating", "rank", "elo", "battles"):
-            table.add_column(col)
+            table.add_column(col, overflow="fold")
         for a, r in t["ratings"].items():
-            _rating_rows(table, a, r)
+            _rating_rows(table, attribute_label(a), r)
         out.print(table)
     pref = t.get("preferences") or {}
     _print_preference_ratings(pref.get("ratings"), out)
@@ -37,7 +38,7 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
         table = Table(title=f"what explains human preferences (LightGBM, {exp['folds']}-fold accuracy {acc}, AUC {auc}, "
                             f"n={exp['n']})")
         for col in ("attribute", "mean |SHAP|", "direction"):
-            table.add_column(col)
+            table.add_column(col, overflow="fold")
         for r in exp["importance"]:
             table.add_row(r["attribute"], f"{r['mean_abs_shap']:.4f}", r["direction"])
         out.print(table)
@@ -63,7 +64,7 @@ def _print_preference_ratings(p: dict | None, out: Console) -> None:
     table = Table(title="preference battles decided by each attribute vs by the human label (Bradley-Terry MLE; "
                         "rank correlation of the ratings over models)")
     for col in ("decided by", "battles", "ties", "Spearman vs human", "Kendall vs human", "top model"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     human = p["human"]
     top = lambda r: min(r["bradley_terry"], key=lambda m: r["bradley_terry"][m]["rank"])  # noqa: E731
     table.add_row("human label", str(human["battles"]), str(human["ties"]), "", "", top(human))

@@ -1,4 +1,6 @@
-"""ROSCOE-style automatic attribute metrics (Golovneva et al., 2023), following the paper's formulas.
+"""ROSCOE-style automatic attribute metrics, following the paper's formulas.
+
+The paper is *ROSCOE: A Suite of Metrics for Scoring Step-by-Step Reasoning* (Golovneva et al., 2023).
 
 Notation: source sentences s_1..s_T (the question / context), reasoning steps h_1..h_N (split by
 :func:`reasonscope.text.steps.split_steps`), cos the cosine of sentence embeddings (the embedded
@@ -29,8 +31,10 @@ from itertools import combinations
 
 import numpy as np
 
-Embed = Callable[[Sequence[str]], np.ndarray]  # texts -> (n, d) L2-normalised rows
+Embed = Callable[[Sequence[str]], np.ndarray]
+"""Texts -> an (n, d) array of L2-normalised sentence embeddings, one row per text."""
 Contradiction = Callable[[Sequence[tuple[str, str]]], list[float]]
+"""(premise, hypothesis) pairs -> p(contradiction) of each pair, in [0, 1]."""
 
 
 def _r_align(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
@@ -39,12 +43,51 @@ def _r_align(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
 
 
 def faithfulness(steps: list[str], source: list[str], embed: Embed) -> float | None:
+    """Faithfulness-Step: how well each reasoning step is grounded in some source sentence.
+
+    faithfulness = (1/N) * sum_i r-align(h_i -> s), r-align(x -> Y) = (1 + max_y cos(x, y)) / 2.
+
+    Args:
+        steps: The reasoning steps h_1..h_N.
+        source: The source sentences s_1..s_T (the question split into sentences).
+        embed: Sentence embedder returning L2-normalised rows.
+
+    Returns:
+        A value in [0, 1], higher is better (1: every step repeats a source sentence's meaning). None when
+        there is no step or no source sentence.
+
+    Examples:
+        >>> vectors = {"a": [1.0, 0.0], "b": [0.0, 1.0]}
+        >>> embed = lambda texts: np.array([vectors[t] for t in texts])
+        >>> faithfulness(["a", "b"], ["a"], embed)
+        0.75
+        >>> faithfulness([], ["a"], embed) is None
+        True
+    """
     if not steps or not source:
         return None
     return float(_r_align(embed(steps), embed(source)).mean())
 
 
 def informativeness(steps: list[str], source: list[str], embed: Embed) -> float | None:
+    """Info-Step: how much of the source the chain covers, and how much of the chain the source supports.
+
+    informativeness = [(1/T) sum_t r-align(s_t -> h) + (1/N) sum_i r-align(h_i -> s)] / 2.
+
+    Args:
+        steps: The reasoning steps h_1..h_N.
+        source: The source sentences s_1..s_T.
+        embed: Sentence embedder returning L2-normalised rows.
+
+    Returns:
+        A value in [0, 1], higher is better. None when there is no step or no source sentence.
+
+    Examples:
+        >>> vectors = {"a": [1.0, 0.0], "b": [0.0, 1.0]}
+        >>> embed = lambda texts: np.array([vectors[t] for t in texts])
+        >>> informativeness(["a"], ["a", "b"], embed)
+        0.875
+    """
     if not steps or not source:
         return None
     h, s = embed(steps), embed(source)
@@ -52,6 +95,26 @@ def informativeness(steps: list[str], source: list[str], embed: Embed) -> float 
 
 
 def repetition_step(steps: list[str], embed: Embed) -> float | None:
+    """Repetition-Step: one minus the highest similarity of a step to an earlier step.
+
+    repetition_step = 1 - max_{j<i} (1 + cos(h_i, h_j)) / 2.
+
+    Args:
+        steps: The reasoning steps h_1..h_N.
+        embed: Sentence embedder returning L2-normalised rows.
+
+    Returns:
+        A value in [0, 1], higher is better (less repetition; 0: a step repeats an earlier one exactly).
+        A single step gives 1.0 by convention; no step gives None.
+
+    Examples:
+        >>> vectors = {"a": [1.0, 0.0], "b": [0.0, 1.0]}
+        >>> embed = lambda texts: np.array([vectors[t] for t in texts])
+        >>> repetition_step(["a", "b"], embed)
+        0.5
+        >>> repetition_step(["a", "a"], embed)
+        0.0
+    """
     if not steps:
         return None
     if len(steps) < 2:
@@ -67,6 +130,24 @@ def _words(text: str) -> set[str]:
 
 
 def repetition_word(steps: list[str]) -> float | None:
+    """Word repetition: one minus the largest share of a step's words already used by an earlier step.
+
+    repetition_word = 1 - max_{j<i} |W_i ∩ W_j| / |W_i|, W the lower-cased word set of a step. ROSCOE's
+    Repetition-Token aligns contextual token embeddings; this is its exact-word counterpart, with no model.
+
+    Args:
+        steps: The reasoning steps h_1..h_N.
+
+    Returns:
+        A value in [0, 1], higher is better (less repetition). A single step gives 1.0 by convention; no
+        step gives None. A step with no word is skipped.
+
+    Examples:
+        >>> repetition_word(["Ana has 3 apples.", "Ana gets 5 more apples."])  # 2 of 5 words repeated
+        0.6
+        >>> repetition_word(["One step."])
+        1.0
+    """
     if not steps:
         return None
     if len(steps) < 2:
@@ -82,6 +163,24 @@ def repetition_word(steps: list[str]) -> float | None:
 
 
 def self_consistency(steps: list[str], contradiction: Contradiction) -> float | None:
+    """Self-Consistency: one minus the highest contradiction probability between two steps of the chain.
+
+    self_consistency = 1 - max_{i<j} p_contradiction(h_i, h_j), from an NLI backend.
+
+    Args:
+        steps: The reasoning steps h_1..h_N.
+        contradiction: NLI backend: (premise, hypothesis) pairs -> p(contradiction).
+
+    Returns:
+        A value in [0, 1], higher is better (1: no two steps contradict). A single step gives 1.0 by
+        convention; no step gives None.
+
+    Examples:
+        >>> self_consistency(["a", "b", "c"], lambda pairs: [0.1, 0.7, 0.2])
+        0.30000000000000004
+        >>> self_consistency(["a"], lambda pairs: [])
+        1.0
+    """
     if not steps:
         return None
     pairs = list(combinations(steps, 2))
@@ -89,13 +188,46 @@ def self_consistency(steps: list[str], contradiction: Contradiction) -> float | 
 
 
 def source_consistency(steps: list[str], source: list[str], contradiction: Contradiction) -> float | None:
+    """Source-Consistency: one minus the highest contradiction probability between source and steps.
+
+    source_consistency = 1 - max_{t,i} p_contradiction(s_t, h_i), source sentence as premise.
+
+    Args:
+        steps: The reasoning steps h_1..h_N.
+        source: The source sentences s_1..s_T.
+        contradiction: NLI backend: (premise, hypothesis) pairs -> p(contradiction).
+
+    Returns:
+        A value in [0, 1], higher is better (1: no step contradicts the source). None when there is no step
+        or no source sentence.
+
+    Examples:
+        >>> source_consistency(["h1", "h2"], ["s"], lambda pairs: [0.25, 0.5])
+        0.5
+    """
     if not steps or not source:
         return None
     return 1.0 - max(contradiction([(s, h) for s in source for h in steps]))
 
 
 def perplexity_chain(steps: list[str], token_logprobs: Callable[[str], list[float]]) -> float | None:
-    """1 / PPL, PPL = exp(-mean token log-probability of the chain text)."""
+    """Inverse perplexity of the whole chain under a causal language model.
+
+    perplexity_chain = 1 / PPL, PPL = exp(-(1/M) sum_m log p(w_m | w_<m)) over the M tokens of the steps
+    joined by spaces (ROSCOE reports inverse perplexity so that higher is better).
+
+    Args:
+        steps: The reasoning steps h_1..h_N.
+        token_logprobs: Text -> the natural-log probability of each of its tokens.
+
+    Returns:
+        A value in (0, 1], higher is better (more fluent under the model). None when there is no step or
+        the model gives no token.
+
+    Examples:
+        >>> perplexity_chain(["a b"], lambda text: [math.log(0.5), math.log(0.5)])
+        0.5
+    """
     if not steps:
         return None
     lps = token_logprobs(" ".join(steps))

@@ -21,8 +21,11 @@ class AutomaticAttributesConfig(Strict):
 
 
 class AttributesConfig(Strict):
-    """Rationale attributes (*Rethinking Human Preference Evaluation of LLM Rationales*): twelve attributes by
-    LLM judges, ROSCOE-style metrics, SHAP on human preferences, attribute-specific Elo."""
+    """Settings of the attributes family.
+
+    Rationale attributes (*Rethinking Human Preference Evaluation of LLM Rationales*): twelve attributes by
+    LLM judges, ROSCOE-style metrics, SHAP on human preferences, attribute-specific Elo.
+    """
 
     judges: list[ModelConfig] = Field(default_factory=list, description="Judge models (any providers). Their "
                                       "temperature defaults to 0 and their seed is the experiment seed.")
@@ -79,6 +82,7 @@ class AttributesConfig(Strict):
 
     @property
     def names(self) -> list[str]:
+        """The attributes to judge: the configured ones, else all twelve."""
         from ..judge.attributes import ATTRIBUTES
 
         return list(self.attributes or ATTRIBUTES)

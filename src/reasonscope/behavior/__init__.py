@@ -5,7 +5,7 @@ from .._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "BehaviorConfig": "settings",
     "normalize_weights": "settings",
-    "score_behavior": "family",
+    "score_behavior": "scoring",
     "FAMILY": "entry",
     "all_strategies": "strategies",
     "composite": "strategies",

@@ -46,6 +46,27 @@ from scipy import stats as sps
 from ..stats.bootstrap import resample_batch
 
 READINGS = ("corpus", "item")
+NEEDS_BOTH = ("ES needs completion token counts and a token budget: give counts (a completion_tokens column, or "
+              "--tokenizer to count them) and a budget (a max_tokens column, or --budget)")
+NEEDS_TOKENS = ("ES needs completion token counts: the outputs have a token budget but no counts (give a "
+                "completion_tokens column, or --tokenizer to count them)")
+NEEDS_BUDGET = ("ES needs a token budget: the outputs have completion token counts but no max_tokens (give "
+                "--budget, or a max_tokens column)")
+
+
+def missing_length_reason(tokens: int | None, budget: int | None) -> str:
+    """Why an item has no length score L_i (and so no ES_i).
+
+    Says which of the completion token count T_i and the budget B is missing, and the ``reasonscope
+    score`` option that gives it (``--tokenizer`` counts tokens; ``--budget`` sets B).
+    """
+    if tokens is not None and budget:
+        return NEEDS_BOTH  # not reached for a scored item: both given, L_i has a value
+    if tokens is not None:
+        return NEEDS_BUDGET
+    if budget:
+        return NEEDS_TOKENS
+    return NEEDS_BOTH
 
 
 def harmonic_of_means(cq, length, axis: int = -1):
@@ -65,8 +86,26 @@ def _arrays(rows: Sequence[dict], cq_key: str = "CQ", length_key: str = "concise
 
 def corpus_efficiency(rows: Sequence[dict], *, confidence: float = 0.95, n_resamples: int = 2000,
                       method: str = "percentile", seed: int = 0) -> dict:
-    """``ES_corpus`` = H(CQ, mean L) over per-item rows holding ``CQ`` and ``conciseness`` (L_i), with a
-    bootstrap CI. Returns an estimate dict (value, low, high, n, method); n counts the items with L_i."""
+    """Corpus efficiency ``ES_corpus`` = H(CQ, mean_i L_i), with a bootstrap CI.
+
+    H(a, b) = 2ab / (a + b) (0 when a + b = 0); CQ is the mean of the items' CQ_i and L_i = 1 - min(1,
+    T_i / B) their length scores; items are resampled with (CQ_i, L_i) together.
+
+    Args:
+        rows: Per-item rows holding ``CQ`` (CQ_i) and ``conciseness`` (L_i); None: no value.
+        confidence: Confidence level of the interval.
+        n_resamples: Bootstrap resamples.
+        method: ``scipy.stats.bootstrap`` method (percentile fallback).
+        seed: Seed of the resampling.
+
+    Returns:
+        An estimate dict (value, low, high, n, method). The value is in [0, 1], higher is better; n counts
+        the items with a length score. No such item (or no CQ_i): value None and n = 0.
+
+    Examples:
+        >>> corpus_efficiency([{"CQ": 1.0, "conciseness": 0.5}, {"CQ": 0.0, "conciseness": 0.5}])["value"]
+        0.5
+    """
     return corpus_efficiency_of(*_arrays(rows), confidence=confidence, n_resamples=n_resamples, method=method,
                                 seed=seed)
 
@@ -75,6 +114,7 @@ def corpus_efficiency_of(cq: np.ndarray, length: np.ndarray, *, confidence: floa
                          n_resamples: int = 2000, method: str = "percentile", seed: int = 0) -> dict:
     """:func:`corpus_efficiency` of the items' ``CQ_i`` and ``L_i`` as two aligned arrays (NaN: none)."""
     n = int(np.sum(~np.isnan(length)))
+    method = "percentile" if method == "auto" else method  # "auto" (the rule for means) is percentile here
     label = f"bootstrap-{method}-{n_resamples} (items resampled, (CQ_i, L_i) together)"
     if n == 0 or np.all(np.isnan(cq)):
         return {"value": None, "low": None, "high": None, "n": 0, "method": label}
@@ -96,8 +136,12 @@ def corpus_efficiency_of(cq: np.ndarray, length: np.ndarray, *, confidence: floa
 
 def paired_corpus_efficiency(rows_a: Sequence[dict], rows_b: Sequence[dict], *, confidence: float = 0.95,
                              n_resamples: int = 2000, seed: int = 0, n_permutations: int = 9999) -> dict:
-    """ES_corpus(A) - ES_corpus(B) over the same items (row j of each is item j): the difference, a paired
-    bootstrap CI and a two-sided paired permutation p-value (see the module docstring)."""
+    """ES_corpus(A) - ES_corpus(B) over the same items (row j of each is item j).
+
+    Returns:
+        The difference (in [-1, 1]; positive: A is more efficient), a paired bootstrap CI and a two-sided
+        paired permutation p-value (see the module docstring).
+    """
     return paired_corpus_efficiency_of(*_arrays(rows_a), *_arrays(rows_b), confidence=confidence,
                                        n_resamples=n_resamples, seed=seed, n_permutations=n_permutations)
 

@@ -1,6 +1,6 @@
 """The behavior (multi-dimensional behavioural framework) family as the registry sees it (:class:`reasonscope.family.Family`).
 
-Imports stay light: scoring, the sub-app and the printer are imported when first used.
+Imports stay light: scoring and the printer are imported when first used.
 """
 
 from __future__ import annotations
@@ -8,29 +8,59 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..family import FamilyResult, MetricSpec, ScoringContext, ScoringModels
+from ..family import (
+    FamilyBase,
+    FamilyInputs,
+    FamilyResult,
+    GenerationContext,
+    MetricSpec,
+    ScoringContext,
+    ScoringModels,
+)
 from ..metric_specs import BEHAVIOR
 from .settings import BehaviorConfig
 
 if TYPE_CHECKING:
-    import typer
     from rich.console import Console
+
+    from ..store import Store
 
 METRICS: tuple[MetricSpec, ...] = BEHAVIOR  # declared once, in the catalogue
 
 
-class BehaviorFamily:
+class BehaviorFamily(FamilyBase):
+    """The behaviour family (CQ, CS, RS, LS, ES, SS and the weighted strategies) as the runner sees it.
+
+    It asks each model for K samples and P paraphrase completions per item, loads its NLI and similarity
+    scorers while generation runs, and scores the run with
+    :func:`reasonscope.behavior.scoring.score_behavior`.
+    """
+
     name = "behavior"
     settings = BehaviorConfig
     metrics = METRICS
 
+    def answers(self, settings: BehaviorConfig) -> tuple[int, int]:
+        """K samples of each question and one completion of each of its first P paraphrases."""
+        return settings.samples, settings.paraphrases
+
+    def prepare(self, settings: BehaviorConfig, ctx: GenerationContext) -> FamilyInputs:
+        """Ask the models for completions of the plan's datasets; the family reads no data of its own."""
+        return FamilyInputs(needs_models=True)
+
+    def scoring_models(self, settings: BehaviorConfig, store: Store | None) -> ScoringModels:
+        """The NLI and similarity scorers of ``settings`` (not loaded yet; :func:`prepare_scoring_models`)."""
+        return prepare_scoring_models(settings, store)
+
     def score(self, ctx: ScoringContext) -> FamilyResult | None:
-        from rich.markup import escape
+        """Score the run's generations with the behaviour metrics; store the scores and ``behavior.json``.
 
-        from .family import score_behavior
+        Each chunk's item-level scores replace the previous scoring's as they come. Returns None when the run
+        has no generation (nothing scored, nothing written).
+        """
+        from .scoring import score_behavior
 
-        console = ctx.console
-        chunks = ctx.chunks()
+        chunks = _with_progress(ctx)
         models = ctx.scoring_models
         if models is None:
             models = prepare_scoring_models(ctx.settings, ctx.store)
@@ -38,9 +68,6 @@ class BehaviorFamily:
             from ..executors import distribute
 
             models = distribute(models, ctx.settings, ctx.executor)
-        for reason in (models.nli_reason, models.sim_reason):
-            if reason:
-                console.print("[yellow]behavior: " + escape(reason))
         replaced = False
 
         def write(scores: list) -> None:  # each chunk's item-level scores, in place of the previous scoring's
@@ -60,19 +87,19 @@ class BehaviorFamily:
         ctx.store.put_artefact(ctx.run_id, "behavior.json", "json", json.dumps(tables, default=str))
         return FamilyResult.from_tables(tables)
 
-    def cli(self) -> typer.Typer | None:
-        return None
-
     def print_summary(self, tables: dict, out: Console, err: Console) -> None:
+        """Print the behaviour table (a row per metric, a column per model) to ``out``, notes to ``err``."""
         from .printer import print_summary
 
         print_summary(tables, out, err)
 
 
 def prepare_scoring_models(settings: BehaviorConfig, store=None) -> ScoringModels:
-    """The NLI and similarity models of the behavior settings behind the store's score cache
-    (:mod:`reasonscope.scorers.cache`); nothing is loaded here: each loads on its first cache miss
-    (the reason is recorded when one cannot be used)."""
+    """The NLI and similarity models of the behavior settings behind the store's score cache.
+
+    See :mod:`reasonscope.scorers.cache`. Nothing is loaded here: each loads on its first cache miss
+    (the reason is recorded when one cannot be used).
+    """
     from ..scorers.cache import ScoreCache
     from ..scorers.nli import cached_nli
     from ..scorers.similarity import cached_similarity
@@ -86,3 +113,19 @@ def prepare_scoring_models(settings: BehaviorConfig, store=None) -> ScoringModel
 
 
 FAMILY = BehaviorFamily()
+
+
+def _with_progress(ctx: ScoringContext):
+    """The run's chunks, with a transient progress bar over the items scored.
+
+    Behaviour scoring reads every generation: NLI over steps, similarity over traces.
+    """
+    from ..calls import make_progress
+
+    total = len(ctx.store.run_item_keys(ctx.run_id))
+    progress = make_progress(ctx.console, transient=True)
+    with progress:
+        task = progress.add_task("behavior: scoring items", total=total)
+        for chunk in ctx.chunks():
+            yield chunk
+            progress.advance(task, len(chunk.items))

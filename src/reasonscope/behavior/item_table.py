@@ -1,20 +1,20 @@
-"""What behaviour scoring keeps of each item for the corpus estimates: one table per model, a column per
-metric.
+"""What behaviour scoring keeps of each item for the corpus estimates.
+
+One table per model, a column per metric.
 
 Scoring goes chunk by chunk and writes each item's scores as it goes; only the few numbers the corpus
 estimates need are kept until the end: each item-level value (``CQ_i``, ``CS_i``, ..., None when the
 item has none), the failed generations each metric read on the item, and the item's dataset and type
-(the per-dataset and per-type tables). Kept as a dict of values and a dict of counts per item, that
-was about 0.75 KB per item and model (measured); kept here as columns (8-byte floats with NaN for
-None, 4-byte counts, 4-byte dataset and type codes), about 0.1 KB, plus the item id and its place.
+(the per-dataset and per-type tables). They are kept as columns (8-byte floats with NaN for None,
+4-byte counts, 4-byte dataset and type codes): about 0.1 KB per item and model plus the item id and its
+place, against about 0.75 KB for a dict of values and a dict of counts per item (measured).
 
-A value that is NaN (a scorer that returned NaN) is a missing value, as None is: the estimates always
-left both out; a paired comparison used to keep a pair holding a NaN, which then counted in its ``n``
-and reached the sign-flip test as NaN.
+A value that is NaN (a scorer that returned NaN) is a missing value, as None is:
+:meth:`ItemTable.values` reads both as None, so the estimates and the paired comparisons leave them out.
 
 Items keep the order in which they were added (a value added again for an item replaces the one at
-its place, as a dict's would), so every estimate resamples the same values in the same order as
-before, with the same seed: the numbers do not change.
+its place, as a dict's would), so every estimate resamples the values in item order and, with the same
+seed, gives the same numbers.
 """
 
 from __future__ import annotations
@@ -87,8 +87,10 @@ class ItemTable:
         return int(counts.sum() if rows is None else counts[rows].sum())
 
     def groups(self, part: str) -> dict[str, np.ndarray]:
-        """The places of the items of each dataset (``part="dataset"``) or item type (``"type"``), by name,
-        each in item order."""
+        """The places of the items of each dataset or item type, by name, each in item order.
+
+        ``part="dataset"`` groups by dataset, ``part="type"`` by item type.
+        """
         codes = np.array(self._codes[part], dtype=np.int64)
         places = {name: np.flatnonzero(codes == code) for code, name in enumerate(self._names[part])}
         return {name: rows for name, rows in places.items() if rows.size}

@@ -1,4 +1,8 @@
-"""Console summary of the behavior family: one row per model, the six metrics with CIs and counts."""
+"""Console summary of the behavior family.
+
+One row per metric, one column per model (the six metrics with CIs), n once per model, and a legend of
+the abbreviations.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..cli.common import fmt_counts, fmt_estimate
+from ..metric_specs import BEHAVIOR_METRICS
+from ..report.numbers import format_counts, format_estimate_of
 
 
 def print_summary(tables: dict, out: Console, err: Console) -> None:
@@ -14,22 +19,32 @@ def print_summary(tables: dict, out: Console, err: Console) -> None:
     beh = tables
     policy = (beh.get("settings") or {}).get("failed_generations", "wrong")
     reading = beh.get("settings", {}).get("efficiency", "corpus")
-    table = Table(title=f"behavior (mean [95% CI], n items; failed generations: {policy}; ES = ES_{reading}: "
+    table = Table(title=f"behavior (mean [95% CI]; failed generations: {policy}; ES = ES_{reading}: "
                         f"{'H(CQ, mean length score)' if reading == 'corpus' else 'mean of per-item H(CQ_i, L_i)'})")
-    table.add_column("model")
-    for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
-        table.add_column(m)
-    not_applicable = []
-    for model, mets in beh["metrics"].items():
+    # one row per metric, one column per model: a model's name is a header (folded, never cut) and each
+    # interval keeps one line at 80 columns; n is shown once per model, and in a cell only where it differs
+    table.add_column("metric", overflow="fold")
+    models = list(beh["metrics"])
+    for model in models:
+        table.add_column(escape(model), overflow="fold")
+    not_applicable: dict[tuple[str, str], list[str]] = {}  # (metric, reason) -> models: each reason once
+    items = {model: mets["CQ"].get("n") for model, mets in beh["metrics"].items()}
+    for m in BEHAVIOR_METRICS:
         cells = []
-        for m in ("CQ", "CS", "RS", "LS", "ES", "SS"):
-            e = mets[m]
-            cells.append(fmt_estimate(e) + fmt_counts(e))
+        for model in models:
+            e = beh["metrics"][model][m]
+            same = e["value"] is None or (e.get("n") == items[model] and not e.get("failed"))
+            cells.append(format_estimate_of(e) + ("" if same else format_counts(e)))
             if e["value"] is None:
-                not_applicable.append(f"{model} {m}: {e.get('reason') or 'no item could be scored'}")
-        table.add_row(model, *cells)
+                not_applicable.setdefault((m, e.get("reason") or "no item could be scored"), []).append(model)
+        table.add_row(m, *cells)
+    table.add_row("n items", *(str(items[model]) for model in models))
     out.print(table)
-    for line in not_applicable:
-        err.print("[dim]n/a:[/dim] " + escape(line))
+    out.print("CQ correctness · CS consistency · RS robustness · LS logical soundness · ES efficiency · SS semantic "
+              "stability (all 0-1, higher is better); a cell's n (and failed generations read) only where it differs "
+              "from the model's items",
+              highlight=False)
+    for (m, why), names in not_applicable.items():
+        err.print("[dim]n/a:[/dim] " + escape(f"{m} of {', '.join(names)}: {why}"))
     for w in beh.get("warnings", []):
         err.print("[yellow]note:[/yellow] " + escape(w))

@@ -1,5 +1,7 @@
-"""Settings of the behavior family (``families.behavior`` in a plan) and the validation of weighting
-strategies."""
+"""Settings of the behavior family (``families.behavior`` in a plan).
+
+Also the validation of weighting strategies.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..settings import BEHAVIOR_METRICS, NLIConfig, SimilarityConfig, Strict
+from ..metric_specs import BEHAVIOR_METRICS
+from ..settings import NLIConfig, SimilarityConfig, Strict
 
 # The long metric names the behavioural framework's YAML uses, mapped to the short ones.
 METRIC_ALIASES: dict[str, str] = {
@@ -45,6 +48,12 @@ def normalize_weights(name: str, weights: dict[str, Any]) -> dict[str, float]:
 
 
 class BehaviorConfig(Strict):
+    """Settings of the behaviour family (``families.behavior`` in a plan).
+
+    Read by :class:`~reasonscope.behavior.entry.BehaviorFamily` for generation (K samples, P paraphrases)
+    and by :mod:`reasonscope.behavior.scoring` (scorers, strategies, numeric tolerance, ES reading).
+    """
+
     samples: int = Field(3, ge=1, le=100, description="K samples per item (CS, SS).")
     paraphrases: int = Field(3, ge=0, le=100, description="P paraphrases per item (RS).")
     nli: NLIConfig = Field(default_factory=NLIConfig)

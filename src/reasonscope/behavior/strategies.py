@@ -5,11 +5,23 @@ strategies from the plan (``families.behavior.strategies``), validated before an
 (known metric keys, numbers, non-negative, non-zero sum; see :func:`reasonscope.config.normalize_weights`).
 A metric that is not applicable for a model (e.g. RS with no qualifying item, CS with K = 1) is
 left out and the remaining weights renormalised; the output lists what was left out.
+
+Interval: :func:`composite_interval` gives Q a percentile item-bootstrap CI: the items are resampled
+together (one resample serves every metric of the model, so the metrics' correlation across items is
+kept), each metric's mean is recomputed on the resample (ES_corpus as H(mean CQ, mean length score)),
+and Q is recomputed over the metrics the point estimate used.
 """
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 from .settings import normalize_weights
+
+RESAMPLE_CELLS = 4_000_000
+"""Most (resample x item) cells a bootstrap batch holds (about 32 MB per metric)."""
 
 BUILTIN_STRATEGIES: dict[str, dict[str, float]] = {
     "balanced": {"CQ": 1 / 6, "CS": 1 / 6, "RS": 1 / 6, "LS": 1 / 6, "ES": 1 / 6, "SS": 1 / 6},
@@ -23,6 +35,14 @@ BUILTIN_STRATEGIES: dict[str, dict[str, float]] = {
 
 
 def all_strategies(user: dict[str, dict] | None = None) -> dict[str, dict[str, float]]:
+    """The built-in strategies plus the plan's ``user`` strategies, each with weights summing to 1.
+
+    A user strategy with a built-in name replaces the built-in one.
+
+    Raises:
+        ValueError: A strategy's weights are invalid
+            (:func:`~reasonscope.behavior.settings.normalize_weights`).
+    """
     out = {name: normalize_weights(name, w) for name, w in BUILTIN_STRATEGIES.items()}
     for name, w in (user or {}).items():
         out[name] = normalize_weights(name, w)
@@ -37,3 +57,50 @@ def composite(weights: dict[str, float], metrics: dict[str, float | None]) -> tu
     if total == 0:
         return None, left_out
     return sum(w * float(metrics[m]) for m, w in used.items()) / total, left_out
+
+
+def composite_interval(columns: dict[str, np.ndarray], weights: dict[str, float], used: list[str], *,
+                       efficiency: str, confidence: float = 0.95, n_resamples: int = 2000,
+                       seed: int = 0) -> tuple[float | None, float | None]:
+    """Percentile item-bootstrap CI of the strategy score (module docstring).
+
+    Args:
+        columns: Per-item values of ``CQ``, ``CS``, ``RS``, ``LS``, ``SS``, ``ES_item`` and ``conciseness``
+            (aligned arrays, NaN where an item has no value).
+        weights: The strategy's normalised weights.
+        used: The metrics the point estimate used (the rest were n/a and are left out here too).
+        efficiency: ``"corpus"`` or ``"item"``: which ES reading the strategy uses.
+        confidence: The CI's coverage (0.95: the 2.5th and 97.5th percentiles of the resampled scores).
+        n_resamples: Bootstrap resamples of the items.
+        seed: Seed of the resampling (the same seed gives the same interval).
+
+    Returns:
+        ``(low, high)``, each in [0, 1]; ``(None, None)`` with fewer than 2 items, no metric used, or no
+        resample where every used metric has a value.
+    """
+    n = len(columns["CQ"])
+    total = sum(weights[m] for m in used)
+    if n < 2 or not used or total == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    batch = max(1, RESAMPLE_CELLS // n)
+    scores: list[np.ndarray] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample without a value of a metric: nan
+        for start in range(0, n_resamples, batch):
+            idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
+            means = {}
+            for m in used:
+                if m == "ES" and efficiency == "corpus":
+                    a = np.nanmean(columns["CQ"][idx], axis=1)
+                    b = np.nanmean(columns["conciseness"][idx], axis=1)
+                    means[m] = np.where(a + b > 0, 2 * a * b / np.where(a + b > 0, a + b, 1), 0.0)
+                else:
+                    means[m] = np.nanmean(columns["ES_item" if m == "ES" else m][idx], axis=1)
+            scores.append(sum(weights[m] * means[m] for m in used) / total)
+    q = np.concatenate(scores)
+    q = q[~np.isnan(q)]
+    if not len(q):
+        return None, None
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(q, alpha)), float(np.quantile(q, 1 - alpha))

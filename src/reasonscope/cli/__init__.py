@@ -1,11 +1,13 @@
-"""The ``reasonscope`` command line (typer + rich). Every family is reached through a plan
-(``reasonscope run``), and ``reasonscope score`` scores outputs the user already has; families with
-commands of their own mount them here (``reasonscope evidence``, ``reasonscope information train``).
+"""The ``reasonscope`` command line (typer + rich).
+
+Every family is reached through a plan (``reasonscope run``), and ``reasonscope score`` scores outputs the
+user already has; families with commands of their own mount them here (``reasonscope evidence``, ``reasonscope
+information train``).
 
 ``reasonscope.cli:main`` is the entry point (:mod:`.process`: it sets the garbage collector for a batch
 process, then imports and runs ``app``); ``python -m reasonscope.cli`` runs it too. The root app is
-built on first access (:mod:`.root`), so a family's ``cli.py`` can import :mod:`.common` without a
-cycle. Exit codes and the run-directory lock: see :mod:`.common`.
+built on first access (:mod:`.root`). A family's commands live here, ``cli/<family>.py``; the
+families never import the command line. Exit codes and the run-directory lock: see :mod:`.common`.
 """
 
 from __future__ import annotations

@@ -9,31 +9,67 @@ import typer
 from rich.table import Table
 
 from ..rundir import RunDirLock, RunDirLocked
-from .common import WAIT_LOCK, console, fail, locked, out, run_status
+from .common import WAIT_LOCK, console, fail, locked, out, run_status, storage_failure
 
 app = typer.Typer(name="cache", no_args_is_help=True, help="Inspect or clear the request cache of a run directory.")
+
+
+def _open_for_reading(run_dir: Path):
+    """The run directory's store, read as it is when this user cannot write the folder.
+
+    A read-only disk or archive is opened with :meth:`reasonscope.store.Store.open_read_only`.
+    """
+    import os
+    import sqlite3
+
+    from ..store import STORE_FILENAME, Store
+
+    try:
+        return Store.open_existing(run_dir)
+    except sqlite3.OperationalError:
+        if (run_dir / STORE_FILENAME).is_file() and (not os.access(run_dir, os.W_OK) or _read_only_fs(run_dir)):
+            return Store.open_read_only(run_dir)
+        raise
+
+
+def _read_only_fs(path: Path) -> bool:
+    import os
+
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (AttributeError, OSError):
+        return False
 
 
 @app.command("ls")
 def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
     """List cached completions per provider and model."""
-    from ..store import Store
-
     try:
-        store = Store.open_existing(run_dir)
+        store = _open_for_reading(run_dir)
     except (FileNotFoundError, ValueError) as err:
         fail(str(err))
         return
-    table = Table(title=f"request cache of {run_dir}")
-    for col in ("provider", "model_id", "source", "entries", "failed", "tokens"):
-        table.add_column(col)
-    for row in store.cache_summary():
-        table.add_row(*(str(row[k]) for k in ("provider", "model_id", "source", "entries", "failed", "tokens")))
-    out.print(table)
-    from ..scorers.cache import score_cache_table
+    except Exception as err:  # a damaged store, a folder it cannot open: one message, no traceback
+        storage_failure(err, run_dir)
+        raise
+    try:
+        table = Table(title=f"request cache of {run_dir}")
+        for col in ("provider", "model_id", "source", "entries", "failed", "tokens"):
+            table.add_column(col)
+        for row in store.cache_summary():
+            table.add_row(*(str(row[k]) for k in ("provider", "model_id", "source", "entries", "failed", "tokens")))
+        from ..scorers.cache import score_cache_table
 
-    out.print(score_cache_table(store, title=f"score cache of {run_dir}"))
-    for r in store.runs():
+        scores = score_cache_table(store, title=f"score cache of {run_dir}")
+        runs = store.runs()
+    except Exception as err:  # a store cut short reads its first pages only
+        storage_failure(err, run_dir)
+        raise
+    finally:
+        store.close()
+    out.print(table)
+    out.print(scores)
+    for r in runs:
         out.print(f"run {r['run_id']} {r['kind']} {run_status(r)}")
 
 
@@ -54,6 +90,9 @@ def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
     except (FileNotFoundError, ValueError) as err:
         fail(str(err))
         return
+    except Exception as err:
+        storage_failure(err, run_dir)
+        raise
     if not yes and sys.stdin.isatty():
         typer.confirm("Delete cached completions?", abort=True)
     try:
@@ -70,4 +109,7 @@ def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
     except ValueError as err:
         fail(str(err))
         return
+    except Exception as err:
+        storage_failure(err, run_dir)
+        raise
     console.print(f"deleted {n} cached {'scores' if kind is not None else 'completions'}")

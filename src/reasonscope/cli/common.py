@@ -1,13 +1,17 @@
-"""What every command of the command line shares: the two consoles, :func:`fail`, the ``--wait-lock``
-option, running a plan (:func:`run_plan`) and printing a run's summary (:func:`print_summary`).
+"""What every command of the command line shares.
+
+The two consoles, :func:`fail`, the ``--wait-lock`` option, running a plan (:func:`run_plan`) and printing a
+run's summary (:func:`print_summary`).
 
 Exit codes: 0 ok, 1 a model measured too little (skipped, nothing answered, or more failed
-generations than ``--max-failed``), 2 invalid plan, data or option, 3 requests pending (run again),
-130 interrupted; see :mod:`reasonscope.outcome`. The reason of a non-zero code is the last line.
+generations than ``--max-failed``), 2 invalid plan, data or option (a damaged store too), 3 requests
+pending (run again), 74 a file of the run directory could not be written or read (full disk, read-only
+folder: :mod:`reasonscope.io_errors`), 130 interrupted; see :mod:`reasonscope.outcome`. The reason of a non-zero code is the last line.
 
 Commands that write a run directory hold its lock (:mod:`reasonscope.rundir`); when another process
 holds it they stop with exit code 75 (:data:`LOCKED_EXIT`, "try again later") and a message naming
-that process, or wait with ``--wait-lock SECONDS``. ``report`` and ``cache ls`` take no lock.
+that process, or wait with ``--wait-lock SECONDS``; so does ``report`` (it rewrites the outputs). ``cache ls``
+only reads and takes no lock.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..config import PlanError
+from ..family_order import SUMMARY_ORDER
 from ..rundir import RunDirLocked
 
 console = Console(stderr=True)  # progress, notes, errors
@@ -27,14 +32,27 @@ out = Console()  # tables and results
 LOCKED_EXIT = 75  # EX_TEMPFAIL: another process holds the run directory; try again later
 WAIT_LOCK = typer.Option(0.0, "--wait-lock", metavar="SECONDS", help="When another process holds the run "
                          "directory, wait up to SECONDS for it to finish (default 0: stop at once; inf: no limit).")
-# The order in which the families' summaries are printed after a command.
-SUMMARY_ORDER: tuple[str, ...] = ("evidence", "attributes", "attack", "information", "behavior")
 
 
 def fail(message: str, code: int = 2) -> None:
     """Print ``error: message`` on stderr and exit with ``code`` (2: invalid plan, data or option)."""
     console.print(Text("error: ", style="red") + Text(message), soft_wrap=True)
     raise typer.Exit(code)
+
+
+def storage_failure(err: BaseException, run_dir: Path, after_full: str = "") -> None:
+    """Exit with one message naming the file and what to do when ``err`` is a storage error of ``run_dir``.
+
+    ``err`` or what it was raised from is classified by :mod:`reasonscope.io_errors`: code 74 for a full disk,
+    a read-only folder or an I/O error, 2 for a damaged store; return when it is not a storage error.
+    ``after_full`` is added to the message of a full disk.
+    """
+    from ..io_errors import explain_chain
+    from ..store import STORE_FILENAME
+
+    problem = explain_chain(err, Path(run_dir) / STORE_FILENAME)
+    if problem is not None:
+        fail(problem.message + (after_full if problem.kind == "full" else ""), problem.code)
 
 
 def locked(err: RunDirLocked) -> None:
@@ -49,24 +67,9 @@ def run_status(run: dict) -> str:
     return str(run["status"])
 
 
-def fmt_counts(e: dict) -> str:
-    """`` n=12`` and, when some were failed generations, ``, 2 failed``."""
-    failed = e.get("failed") or 0
-    if e["value"] is None:
-        return f" ({failed} failed)" if failed else ""
-    return f" n={e['n']}" + (f", {failed} failed" if failed else "")
-
-
-def fmt_estimate(e: dict) -> str:
-    """``0.750 [0.52, 0.91]`` (value [CI]), ``0.750`` without an interval, ``n/a`` without a value."""
-    if e["value"] is None:
-        return "n/a"
-    return f"{e['value']:.3f}" if e["low"] is None else f"{e['value']:.3f} [{e['low']:.2f}, {e['high']:.2f}]"
-
-
 def print_summary(summary_path: Path) -> None:
     """Print each family's section of a run's ``summary.json`` with that family's printer."""
-    from ..families import get_family
+    from ..registry import get_family
 
     data = json.loads(summary_path.read_text())
     for name in SUMMARY_ORDER:
@@ -79,6 +82,38 @@ def phase_line(seconds: dict[str, float]) -> str:
     """`` (generation 105.2s, behavior 18.1s, ...)``: where a run's wall time went; empty when nothing ran."""
     shown = [f"{name} {value:.1f}s" for name, value in seconds.items()]
     return f" ({', '.join(shown)})" if shown else ""
+
+
+def quiet_third_party_progress() -> None:
+    """Silence the progress bars of the libraries under reasonscope's own.
+
+    Transformers' "Loading weights", huggingface_hub's downloads and conversions, any tqdm bar: only
+    reasonscope's rich progress bars reach the terminal.
+    """
+    import os
+    import sys
+
+    # read when those libraries are imported (transformers takes its default from huggingface_hub's)
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if "huggingface_hub" in sys.modules:  # imported already: switch them off there too (no import otherwise)
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+
+
+def start_banner(plan) -> str:
+    """One line saying what will run: models, datasets, families, and where the outputs go."""
+    families = [name for name, cfg in plan.families if cfg is not None]
+    models = ", ".join(m.name or m.spec for m in plan.models) or "none"
+    datasets = ", ".join(d.name for d in plan.datasets) or "none"
+    return (f"reasonscope: running {plan.experiment.name}: models {models}; datasets {datasets}; "
+            f"families {', '.join(families) or 'none'}; outputs in {plan.run_dir}/")
 
 
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
@@ -95,6 +130,7 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
     except ValueError as err:
         fail(str(err))
         return
+    console.print(start_banner(plan), highlight=False)
     try:
         summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
                          executor=executor, max_failed=limit, wait_lock=wait_lock,
@@ -109,6 +145,11 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
         console.print("[yellow]interrupted: completed generations are stored; run the same command again "
                       "to finish without repeating them")
         raise typer.Exit(INTERRUPTED) from None
+    except Exception as err:  # a full disk, a read-only folder, a damaged store: one message, no traceback
+        storage_failure(err, plan.run_dir, " Answers received before the failure are stored (a full disk first "
+                        "gives back the space reserved for them); requests in flight when it stopped are sent "
+                        "again.")
+        raise
     console.print(f"[green]done[/green] run {summary.run_id}: {summary.calls_made} model calls, "
                   f"{summary.cached} from the store, {summary.failed} failed, {summary.pending} pending, "
                   f"{summary.wall_s:.1f}s" + phase_line(summary.phase_seconds))

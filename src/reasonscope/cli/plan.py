@@ -27,4 +27,13 @@ def validate(plan_path: Path = typer.Argument(..., help="YAML plan")) -> None:
     except PlanError as err:
         fail(str(err))
         return
+    from ..data.files import DatasetError, check_regular_file, resolve_path
+
+    for where, cfg in plan.dataset_places():  # each local file is there and is a file (nothing is read)
+        if cfg.path and cfg.format not in ("synthetic", "topics", "word_problems"):
+            try:
+                check_regular_file(resolve_path(cfg.path, plan_path.parent))
+            except DatasetError as err:
+                fail(f"{plan_path}: {where}.path: {err}")
+                return
     console.print(f"[green]ok[/green]: {len(plan.models)} models, {len(plan.datasets)} datasets -> {plan.run_dir}")

@@ -28,7 +28,8 @@ def tune_gc() -> None:
     Cyclic garbage is still collected, a little later; reference counting frees everything else at
     once, as before. Measured on that benchmark: collections 0.39 s to 0.04 s, wall time 4.65 s to
     4.15 s (docs/performance.md). Only the ``reasonscope`` process is tuned (:func:`main`): importing
-    reasonscope as a library, or calling ``app`` in tests, leaves the collector as it is."""
+    reasonscope as a library, or calling ``app`` in tests, leaves the collector as it is.
+    """
     gc.set_threshold(*GC_THRESHOLDS)
 
 

@@ -6,27 +6,50 @@ from pathlib import Path
 
 import typer
 
-from .common import console, fail, print_summary, run_status
+from ..rundir import RunDirLock, RunDirLocked
+from .common import LOCKED_EXIT, WAIT_LOCK, console, fail, print_summary, run_status, storage_failure
 
 app = typer.Typer()
 
 
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="A run directory (holds store.sqlite)."),
-           run_id: str | None = typer.Option(None, help="Run id (default: the latest finished run).")) -> None:
-    """Rebuild every output of a run from its store alone (no lock: it reads a consistent snapshot and
-    replaces each output file atomically)."""
-    from ..report.build import write_report
-    from ..store import Store
+           run_id: str | None = typer.Option(None, help="Run id (default: the latest finished run)."),
+           wait_lock: float = WAIT_LOCK) -> None:
+    """Rebuild every output of a run from its store alone.
 
+    The newest finished run (or --run-id), with its own plan as config.yaml.
+
+    It holds the run directory's lock while it writes, as a run does: while a run works there it stops
+    at once (exit 75, naming the run's process) or waits with --wait-lock SECONDS, so the outputs never
+    mix a report of the previous run with a run that is writing its own. Exit codes: 0 ok; 2 no such run
+    or store, or a damaged store; 74 a file could not be written or read (full disk, read-only folder);
+    75 the run directory is in use.
+    """
+    from ..report.build import write_report
+    from ..store import STORE_FILENAME, Store
+
+    if not (run_dir / STORE_FILENAME).exists():  # before the lock, which would create the folder
+        fail(f"{run_dir}: no {STORE_FILENAME} here; is this a reasonscope run directory?")
+        return
     try:
-        store = Store.open_existing(run_dir)
-        record = store.run(run_id)
+        with RunDirLock(run_dir, wait=wait_lock):
+            store = Store.open_existing(run_dir)
+            try:
+                record = store.run(run_id)
+                rid = record["run_id"]
+                paths = write_report(store, rid, run_dir)
+            finally:
+                store.close()
+    except RunDirLocked as err:
+        fail(f"cannot rebuild the report now: {err}", LOCKED_EXIT)
+        return
     except (FileNotFoundError, LookupError, ValueError) as err:
+        storage_failure(err, run_dir)
         fail(str(err))
         return
-    rid = record["run_id"]
-    paths = write_report(store, rid, run_dir)
-    store.close()
+    except Exception as err:  # a full disk, a read-only folder, a damaged store: one message, no traceback
+        storage_failure(err, run_dir)
+        raise
     console.print(f"rebuilt {len(paths)} outputs of run {rid} ({run_status(record)}) in {run_dir}/")
     print_summary(run_dir / "summary.json")

@@ -8,7 +8,7 @@ import typer
 
 from ..config import PlanError, load_plan, parse_plan
 from ..rundir import RunDirLocked
-from .common import WAIT_LOCK, console, fail, locked, print_summary
+from .common import WAIT_LOCK, console, fail, locked, print_summary, storage_failure
 
 app = typer.Typer()
 
@@ -32,14 +32,28 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
           evidence_train: str | None = typer.Option(None, help="A labelled training split (file, or 'topics'): "
                                                      "also score the records' rationales with RACE."),
           evidence_format: str = typer.Option("csv", help="Format of --evidence-train (agnews, imdb, csv, ...)."),
+          log_run: str | None = typer.Option(None, "--log-run", help="For --from: the run to read when the folder "
+                                             "holds several runs of a task (a file name, lm-eval's run date as in "
+                                             "results_<date>.json, an inspect run_id or eval_id); by default the "
+                                             "latest run of each task."),
+          max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "
+                                                "this: a share of its generations (5%) or a count (3)."),
           wait_lock: float = WAIT_LOCK) -> None:
-    """Score outputs you already have (no generation): the same metrics and report as a generated run."""
+    """Score outputs you already have (no generation): the same metrics and report as a generated run.
+
+    Exit codes, as for run: 0 ok; 1 the outputs were scored but measured too little (a model has no
+    successful generation, or more failed than --max-failed); 2 invalid input or option; 75 the run
+    directory is in use by another process. The reason of a non-zero code is the last line.
+    """
     from ..config import ScorePlan
     from ..data.loaders import DatasetError
     from ..data.predictions import parse_mapping
     from ..importer import score_file
+    from ..outcome import FailedLimit
 
+    plan = None
     try:
+        limit = FailedLimit.parse(max_failed) if max_failed is not None else None
         if plan_path is not None:
             plan = load_plan(plan_path, ScorePlan)
         else:
@@ -60,7 +74,8 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
                 "experiment": {"name": name, "output_dir": output_dir},
                 "input": {"path": str(input_path), "format": from_ or "predictions",
                           "mapping": parse_mapping(map_), "skip_bad_rows": skip_bad_rows,
-                          "answer_type": answer_type, "budget": budget, "tokenizer": tokenizer},
+                          "answer_type": answer_type, "budget": budget, "tokenizer": tokenizer,
+                          **({"log_run": log_run} if log_run is not None else {})},
                 "families": {"behavior": {"nli": nli_cfg, "similarity": {"method": similarity}},
                              **({"evidence": {"train": (
                                  {"name": "topics-train", "format": "topics", "size": 200, "split": "train"}
@@ -68,14 +83,20 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
                                  {"name": "evidence-train", "format": evidence_format, "path": evidence_train})}}
                                 if evidence_train else {})},
             }, "<command line>", model=ScorePlan)
-        summary = score_file(plan, console=console, wait_lock=wait_lock)
+        summary = score_file(plan, console=console, wait_lock=wait_lock, max_failed=limit)
     except RunDirLocked as err:
         locked(err)
         return
     except (PlanError, DatasetError, ValueError) as err:
         fail(str(err))
         return
+    except Exception as err:  # a full disk, a read-only folder, a damaged store: one message, no traceback
+        if plan is not None:
+            storage_failure(err, plan.run_dir)
+        raise
     console.print(f"[green]scored[/green] {summary.records} records of {summary.items} items"
                   + (f", {len(summary.bad_rows)} bad rows skipped" if summary.bad_rows else "")
                   + f" -> {summary.run_dir}/")
     print_summary(summary.run_dir / "summary.json")
+    if summary.outcome is not None and summary.outcome.code:
+        fail(summary.outcome.message, summary.outcome.code)

@@ -1,4 +1,7 @@
-"""Dataset loaders, imported predictions, human preferences and the built-in synthetic sets. Public names are re-exported here, imported on first use."""
+"""Dataset loaders, imported predictions, human preferences and the built-in synthetic sets.
+
+Public names are re-exported here, imported on first use.
+"""
 
 from .._lazy import lazy_exports
 
@@ -16,4 +19,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "load_preferences": "preferences",
     "synthetic_items": "synthetic",
     "topic_items": "synthetic_topics",
+    "word_problem_items": "word_problems",
 })

@@ -1,5 +1,8 @@
-"""One converter per dataset format: a raw row (a mapping) -> an :class:`~reasonscope.types.Item`,
-or a :class:`~reasonscope.data.files.RowError` naming the field and what was expected."""
+"""One converter per dataset format.
+
+A raw row (a mapping) -> an :class:`~reasonscope.types.Item`, or a :class:`~reasonscope.data.files.RowError`
+naming the field and what was expected.
+"""
 
 from __future__ import annotations
 
@@ -55,9 +58,11 @@ def _as_list(value: Any, field_name: str) -> list[str]:
 
 
 def integer_field(value: Any, field_name: str, *, minimum: int = 0, maximum: int = MAX_COUNT) -> int | None:
-    """A whole number in ``[minimum, maximum]`` from a row (an int, a float with no fraction, or such a
-    number written as text); ``None`` when empty. NaN, infinity, booleans, fractions and numbers outside
-    the range raise :class:`RowError` naming the field."""
+    """A whole number in ``[minimum, maximum]`` from a row.
+
+    Accepts an int, a float with no fraction, or such a number written as text; ``None`` when empty. NaN,
+    infinity, booleans, fractions and numbers outside the range raise :class:`RowError` naming the field.
+    """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     expected = f"expected a whole number from {minimum} to {maximum}"
@@ -93,6 +98,23 @@ GENERIC_ALIASES = {"input": ("input", "question", "text", "prompt"), "target": (
 
 
 def generic_row(row: dict, mapping: dict[str, str], answer_type: str | None) -> Item:
+    """An item from a row of the generic format.
+
+    Each item field is read from its mapped column, else from its first alias present in the row
+    (``question``/``text``/``prompt`` for ``input``, ``answer``/``label`` for ``target``, ``options`` for
+    ``choices``, ``paraphrases`` for ``perturbations``); the other columns go to ``metadata``. The answer
+    type is ``answer_type`` when given, else the row's own, else guessed from the target (yes/no ->
+    boolean, choices -> choice, a finite number -> number, else text).
+
+    Args:
+        row: the raw row.
+        mapping: item field -> column name.
+        answer_type: the answer type of every row, or None.
+
+    Raises:
+        RowError: for an unknown mapped field, a missing ``input``, an invalid item or a target that
+            does not fit its answer type.
+    """
     def col(name: str) -> str | None:
         if name in mapping:
             return mapping[name]
@@ -148,6 +170,14 @@ def _guess_type(target: Any, choices: Any) -> str:
 
 
 def gsm8k_row(row: dict) -> Item:
+    """A number item from a GSM8K row.
+
+    ``question``, and ``answer`` holding the worked solution, then ``####`` and the gold number (the
+    solution becomes the rationale).
+
+    Raises:
+        RowError: when ``answer`` has no ``####`` or no number after it.
+    """
     answer = str(_get(row, "answer"))
     if "####" not in answer:
         raise RowError("answer", "expected the gold answer after '####'")
@@ -162,6 +192,11 @@ def gsm8k_row(row: dict) -> Item:
 
 
 def strategyqa_row(row: dict) -> Item:
+    """A boolean item from a StrategyQA row (``qid``, ``question``, ``answer``; ``facts`` as the rationale).
+
+    Raises:
+        RowError: when ``answer`` is neither a boolean nor ``true``/``false``.
+    """
     answer = _get(row, "answer")
     if not isinstance(answer, bool):
         if str(answer).lower() in ("true", "false"):
@@ -175,6 +210,11 @@ def strategyqa_row(row: dict) -> Item:
 
 
 def mmlu_row(row: dict) -> Item:
+    """A four-option choice item from an MMLU row (``question``, ``A``-``D``, ``answer`` as a letter or 0-3).
+
+    Raises:
+        RowError: when ``answer`` is not A, B, C or D (or 0-3).
+    """
     choices = [str(_get(row, k)) for k in "ABCD"]
     answer = _get(row, "answer")
     if isinstance(answer, int) and not isinstance(answer, bool) or str(answer).strip() in ("0", "1", "2", "3"):
@@ -187,6 +227,13 @@ def mmlu_row(row: dict) -> Item:
 
 
 def esnli_row(row: dict) -> Item:
+    """An NLI label item from an e-SNLI row (``Sentence1`` premise, ``Sentence2`` hypothesis, ``gold_label``).
+
+    The first non-empty ``Explanation_1``-``Explanation_3`` is the rationale.
+
+    Raises:
+        RowError: when ``gold_label`` is not one of :data:`NLI_LABELS`.
+    """
     label = str(_get(row, "gold_label")).strip().lower()
     if label not in NLI_LABELS:
         raise RowError("gold_label", f"expected one of {NLI_LABELS}, got {label!r}")
@@ -199,6 +246,14 @@ def esnli_row(row: dict) -> Item:
 
 
 def ecqa_row(row: dict) -> Item:
+    """A choice item from an ECQA row.
+
+    Columns: ``question``/``q_text``, ``options`` or ``q_op*``, ``answer``/``q_ans``. The target is the
+    answer's option letter; ``explanation`` (or ``taskB``) is the rationale.
+
+    Raises:
+        RowError: for fewer than two options or an answer that is not one of them.
+    """
     options = _as_list(row.get("options") if "options" in row else
                        [row[k] for k in sorted(row) if k.startswith("q_op")], "options")
     if len(options) < 2:
@@ -214,6 +269,13 @@ def ecqa_row(row: dict) -> Item:
 
 
 def goemotions_row(row: dict) -> Item:
+    """A label item from a GoEmotions row: ``text`` and ``labels`` as comma-separated ids 0-27.
+
+    The target is the first label; all labels are kept in ``metadata["labels"]``.
+
+    Raises:
+        RowError: for ids that are not whole numbers in 0-27, or no label.
+    """
     raw = str(_get(row, "labels"))
     try:
         ids = [integer_field(x, "labels", maximum=len(GOEMOTIONS_LABELS) - 1) for x in raw.split(",") if x.strip()]
@@ -227,6 +289,14 @@ def goemotions_row(row: dict) -> Item:
 
 
 def agnews_row(row: dict) -> Item:
+    """A label item from an AG News row.
+
+    Two layouts: ``Class Index`` (1-4), ``Title`` and ``Description`` (the text is ``"Title. Description"``),
+    or ``label`` (0-3) and ``text``.
+
+    Raises:
+        RowError: for a class index outside the layout's range.
+    """
     metadata: dict[str, Any] = {}
     if "Class Index" in row:
         title, description = str(_get(row, "Title")), str(_get(row, "Description"))
@@ -244,6 +314,11 @@ def agnews_row(row: dict) -> Item:
 
 
 def imdb_row(row: dict) -> Item:
+    """A sentiment label item from an IMDB row: ``review`` and ``sentiment``, or ``text`` and ``label`` (0/1).
+
+    Raises:
+        RowError: when the label is not positive or negative.
+    """
     if "review" in row:
         text, label = str(_get(row, "review")), str(_get(row, "sentiment")).strip().lower()
     else:

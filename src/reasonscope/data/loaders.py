@@ -1,8 +1,13 @@
-"""Dataset loaders: generic JSONL / JSON / CSV with a field mapping, and the real formats.
+r"""Dataset loaders: generic JSONL / JSON / CSV with a field mapping, and the real formats.
 
-Every loader reads a local path (a ``.gz`` file is decompressed first: ``esnli_dev.csv.gz`` reads as
-a csv file), or a Hugging Face dataset id through ``datasets.load_dataset``
-(online only). Rows become :class:`~reasonscope.types.Item` objects. A malformed row raises
+Every loader reads a local path (a ``.gz`` file is decompressed as it is read: ``esnli_dev.csv.gz``
+reads as a csv file), or a Hugging Face dataset id through ``datasets.load_dataset``
+(online only). A local path must be a regular file: a directory, FIFO, socket or device (``/dev/zero``)
+is refused before it is opened (:func:`~reasonscope.data.files.check_regular_file`). JSONL, CSV and TSV
+files are streamed line by line, each line at most :data:`MAX_LINE_BYTES` bytes, a ``.gz`` file at
+most :data:`~reasonscope.data.files.MAX_DECOMPRESSED_BYTES` bytes once decompressed; a ``.json``
+document is parsed whole, at most :data:`~reasonscope.data.files.MAX_DOCUMENT_BYTES` bytes.
+Rows become :class:`~reasonscope.types.Item` objects. A malformed row raises
 :class:`DatasetError` naming the file, the line (1-based; for JSON arrays the element index) and
 the field; with ``skip_bad_rows`` the row is skipped and listed in ``LoadResult.bad_rows``.
 
@@ -19,7 +24,9 @@ row errors naming the field.
 Formats and their fields
 ------------------------
 ``synthetic``   the built-in reasoning set; ``topics`` the built-in topic-classification set
-                (``split: train`` and ``split: test`` draw different texts from the same seed).
+                (``split: train`` and ``split: test`` draw different texts from the same seed);
+                ``word_problems`` ``size`` seeded one- and two-step arithmetic word problems
+                (:mod:`reasonscope.data.word_problems`).
 ``jsonl``/``json``/``csv`` fields ``id, input, target, choices, answer_type, rationale,
                           perturbations, group``; ``mapping`` renames (item field -> column).
 ``gsm8k``       jsonl ``question``, ``answer`` (gold after ``####``, rationale before) -> number.
@@ -57,9 +64,10 @@ from .files import (
     DatasetError,
     LoadResult,
     RowError,
-    _open_text,
+    _open_text,  # noqa: F401  (imported from here by existing code)
     convert_rows,
     file_suffix,
+    first_line,
     parse_json,
     read_csv,
     read_file,
@@ -91,6 +99,7 @@ from .formats import (  # noqa: F401  (imported from here by existing code)
 )
 from .synthetic import synthetic_items
 from .synthetic_topics import topic_items
+from .word_problems import word_problem_items
 
 __all__ = [  # what this module has always offered; rows are read in .files, converted in .formats
     "AGNEWS_LABELS", "CONVERTERS", "GENERIC_ALIASES", "GENERIC_FIELDS", "GOEMOTIONS_LABELS", "MAX_COUNT",
@@ -103,7 +112,7 @@ __all__ = [  # what this module has always offered; rows are read in .files, con
 
 def _rows_for(cfg: DatasetConfig, path: Path) -> Iterator[tuple[int, Any]]:
     if cfg.format == "mmlu":
-        first = _open_text(path).split("\n", 1)[0].lower()
+        first = first_line(path).lower()
         has_header = first.startswith("question,") or ",question," in first
         return read_csv(path, header=has_header, columns=["question", "A", "B", "C", "D", "answer"])
     if cfg.format == "goemotions":
@@ -136,6 +145,9 @@ def load_dataset(cfg: DatasetConfig, *, base_dir: Path | None = None, seed: int 
         base = cfg.seed if cfg.seed is not None else seed
         items = topic_items(cfg.size, base + (0 if cfg.split == "train" else 1), prefix=cfg.split)
         return LoadResult(_finish(items, cfg), [], "synthetic-topics")
+    if cfg.format == "word_problems":
+        items = word_problem_items(cfg.size, cfg.seed if cfg.seed is not None else seed)
+        return LoadResult(_finish(items, cfg), [], "word-problems")
     if cfg.path:
         path = resolve_path(cfg.path, base_dir)
         rows, source = _rows_for(cfg, path), str(path)

@@ -1,4 +1,4 @@
-"""Reading outputs a user already has (JSONL / JSON / CSV) for ``reasonscope score``.
+r"""Reading outputs a user already has (JSONL / JSON / CSV) for ``reasonscope score``.
 
 One record = one generation. Fields (renamed with a mapping, ``--map field=column,...``):
 
@@ -24,6 +24,11 @@ Bad rows raise :class:`~reasonscope.data.loaders.DatasetError` naming file, line
 are skipped and listed with ``skip_bad_rows``. ``sample`` and ``completion_tokens`` must be whole numbers
 from 0, ``max_tokens`` from 1 (all at most 2**31 - 1; NaN, infinity, fractions and booleans are row errors),
 and ``target`` must be readable as the row's answer type.
+
+Text the store cannot hold as UTF-8 (a lone surrogate such as ``"\ud800"``, valid JSON): in the
+prediction, rationale, error or finish reason it is replaced with U+FFFD when stored, and recorded on the
+generation (:mod:`reasonscope.scrub`); in any other field (question, gold, id, model, ...) it is a row
+error naming the file, line and field.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..text.sanitize import has_lone_surrogates, replace_lone_surrogates
 from ..types import Completion, Item, stable_hash
 from .loaders import (
     BadRow,
@@ -55,6 +61,7 @@ VALID_TYPES = ("number", "math", "boolean", "choice", "label", "text")
 
 @dataclass
 class ImportedGeneration:
+    """One imported generation: where it came from, whose answer to which item, and its completion."""
     line: int | str  # the record's place in its source: a line number, or a label such as "sample=3,epoch=2"
     model: str
     dataset: str
@@ -67,10 +74,42 @@ class ImportedGeneration:
 
 @dataclass
 class ImportResult:
+    """What a predictions file holds: items per dataset, generations, skipped bad rows and the source."""
     items: dict[str, list[Item]]  # dataset -> items
     generations: list[ImportedGeneration]
     bad_rows: list[BadRow] = field(default_factory=list)
     source: str = ""
+
+
+# fields that become the stored completion: a lone surrogate there is replaced when stored (reasonscope.scrub)
+REPAIRED_FIELDS = ("prediction", "rationale", "error", "finish_reason")
+
+
+def _refuse_lone_surrogates(values: dict[str, Any]) -> None:
+    """Refuse text that holds a lone surrogate.
+
+    Raise :class:`RowError` naming the first field whose text (nested lists and objects included) holds a lone
+    surrogate, which no UTF-8 file or store can hold.
+    """
+
+    def texts(value: Any):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                yield from texts(k)
+                yield from texts(v)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                yield from texts(v)
+
+    for name, value in values.items():
+        for text in [*texts(name), *texts(value)]:
+            if has_lone_surrogates(text):
+                _, [(at, code), *_] = replace_lone_surrogates(text)
+                raise RowError(replace_lone_surrogates(str(name))[0], f"holds a lone surrogate (U+{code:04X} at character {at}), which is not "
+                                          "text and cannot be stored; fix the file (only prediction, rationale, "
+                                          "error and finish_reason are repaired, with U+FFFD)")
 
 
 def parse_mapping(text: str | None) -> dict[str, str]:
@@ -90,6 +129,25 @@ def parse_mapping(text: str | None) -> dict[str, str]:
 
 def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *, skip_bad_rows: bool = False,
                      answer_type: str | None = None, budget: int | None = None, token_counter=None) -> ImportResult:
+    """Read a predictions file (JSONL, JSON or CSV) into items and generations.
+
+    Fields and their checks are listed in the module docstring.
+
+    Args:
+        path: the file.
+        mapping: field -> column name (``--map``); unmapped fields are read from their default columns.
+        skip_bad_rows: skip and list bad rows instead of raising.
+        answer_type: the answer type of rows that do not state one (else it is guessed from the target).
+        budget: ``max_tokens`` of rows that do not state one.
+        token_counter: counts a prediction's tokens when a row has no ``completion_tokens``.
+
+    Returns:
+        The :class:`ImportResult`.
+
+    Raises:
+        DatasetError: for a bad row (naming file, line and field) unless ``skip_bad_rows``, or when no row
+            is usable.
+    """
     path = Path(path)
     mapping = dict(mapping or {})
     source = str(path)
@@ -105,6 +163,7 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
         return name, None
 
     def to_record(row: dict) -> dict[str, Any]:
+        _refuse_lone_surrogates(dict(col(row, name) for name in FIELDS if name not in REPAIRED_FIELDS))
         for field_name, name in mapping.items():
             if field_name in ("input", "target", "prediction") and name not in row:
                 raise RowError(name, f"mapped column {name!r} is not in this row "
@@ -141,10 +200,13 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
 
 def assemble_records(records: list[tuple[int | str, dict[str, Any]]], path: str | Path,
                      bad_rows: list[BadRow] | None = None, token_counter=None) -> ImportResult:
-    """Items and generations from records already mapped to :data:`FIELDS` (every key present, ``None``
-    when absent), each with its place in the source (a line number or a label). The readers of other
-    frameworks' logs (:mod:`reasonscope.data.adapters`) build records and call this, so an adapted log and
-    the same rows given to ``--map`` become the same items and generations."""
+    """Items and generations from records already mapped to :data:`FIELDS`.
+
+    Every key is present in a record (``None`` when absent), each record with its place in the source (a line
+    number or a label). The readers of other frameworks' logs (:mod:`reasonscope.data.adapters`) build records
+    and call this, so an adapted log and the same rows given to ``--map`` become the same items and
+    generations.
+    """
     return _assemble(records, Path(path), list(bad_rows or []), token_counter)
 
 
@@ -153,6 +215,10 @@ def _assemble(records, path: Path, bad: list[BadRow], token_counter) -> ImportRe
     items: dict[tuple[str, str], dict[str, Any]] = {}
     gens: list[ImportedGeneration] = []
     for line, rec in records:
+        try:
+            _refuse_lone_surrogates({k: v for k, v in rec.items() if k not in REPAIRED_FIELDS})
+        except RowError as err:
+            raise DatasetError(f"{source}:{line}: field {err.field!r}: {err}") from None
         dataset = str(rec.get("dataset") or path.stem)
         original = rec["variant"] == "original"
         question = str(rec.get("original_input") or rec["input"]) if original or rec.get("original_input") else None

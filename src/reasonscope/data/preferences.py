@@ -26,6 +26,11 @@ WINNERS = {"model_a": "a", "a": "a", "model_b": "b", "b": "b", "tie": "tie", "ti
 
 @dataclass
 class PreferenceRecord:
+    """One human preference between two responses to the same question.
+
+    ``winner`` is ``a``, ``b`` or ``tie``; ``judge`` the labeller when the layout names one; ``turn`` the
+    conversation turn the question and responses come from.
+    """
     id: str
     question: str
     response_a: str
@@ -75,6 +80,15 @@ def _record(row: dict) -> PreferenceRecord:
 
 
 def load_preferences(path: str | Path, *, skip_bad_rows: bool = False) -> list[PreferenceRecord]:
+    """The preference records of a file, in any of the layouts of the module docstring.
+
+    Args:
+        path: the file (JSONL, JSON or CSV).
+        skip_bad_rows: skip bad records instead of raising.
+
+    Raises:
+        DatasetError: for a bad record (naming file, line and field) unless ``skip_bad_rows``.
+    """
     path = Path(path)
     rows, _ = convert_rows(read_file(path), str(path), _record, skip_bad_rows=skip_bad_rows)
     return [r for _, r in rows]

@@ -1,8 +1,8 @@
 """The built-in synthetic set: arithmetic word problems, yes/no logic, multiple choice.
 
-Generated from a seed (``random.Random(seed)``), so the same seed gives the same items and ids in
-every run; no two items share a question. Every item has three hand-written paraphrase templates (for RS) and a short gold
-rationale. ``size`` items per kind; ``metadata.type`` holds the kind (used for breakdowns).
+Generated from a seed (``random.Random(seed)``), so the same seed gives the same items and ids in every
+run; no two items share a question. Every item has three hand-written paraphrase templates (for RS) and
+a short gold rationale. ``size`` items per kind; ``metadata.type`` holds the kind (used for breakdowns).
 
 A drawn question that is already taken is drawn again. The numbers are drawn from fixed ranges (the
 multiple-choice kind has 3,136 distinct questions in them); after ``WIDEN_AFTER`` (40) taken draws in

@@ -32,6 +32,17 @@ TEMPLATES = [
 
 
 def topic_items(n: int = 40, seed: int = 0, purity: float = 0.8, prefix: str = "topic") -> list[Item]:
+    """``n`` synthetic topic-classification items (module docstring), topics in turn.
+
+    Args:
+        n: the number of items.
+        seed: seeds the texts.
+        purity: the share of words drawn from the item's own topic.
+        prefix: the item ids' prefix (``prefix-0``, ``prefix-1``...).
+
+    Returns:
+        Label items whose target is the topic.
+    """
     rng = random.Random(seed)
     labels = list(TOPICS)
     items = []

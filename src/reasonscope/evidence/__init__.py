@@ -5,9 +5,9 @@ from .._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "EvidenceConfig": "settings",
     "ScoreEvidenceConfig": "settings",
-    "run_evidence": "family",
-    "Prediction": "family",
-    "parse_prediction": "family",
+    "run_evidence": "scoring",
+    "Prediction": "scoring",
+    "parse_prediction": "scoring",
     "score_evidence": "stored",
     "FAMILY": "entry",
     "exact_match": "matchers",

@@ -1,9 +1,9 @@
-"""What the RACE classifier and the matchers read: an item's own text fields and one token stream.
+r"""What the RACE classifier and the matchers read: an item's own text fields and one token stream.
 
 Text fields
 -----------
 The classifier is fitted on the data's own text, never on a prompt template: an e-SNLI item's
-``input`` is ``"Premise: ...\\nHypothesis: ..."`` for the language model, and fitting on it made
+``input`` is ``"Premise: ...\nHypothesis: ..."`` for the language model, and fitting on it made
 ``premise`` and ``hypothesis`` top features of most instances. An item names its text fields in
 ``metadata["text_fields"]`` (set by the loaders: e-SNLI ``premise, hypothesis``; AG News ``title,
 description``; ECQA ``input, choices``), or the evidence settings name them (``text_fields``); a name
@@ -16,7 +16,7 @@ word of a premise and the first word of its hypothesis never form a bigram).
 Token stream
 ------------
 :class:`TextAnalyzer` is the one tokeniser of the family. It reproduces scikit-learn's word analyzer
-(lower-cased text, ``token_pattern`` ``(?u)\\b\\w\\w+\\b``: words of two or more characters, stop words
+(lower-cased text, ``token_pattern`` ``(?u)\b\w\w+\b``: words of two or more characters, stop words
 removed *before* n-grams are formed, so a bigram may join the two words around a removed one) and
 keeps each token's character span in the original text. The vectorizer builds its 1-2 grams from
 this stream and the three matchers look for a feature in the same stream of the rationale, so a
@@ -79,6 +79,8 @@ def stop_word_set(setting: str | Sequence[str] | None) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Token:
+    """One token of the stream: its lower-cased ``text`` and its span ``[start, end)`` in the original."""
+
     text: str
     start: int
     end: int
@@ -93,6 +95,7 @@ class TextAnalyzer:
 
     @cached_property
     def stop_set(self) -> frozenset[str]:
+        """The stop words of this analyzer's ``stop_words`` setting (:func:`stop_word_set`)."""
         return stop_word_set(self.stop_words)
 
     @cached_property
@@ -121,12 +124,21 @@ class TextAnalyzer:
         return out
 
     def describe(self) -> dict[str, Any]:
+        """The analyzer's settings as the evidence table stores them (pattern, n-gram range, stop words)."""
         setting = self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words)
         return {"token_pattern": TOKEN_PATTERN, "lowercase": True, "ngram_range": list(self.ngram_range),
                 "stop_words": setting, "n_stop_words": len(self.stop_set)}
 
 
 def make_analyzer(stop_words: str | Sequence[str] | None = "function_words") -> TextAnalyzer:
+    """A :class:`TextAnalyzer` for a ``stop_words`` setting, checked now rather than at the first document.
+
+    Args:
+        stop_words: ``"function_words"`` (default), ``"english"``, ``"none"`` / None, or a list of words.
+
+    Raises:
+        ValueError: ``stop_words`` is a string that names no setting.
+    """
     setting = "none" if stop_words is None else stop_words
     if not isinstance(setting, str):
         setting = tuple(str(w) for w in setting)
@@ -140,8 +152,11 @@ class TextFieldError(ValueError):
 
 
 def item_segments(item: Item, text_fields: Sequence[str] | None = None) -> list[str]:
-    """The item's own text as segments: the named fields (settings first, then the item's
-    ``metadata["text_fields"]``), each list element its own segment; else ``[item.input]``."""
+    """The item's own text as segments.
+
+    The named fields (settings first, then the item's ``metadata["text_fields"]``), each list element its
+    own segment; else ``[item.input]``.
+    """
     names = text_fields or item.metadata.get("text_fields")
     if not names:
         return [item.input]

@@ -31,6 +31,12 @@ Document = str | Sequence[str]  # one text, or an item's text segments
 
 @dataclass
 class Feature:
+    """One n-gram feature of an instance and its pull toward the evaluated class.
+
+    ``weight`` is the class's logistic-regression coefficient, ``tfidf`` the feature's value in the instance
+    and ``contribution = weight * tfidf`` (> 0 supports the class, < 0 contradicts it).
+    """
+
     text: str
     weight: float
     tfidf: float
@@ -38,6 +44,19 @@ class Feature:
 
 
 class EvidenceClassifier:
+    """The RACE evidence classifier: TF-IDF over word 1-2 grams plus logistic regression (module docstring).
+
+    Fitted on the training set by :func:`reasonscope.evidence.scoring.run_evidence`; its top features per test
+    instance are what a rationale is expected to cite.
+
+    Args:
+        min_df: ``TfidfVectorizer``'s ``min_df``.
+        max_features: ``TfidfVectorizer``'s ``max_features`` (None: every n-gram).
+        C: Inverse regularisation strength of the logistic regression.
+        seed: ``random_state`` of the logistic regression.
+        analyzer: The tokeniser (default :func:`~reasonscope.evidence.analysis.make_analyzer`).
+    """
+
     def __init__(self, *, min_df: int | float = 1, max_features: int | None = None, C: float = 1.0, seed: int = 0,
                  analyzer: TextAnalyzer | None = None):
         self.min_df, self.max_features, self.C, self.seed = min_df, max_features, C, seed
@@ -49,6 +68,11 @@ class EvidenceClassifier:
         self._models: list = []
 
     def fit(self, texts: list[Document], labels: list[str] | list[list[str]]) -> EvidenceClassifier:
+        """Fit the vectorizer and the logistic regression(s); returns ``self``.
+
+        Labels given as lists make the data multi-label: one binary model per label (one-vs-rest), a label
+        that is on every document or on none getting zero weights.
+        """
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
@@ -79,9 +103,14 @@ class EvidenceClassifier:
         return self
 
     def transform(self, texts: list[Document]):
+        """The TF-IDF rows of ``texts`` (a sparse matrix, one L2-normalised row per document)."""
         return self.vectorizer.transform(texts)
 
     def predict(self, texts: list[Document]) -> list[str]:
+        """The predicted class of each text.
+
+        Multi-label: the label with the highest linear score ``tfidf @ coef``.
+        """
         X = self.transform(texts)
         if not self.multilabel:
             return [str(c) for c in self._models[0].predict(X)]
@@ -89,6 +118,11 @@ class EvidenceClassifier:
         return [self.classes[int(i)] for i in np.asarray(scores).argmax(axis=1)]
 
     def class_index(self, label: str) -> int:
+        """The row of ``label`` in :attr:`coef`.
+
+        Raises:
+            KeyError: ``label`` is not a class of the fitted classifier.
+        """
         try:
             return self.classes.index(label)
         except ValueError:
@@ -110,4 +144,5 @@ class EvidenceClassifier:
 
 
 def split_sets(features: list[Feature]) -> tuple[list[Feature], list[Feature]]:
+    """Split features into the supporting set S (contribution > 0) and the contradicting set C (< 0)."""
     return [f for f in features if f.contribution > 0], [f for f in features if f.contribution < 0]

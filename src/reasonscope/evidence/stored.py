@@ -1,6 +1,9 @@
-"""RACE over a stored run: read each model's labels and rationales (generated, or imported predictions)
-from the store, run :func:`reasonscope.evidence.family.run_evidence` per model, and store the scores and
-the ``evidence.json`` artefact (replacing the run's previous evidence scores)."""
+"""RACE over a stored run.
+
+Read each model's labels and rationales (generated, or imported predictions)
+from the store, run :func:`reasonscope.evidence.scoring.run_evidence` per model, and store the scores and
+the ``evidence.json`` artefact (replacing the run's previous evidence scores).
+"""
 
 from __future__ import annotations
 
@@ -20,9 +23,10 @@ def score_evidence(store: Store, run_id: str, ev: EvidenceConfig, stats: StatsCo
 
     A failed generation (``stats.failed_generations``): ``exclude`` leaves the item out (it has no
     prediction; counted in ``llm.failed``); ``wrong`` keeps it as an unreadable prediction, wrong in
-    the LLM's accuracy and left out of coverage."""
+    the LLM's accuracy and left out of coverage.
+    """
     from ..text.answers import extract_answer
-    from .family import GENERATION_FAILED, Prediction, class_labels, parse_prediction, run_evidence
+    from .scoring import GENERATION_FAILED, Prediction, class_labels, parse_prediction, run_evidence
 
     train = store.items(ev.train.name).get(ev.train.name, [])
     test = store.items(ev.test.name).get(ev.test.name, [])
@@ -82,13 +86,15 @@ def score_evidence(store: Store, run_id: str, ev: EvidenceConfig, stats: StatsCo
 
 
 def relabel_by_likelihood(preds: dict, model: str, models: list, test: list, labels: list[str], store: Store) -> dict:
-    """Replace each prediction's label by the most likely label under ``model`` (:mod:`.likelihood`); the
-    rationale stays. Returns what the table records: the method, how many labels changed, per item the
-    renormalised label probabilities, or a warning when the model cannot be rebuilt (sampled labels kept)."""
+    """Replace each prediction's label by the most likely label under ``model`` (:mod:`.likelihood`).
+
+    The rationale stays. Returns what the table records: the method, how many labels changed, per item the
+    renormalised label probabilities, or a warning when the model cannot be rebuilt (sampled labels kept).
+    """
     from ..models.registry import create_model
     from ..scorers.cache import ScorerUnavailable
-    from .family import GENERATION_FAILED, build_messages
     from .likelihood import likelihood_labels
+    from .scoring import GENERATION_FAILED, build_messages
 
     cfg = next((m for m in models if m.display_name == model), None)
     if cfg is None:

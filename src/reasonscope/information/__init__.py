@@ -4,6 +4,6 @@ from .._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "InformationConfig": "settings",
-    "run_information": "family",
+    "run_information": "scoring",
     "FAMILY": "entry",
 })

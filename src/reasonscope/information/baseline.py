@@ -17,7 +17,7 @@ Constructors (``information.baseline``):
     may or may not be that h." (:data:`NLI_WORDINGS`). The wordings stand in for the document's
     paraphraser: they vary the sentence frame, but every wording still names the relation, as the
     document's baselines do ("... implies that ..."). The label is therefore recoverable from b by
-    construction; see the baseline-only warning of :mod:`reasonscope.information.family`.
+    construction; see the baseline-only warning of :mod:`reasonscope.information.scoring`.
   - Questions (:func:`question_statement`): the last question of the input becomes a statement with
     the answer in the question word's place: "What is 2 + 2?" -> "2 + 2 is 4."; "How many apples does
     Ana have?" -> "Ana has 8 apples."; "..., so where did he put carpeting?" -> "..., so he put
@@ -70,14 +70,22 @@ _WH_SEARCH = re.compile(r"\b(what|who|whom|which|where|when|why|how)\b", re.I)
 
 @dataclass(frozen=True)
 class Baseline:
-    """A baseline text and the rule that built it (``nli``, ``question``, ``yes-no``, ``fallback``,
-    ``llm``, ``llm failed -> rule``, ``column``)."""
+    """A baseline text and the rule that built it.
+
+    The rule is one of ``nli``, ``question``, ``yes-no``, ``fallback``, ``llm``, ``llm failed -> rule``,
+    ``column``.
+    """
 
     text: str
     rule: str
 
 
 def label_text(item: Item) -> str:
+    """The label y as text: the option text of a choice item, yes / no for a boolean, else the target.
+
+    A choice target is a letter (A = first option) or a 0-based index; an integral float is written
+    without its ``.0``.
+    """
     t = item.target
     if item.answer_type == "choice" and item.choices:
         idx = ord(str(t).upper()[0]) - ord("A") if not str(t).isdigit() else int(t)
@@ -117,10 +125,16 @@ def nli_baseline(premise: str, hypothesis: str, label: str) -> str:
 
 
 def rule_baseline(item: Item) -> str:
+    """The rule baseline b of ``item`` (:func:`rule_baseline_with_rule` without the rule's name)."""
     return rule_baseline_with_rule(item).text
 
 
 def rule_baseline_with_rule(item: Item) -> Baseline:
+    """The rule baseline b of ``item`` and the rule that built it.
+
+    An NLI item (``premise`` and ``hypothesis`` in its metadata) gets :func:`nli_baseline`; any other item
+    the statement of its question and label (:func:`question_statement`).
+    """
     y = label_text(item)
     meta = item.metadata
     if "premise" in meta and "hypothesis" in meta:
@@ -140,8 +154,11 @@ def _is_base_verb(word: str) -> bool:
 
 
 def _split_subject(words: list[str]) -> tuple[list[str], str, list[str]] | None:
-    """(subject, verb, remainder) of "<subject> <base verb> <remainder>", or None. The verb is the first
-    base-form verb after at least one subject word that is not preceded by a determiner or a possessive."""
+    """Split "<subject> <base verb> <remainder>" into (subject, verb, remainder), or None.
+
+    The verb is the first
+    base-form verb after at least one subject word that is not preceded by a determiner or a possessive.
+    """
     for i in range(1, len(words)):
         prev = words[i - 1].lower()
         if prev in _DETERMINERS or prev.endswith("'s"):
@@ -161,8 +178,11 @@ def _inflect(verb: str, tag: str | None) -> str:
 
 
 def _split_copula_subject(words: list[str]) -> tuple[list[str], list[str]] | None:
-    """(subject, predicate) of "<subject> <predicate>" after a fronted copula: the predicate starts at the
-    first determiner, preposition, adjective or participle after the first subject word."""
+    """Split "<subject> <predicate>" after a fronted copula into (subject, predicate), or None.
+
+    The predicate starts at the first determiner, preposition, adjective or participle after the first subject
+    word.
+    """
     from lemminflect import getAllLemmas
 
     for i in range(1, len(words)):
@@ -266,6 +286,7 @@ def question_statement(question: str, y: str) -> tuple[str, str]:
 
 
 def rewrite_messages(question: str, answer: str) -> list[dict[str, str]]:
+    """The prompt asking an LLM to rewrite a question and its answer as one declarative sentence (``llm``)."""
     return [{"role": "user", "content": "Rewrite the question and its answer as one short declarative sentence "
              "that states the answer. Reply with the sentence only.\n\n"
              f"Question: {question}\nAnswer: {answer}\nSentence:"}]

@@ -50,18 +50,28 @@ class CachedEvaluator:
 
     def log_likelihood(self, inputs: list[str], targets: list[str], *, reduction: str = "sum",
                        batch_size: int = 16) -> list[float]:
+        """Log-likelihood log p(target | input) of each pair, read from the cache or computed and stored.
+
+        Same contract as :meth:`~reasonscope.information.evaluator.Evaluator.log_likelihood`.
+        """
         scorer = self._scorer("log_likelihood", reduction, lambda ev, pairs: ev.log_likelihood(
             [x for x, _ in pairs], [t for _, t in pairs], reduction=reduction, batch_size=batch_size))
         return [float(v) for v in scorer.run([[x, t] for x, t in zip(inputs, targets, strict=True)])]
 
     def candidate_log_likelihoods(self, inputs: list[str], candidates: list[str], *,
                                   batch_size: int = 16) -> list[list[float]]:
+        """Summed log p(c | x) of every candidate c for every input x, from the cache or computed."""
         scorer = self._scorer("candidates", list(candidates), lambda ev, xs: ev.candidate_log_likelihoods(
             xs, list(candidates), batch_size=batch_size))
         return [list(map(float, v)) for v in scorer.run(list(inputs))]
 
     def predict(self, inputs: list[str], candidates: list[str] | None = None, *,
                 batch_size: int = 16) -> list[str]:
+        """The evaluator's answer to each input.
+
+        With ``candidates``: the candidate of highest log-likelihood (ties to the first); without: the greedy
+        decoding, from the cache or computed and stored.
+        """
         if candidates:
             scores = self.candidate_log_likelihoods(inputs, candidates, batch_size=batch_size)
             return [candidates[max(range(len(candidates)), key=s.__getitem__)] for s in scores]

@@ -20,12 +20,23 @@ DATASET_PENALTIES = {"esnli": (25.0, 0.005), "ecqa": (5.0, 5e-4)}
 
 @dataclass(frozen=True)
 class PenaltyWeights:
+    """The LAREV penalty weights used for Phi_LA and where they come from.
+
+    ``lambda_irm`` weighs the IRM penalty and ``lambda_probe`` the leakage-probe term; ``source`` says why
+    these values (``"plan"``, a dataset default, or a mix).
+    """
+
     lambda_irm: float
     lambda_probe: float
     source: str  # why these values, e.g. "plan", "e-SNLI default (format esnli)"
 
 
 def penalty_weights(cfg: InformationConfig, items: list[Item]) -> PenaltyWeights:
+    """The penalty weights of a run: the plan's values, else the dataset default.
+
+    The e-SNLI defaults apply to ``format: esnli`` or to items that all carry ``premise`` and ``hypothesis``;
+    the ECQA defaults apply otherwise. A weight the plan sets overrides its default alone.
+    """
     fmt = cfg.train.format
     nli = bool(items) and all("premise" in it.metadata and "hypothesis" in it.metadata for it in items)
     if fmt == "esnli" or nli:

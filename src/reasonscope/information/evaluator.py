@@ -1,4 +1,6 @@
-"""Evaluator models for REV and LAREV: any HF seq2seq model (T5, BART: the documented defaults are
+"""Evaluator models for REV and LAREV.
+
+Any HF seq2seq model (T5, BART: the documented defaults are
 ``t5-small`` and ``facebook/bart-base``), any HF causal LM, or an encoder-decoder warm-started from
 the embedded all-MiniLM-L6-v2 (``embedded-minilm-ed``: encoder and decoder both initialised from
 MiniLM, the decoder's cross-attention new; works offline).
@@ -38,6 +40,13 @@ META_FILE = "evaluator.json"
 
 @dataclass
 class Evaluator:
+    """An evaluator model (Phi_base, Phi, Phi_LA or the probe psi) with its tokenizer.
+
+    ``kind`` is ``"seq2seq"`` or ``"causal"`` (module docstring); ``source`` is what it was loaded from;
+    inputs longer than ``max_input_tokens`` are cut. Built by :func:`load_evaluator`, trained by
+    :mod:`reasonscope.information.training`.
+    """
+
     model: Any
     tokenizer: Any
     kind: str  # "seq2seq" or "causal"
@@ -46,6 +55,7 @@ class Evaluator:
 
     @property
     def device(self):
+        """The device of the model's parameters."""
         return next(self.model.parameters()).device
 
     # -- batches ------------------------------------------------------------------------------
@@ -85,10 +95,12 @@ class Evaluator:
         return [len(ids) for ids in enc["input_ids"]]
 
     def fit_inputs(self, rationales: list[str], baselines: list[str]) -> tuple[list[str], dict[str, int]]:
-        """The "r + b" inputs (:func:`~reasonscope.information.variants.rationale_input`), each within
-        ``max_input_tokens``: an input that is too long keeps b whole and as many of the rationale's
-        leading tokens as fit (cut at a token boundary of the rationale's own tokenisation). Returns the
-        texts and the counts ``{"inputs", "rationale_truncated", "baseline_over_limit"}``."""
+        """The "r + b" inputs (:func:`~reasonscope.information.variants.rationale_input`).
+
+        Each is kept within ``max_input_tokens``: an input that is too long keeps b whole and as many of the
+        rationale's leading tokens as fit (cut at a token boundary of the rationale's own tokenisation).
+        Returns the texts and the counts ``{"inputs", "rationale_truncated", "baseline_over_limit"}``.
+        """
         texts = [rationale_input(r, b) for r, b in zip(rationales, baselines, strict=True)]
         counts = {"inputs": len(texts), "rationale_truncated": 0, "baseline_over_limit": 0}
         limit = self.max_input_tokens
@@ -120,14 +132,17 @@ class Evaluator:
         return out.logits[:, :-1], batch["labels"][:, 1:]
 
     def loss(self, batch: dict, model=None, scale=None):
-        """Mean cross-entropy over the batch's target tokens; ``scale`` (a scalar tensor) multiplies the
-        logits first (the IRMv1 dummy classifier w of :func:`~reasonscope.information.training.irm_penalty`)."""
+        """Mean cross-entropy over the batch's target tokens.
+
+        ``scale`` (a scalar tensor) multiplies the logits first (the IRMv1 dummy classifier w of
+        :func:`~reasonscope.information.training.irm_penalty`).
+        """
         logits, labels = self.logits(batch, model)
         return nll_from_logits(logits, labels, scale)
 
     def log_likelihood(self, inputs: list[str], targets: list[str], *, reduction: str = "sum",
                        batch_size: int = 16) -> list[float]:
-        """log p(y | x) per example: the sum over the target tokens, or their mean (``reduction``)."""
+        """Log-likelihood log p(y | x) per example: sum over the target tokens, or mean (``reduction``)."""
         import torch
 
         out: list[float] = []
@@ -143,8 +158,11 @@ class Evaluator:
 
     def candidate_log_likelihoods(self, inputs: list[str], candidates: list[str], *, batch_size: int = 16
                                   ) -> list[list[float]]:
-        """log p(c | x) (sum over c's tokens) of every candidate c for every input x, batched across inputs. A
-        seq2seq evaluator encodes each input once and decodes every candidate from that encoding."""
+        """Log-likelihood log p(c | x) of every candidate c for every input x, batched across inputs.
+
+        log p(c | x) is the sum over c's tokens. A seq2seq evaluator encodes each input once and decodes every
+        candidate from that encoding.
+        """
         k = len(candidates)
         if self.kind != "seq2seq":
             flat = self.log_likelihood([x for x in inputs for _ in candidates], list(candidates) * len(inputs),
@@ -194,6 +212,10 @@ class Evaluator:
         return out
 
     def save(self, folder: str | Path) -> Path:
+        """Save the model (safetensors), tokenizer, kind and source to ``folder``; returns ``folder``.
+
+        :func:`load_evaluator` reads the folder back.
+        """
         from transformers.utils import logging as hf_logging
 
         folder = Path(folder)
@@ -212,7 +234,7 @@ class Evaluator:
 
 
 def token_logprobs(logits, labels):
-    """log p of each label token ([B, T]; 0 where the label is -100)."""
+    """Log-probability of each label token ([B, T]; 0 where the label is -100)."""
     import torch
 
     lp = torch.log_softmax(logits.float(), dim=-1)
@@ -227,7 +249,8 @@ def nll_from_logits(logits, labels, scale=None, *, per_row: bool = False):
     per row over that row's own scored tokens (shape ``[B]``; a row without one gives 0), so that row b's
     value reads row b alone. ``scale`` multiplies the logits first: a scalar tensor, or a vector of one
     factor per row (shape ``[B]``; the IRMv1 dummy classifiers w_e of :func:`~reasonscope.information.
-    training.irm_penalty_rows`)."""
+    training.irm_penalty_rows`).
+    """
     import torch.nn.functional as F
 
     z = logits.float()
@@ -265,8 +288,11 @@ def _minilm_encoder_decoder():
 
 
 def load_evaluator(source: str, *, seed: int = 0) -> Evaluator:
-    """A fresh (pretrained) evaluator from ``embedded-minilm-ed``, an HF id or path of a seq2seq or causal
-    LM, or a folder saved by :meth:`Evaluator.save`."""
+    """A fresh (pretrained) evaluator.
+
+    From ``embedded-minilm-ed``, an HF id or path of a seq2seq or causal LM, or a folder saved by
+    :meth:`Evaluator.save`.
+    """
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 

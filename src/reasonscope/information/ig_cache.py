@@ -37,12 +37,15 @@ class AttributionCache:
 
     @staticmethod
     def key(text: str, target: str) -> str:
+        """The cache key of one (text, target) attribution."""
         return input_key([text, target])
 
     def get_many(self, keys: list[str]) -> dict[str, Attribution]:
+        """The cached attributions of ``keys`` (key -> (token offsets, attributions)); misses are absent."""
         found = self.cache.get_many(self.scorer, KIND, sorted(set(keys)))
         return {k: ([tuple(o) for o in offsets], attributions) for k, (offsets, attributions) in found.items()}
 
     def put_many(self, rows: dict[str, Attribution]) -> None:
+        """Store attributions (key -> (token offsets, attributions)) in the score cache."""
         self.cache.put_many(self.scorer, KIND, {k: [[list(o) for o in offsets], attributions]
                                                 for k, (offsets, attributions) in rows.items()})

@@ -1,5 +1,8 @@
-"""What the information family trains and scores on: the baselines b (rule, LLM rewrite or column; every
-LLM call through the store), generated rationales, and the train / validation split."""
+"""What the information family trains and scores on.
+
+The baselines b (rule, LLM rewrite or column; every
+LLM call through the store), generated rationales, and the train / validation split.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +22,11 @@ BASELINE_FORM = r"""[A-Za-z0-9"'(][^\n]{2,298}[.!?]"""
 
 def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
                    console: Console) -> dict[str, Baseline]:
-    """item id -> baseline and the rule that built it (an ``llm`` rewrite that failed or came back empty is
-    replaced by the rule baseline and marked ``llm failed -> rule``)."""
+    """Map item id -> baseline and the rule that built it.
+
+    An ``llm`` rewrite that failed or came back empty is
+    replaced by the rule baseline and marked ``llm failed -> rule``.
+    """
     if cfg.baseline == "rule":
         return {it.id: rule_baseline_with_rule(it) for it in items}
     if cfg.baseline == "column":
@@ -61,7 +67,7 @@ def baseline_notes(baselines: dict[str, Baseline]) -> tuple[dict[str, int], list
 
 def generated_rationales(items: list[Item], cfg: InformationConfig, store: Store, *, seed: int,
                          console: Console) -> dict[str, dict[str, str]]:
-    """variant name -> item id -> rationale, from each generator model."""
+    """Map variant name -> item id -> rationale, from each generator model."""
     from ..models.registry import create_model
 
     out: dict[str, dict[str, str]] = {}
@@ -83,6 +89,10 @@ def generated_rationales(items: list[Item], cfg: InformationConfig, store: Store
 
 
 def split_train(items: list[Item], fraction: float, seed: int) -> tuple[list[Item], list[Item]]:
+    """Seeded split of the training items into (train, validation).
+
+    The validation set holds ``round(fraction * n)`` items, at least 1 when n >= 2, and none when n < 2.
+    """
     order = list(items)
     random.Random(seed).shuffle(order)
     n_val = max(1, round(fraction * len(order))) if len(order) > 1 else 0

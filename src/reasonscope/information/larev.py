@@ -1,10 +1,13 @@
-"""Training the LAREV models: leakage terms by integrated gradients, the three environments (original,
-mask, antonym; antonyms from an LLM, WordNet or a random same-part-of-speech word), the leakage probe and
-Phi_LA."""
+"""Training the LAREV models.
+
+Leakage terms by integrated gradients, the three environments (original, mask, antonym; antonyms from an LLM,
+WordNet or a random same-part-of-speech word), the leakage probe and Phi_LA.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -23,7 +26,14 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
                        seed: int, console: Console):
     """Leakage terms (IG on Phi_base, batched and cached), environments, probe psi, Phi_LA."""
     from .ig_cache import AttributionCache
-    from .leakage import AntonymSource, content_words, environments, leakage_attributions, leakage_term
+    from .leakage import (
+        AntonymSource,
+        content_words,
+        environments,
+        leakage_attributions,
+        leakage_term,
+        wordnet_status,
+    )
 
     try:
         import captum  # noqa: F401
@@ -44,8 +54,8 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
         terms[it.id] = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift
                                                        else (0, 0) for s, e in offsets], attr)
     asked = [(t.word, baselines[i]) for i, t in terms.items() if t is not None and not t.word.isdigit()]
-    antonym = AntonymSource(content_words(list(baselines.values())), _llm_antonyms(cfg, asked, store, seed, console),
-                            seed)
+    llm_antonyms, antonym_model_error = _llm_antonyms(cfg, asked, store, seed, console)
+    antonym = AntonymSource(content_words(list(baselines.values())), llm_antonyms, seed)
     examples, masked_train, env_info = [], [], []
     train_ids = {it.id for it in tr}
     for it in tr + va:
@@ -63,7 +73,9 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
                       folders["probe"], console=console)
     la_settings = TrainSettings(cfg.larev_epochs, cfg.lr, 1, seed, cfg.mixed_precision)
     val_inputs, _ = phi.fit_inputs([i.rationale for i in va], [baselines[i.id] for i in va])
-    phi_la, res = train_larev(cfg.evaluator, examples, psi, val_inputs, [y[i.id] for i in va], la_settings,
+    # Phi_LA starts from Phi (saved at folders['phi'] / 'best') unless the plan asks for the backbone
+    start = str(folders["phi"] / "best") if cfg.larev_init == "phi" else cfg.evaluator
+    phi_la, res = train_larev(start, examples, psi, val_inputs, [y[i.id] for i in va], la_settings,
                               folders["phi_la"], lambda_irm=weights.lambda_irm, lambda_probe=weights.lambda_probe,
                               console=console, max_input_tokens=cfg.max_input_tokens)
     sources: dict[str, int] = {}
@@ -72,22 +84,36 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     probe_state = json.loads((folders["probe"] / "state.json").read_text())
     return phi_la, {"probe": {"best_val_loss": probe_state["best_val"], "best_epoch": probe_state["best_epoch"],
                               "examples_per_s": probe_state.get("examples_per_s")},
-                    "phi_la": _result(res), "antonym_sources": sources}, env_info
+                    "phi_la": _result(res), "antonym_sources": sources, "antonym_model_error": antonym_model_error,
+                    "wordnet": wordnet_status()}, env_info
 
 # the form an LLM antonym is constrained to (models.structured): one word
 ANTONYM_FORM = r"[A-Za-z][A-Za-z-]{0,30}"
 
 
-def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: Store, seed: int, console: Console):
-    """(word, sentence) -> the provider's one-word antonym (None when unreadable), all asked in one cached pass;
-    None without an antonym model."""
+def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: Store, seed: int, console: Console
+                  ) -> tuple[Callable[[str, str], str | None] | None, str | None]:
+    """The antonym model's lookup and why it could not be used.
+
+    Returns ``(lookup, error)``: ``lookup`` maps (word, sentence) to the provider's one-word antonym (None
+    when unreadable), all asked in one cached pass; it is None without an antonym model or when the model
+    cannot be used, and then ``error`` says which model failed and why (printed as a warning here, kept in
+    the run's training record and named in the antonym notes). Never silent.
+    """
     if cfg.antonym_model is None or not asked:
-        return None
+        return None, None
     from ..models.registry import create_model
 
-    model = create_model(cfg.antonym_model)
-    if model.missing_requirements():
-        return None
+    spec = cfg.antonym_model.spec
+    try:
+        model = create_model(cfg.antonym_model)
+        missing = model.missing_requirements()
+    except Exception as exc:  # an unknown provider, a model that fails to load: named, then WordNet is used
+        missing = f"{type(exc).__name__}: {exc}"
+    if missing:
+        error = f"antonym_model {spec} cannot be used ({missing})"
+        console.print(f"[yellow]warning:[/] {error}; antonyms come from WordNet, else random words")
+        return None, error
     planned = {(word, sentence): planned_request(
         model, "information", None, "antonym", 0,
         [{"role": "user", "content": f"Sentence: {sentence}\nGive one word with the opposite meaning of '{word}' that "
@@ -101,4 +127,4 @@ def _llm_antonyms(cfg: InformationConfig, asked: list[tuple[str, str]], store: S
         words = c.text.strip().split()
         table[pair] = words[0].strip(".,;:'\"") if words and not c.error else None
     model.close()
-    return lambda word, sentence: table.get((word, sentence))
+    return (lambda word, sentence: table.get((word, sentence))), None

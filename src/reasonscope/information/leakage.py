@@ -1,5 +1,6 @@
-"""Leakage terms and IRM environments for LAREV (Li, 2026, *LAREV: Leakage-Aware Rationale Evaluation
-with Conditional V-information*).
+"""Leakage terms and IRM environments for LAREV.
+
+From Li, 2026, *LAREV: Leakage-Aware Rationale Evaluation with Conditional V-information*.
 
 Attribution
 -----------
@@ -44,6 +45,12 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?")
 
 @dataclass
 class LeakageTerm:
+    """The leakage term of a baseline: the content word with the largest absolute attribution.
+
+    ``word`` spans ``[start, end)`` of the baseline text; ``attribution`` is its summed token attribution
+    (signed); ``word_attributions`` lists every word of the baseline with its own sum (for the tables).
+    """
+
     word: str
     start: int
     end: int
@@ -52,6 +59,7 @@ class LeakageTerm:
 
 
 def stop_words() -> frozenset[str]:
+    """The words never taken as a leakage term: scikit-learn's English stop words."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return ENGLISH_STOP_WORDS
@@ -64,10 +72,12 @@ def token_attributions(evaluator, text: str, target: str, *, n_steps: int = 20) 
 
 def batch_token_attributions(evaluator, texts: list[str], targets: list[str], *, n_steps: int = 20
                              ) -> list[tuple[list[tuple[int, int]], list[float]]]:
-    """:func:`token_attributions` of several texts in one attribution call (seq2seq evaluators): the texts
-    are padded to one length, the attention mask keeps the padding out of every forward pass, and
+    """:func:`token_attributions` of several texts in one attribution call (seq2seq evaluators).
+
+    The texts are padded to one length, the attention mask keeps the padding out of every forward pass, and
     captum runs all ``len(texts) * n_steps`` interpolation points as one batch. A causal evaluator is
-    attributed one text at a time (its target follows the input, so padding would sit between them)."""
+    attributed one text at a time (its target follows the input, so padding would sit between them).
+    """
     import torch
     from captum.attr import LayerIntegratedGradients
 
@@ -129,11 +139,14 @@ def batch_token_attributions(evaluator, texts: list[str], targets: list[str], *,
 def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_steps: int = 20, batch_size: int = 4,
                          cache=None, console=None, label: str = "integrated gradients"
                          ) -> list[tuple[list[tuple[int, int]], list[float]]]:
-    """Token attributions of many texts: looked up in ``cache`` (an
+    """Token attributions of many texts, cached and batched.
+
+    Each is looked up in ``cache`` (an
     :class:`~reasonscope.information.ig_cache.AttributionCache` of this evaluator and ``n_steps``) under
     (text, target), the rest computed ``batch_size`` texts per attribution call (texts sorted by length,
     so that a batch carries little padding) with a progress bar, each batch written to the cache as soon
-    as it is done (a killed run keeps what it computed). Returns the attributions in the order of ``texts``."""
+    as it is done (a killed run keeps what it computed). Returns the attributions in the order of ``texts``.
+    """
     keys = [cache.key(t, y) if cache is not None else str(i)
             for i, (t, y) in enumerate(zip(texts, targets, strict=True))]
     found = cache.get_many(keys) if cache is not None else {}
@@ -180,10 +193,25 @@ def leakage_term(text: str, offsets: list[tuple[int, int]], attributions: list[f
 
 
 def replace_span(text: str, start: int, end: int, new: str) -> str:
+    """``text`` with its characters ``[start, end)`` replaced by ``new``."""
     return text[:start] + new + text[end:]
 
 
+def wordnet_status() -> str | None:
+    """None when WordNet antonyms can be looked up; else why not (nltk missing, or its WordNet data)."""
+    try:
+        from nltk.corpus import wordnet as wn
+    except ImportError:
+        return "nltk is not installed"
+    try:
+        wn.synsets("good")
+    except LookupError:
+        return "nltk's WordNet data is not installed (python -m nltk.downloader wordnet)"
+    return None
+
+
 def wordnet_antonym(word: str) -> str | None:
+    """WordNet's first antonym of ``word`` (None when it has none or WordNet cannot be read)."""
     try:
         from nltk.corpus import wordnet as wn
 
@@ -197,6 +225,7 @@ def wordnet_antonym(word: str) -> str | None:
 
 
 def part_of_speech(word: str) -> str | None:
+    """The first part of speech lemminflect finds for ``word`` (e.g. ``NOUN``), or None."""
     try:
         from lemminflect import getAllLemmas
     except ImportError:
@@ -207,14 +236,24 @@ def part_of_speech(word: str) -> str | None:
 
 @dataclass
 class AntonymSource:
-    """Antonyms for leakage terms: ``llm`` (word -> antonym or None), then WordNet, then a random word of the
-    same part of speech from ``pool``."""
+    """Antonyms for leakage terms.
+
+    Tried in order: ``llm`` (word -> antonym or None), then WordNet, then a random word of the same part
+    of speech from ``pool``.
+    """
 
     pool: list[str]
     llm: Callable[[str, str], str | None] | None = None  # (word, sentence) -> antonym
     seed: int = 0
 
     def __call__(self, word: str, sentence: str, key: str) -> tuple[str, str]:
+        """The replacement of ``word`` in ``sentence`` and its source.
+
+        A number gets another number of the same size; else the first of the LLM, WordNet, a random
+        ``pool`` word of the same part of speech, any other ``pool`` word, or ``"something"``. Random
+        choices are seeded by ``seed``, ``key`` and ``word``. The source names the step, with
+        `` (llm gave none)`` when the LLM was asked and gave nothing.
+        """
         rng = random.Random(f"{self.seed}|{key}|{word}")
         if word.isdigit():  # a number has no antonym: another number of the same size
             return str(int(word) + rng.choice([-1, 1]) * rng.randint(1, max(1, int(word)))), "other number"
@@ -254,5 +293,6 @@ def environments(baseline: str, term: LeakageTerm | None, mask_token: str, anton
 
 
 def content_words(texts: list[str]) -> list[str]:
+    """The sorted distinct alphabetic words of ``texts`` that are not stop words (the antonym pool)."""
     stops = stop_words()
     return sorted({w for t in texts for w in _WORD.findall(t) if w.lower() not in stops and w.isalpha()})

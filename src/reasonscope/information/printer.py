@@ -18,9 +18,9 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
     reduction = "sum" if t["reduction"] == "sum" else "per-token mean"
     table = Table(title=f"information: log p(y | r, b) - log p(y | b), {reduction} over y's tokens "
                         f"(mean [95% CI], n={t['n_test']} test items)")
-    table.add_column("variant")
+    table.add_column("variant", overflow="fold")
     for m in t["methods"]:
-        table.add_column(m.upper())
+        table.add_column(m.upper(), overflow="fold")
     variants = list(next(iter(t["absolute"].values()), {}))
     for v in variants:
         table.add_row(v, *(_fmt_score(t["absolute"][m][v]) for m in t["methods"]))

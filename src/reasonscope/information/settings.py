@@ -26,6 +26,11 @@ class InformationConfig(Strict):
     epochs: int = Field(8, ge=1, le=100, description="Epochs of Phi_base and Phi.")
     probe_epochs: int = Field(8, ge=1, le=100)
     larev_epochs: int = Field(2, ge=1, le=100)
+    larev_init: Literal["phi", "backbone"] = Field("phi", description="What Phi_LA starts from: the trained "
+                                                  "REV evaluator Phi (default) or the pretrained backbone "
+                                                  "(`evaluator`, as in the LAREV thesis). From a backbone whose "
+                                                  "output head starts untrained (embedded-minilm-ed), the IRM "
+                                                  "penalty collapses Phi_LA to near-uniform outputs.")
     lr: float = Field(3e-5, gt=0, lt=1)
     batch_size: int = Field(8, ge=1, le=4096)
     probe_batch_size: int = Field(16, ge=1, le=4096)

@@ -1,5 +1,8 @@
-"""The information family's tables: scores of the rationale variants, separations (Gold - X, SUM) with
-paired bootstrap CIs and Holm-adjusted p-values, the baseline-only accuracy and the warnings built on them."""
+"""The information family's tables: REV scores of the rationale variants, separations, baseline checks.
+
+Separations (Gold - X, SUM) come with paired bootstrap CIs and Holm-adjusted p-values; the baseline-only
+accuracy and the warnings are built on them.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +17,14 @@ from .variants import SEPARATIONS, baseline_input
 
 def baseline_only_accuracy(phi_base, ids: list[str], baselines: dict[str, str], y: dict[str, str],
                            candidates: list[str] | None, split: str) -> dict[str, Any]:
-    """How well Phi_base predicts y from b alone on held-out items: accuracy (its most likely label), the
-    mean p(y | b) and the mean log p(y | b) (sum over y's tokens)."""
+    """How well Phi_base predicts y from b alone on held-out items.
+
+    Returns:
+        ``split``, ``n``, ``accuracy`` (share of items whose most likely label is y, in [0, 1]; high means
+        the baseline gives the label away, so lower is better for REV to mean anything), ``mean_p_label``
+        (mean p(y | b), in [0, 1]) and ``mean_log_p_label`` (mean log p(y | b), sum over y's tokens, <= 0).
+        The three values are None when there is no item.
+    """
     import math
 
     if not ids:
@@ -51,16 +60,29 @@ def baseline_leak_warning(baseline_only: dict[str, Any], threshold: float, larev
                if larev_run else "Run LAREV (methods: [rev, larev]), which trains the evaluator not to rely on b."))
 
 
-def antonym_notes(sources: dict[str, int]) -> list[str]:
-    """Warnings about antonym environments (E3) built from stand-ins instead of antonyms."""
+def antonym_notes(sources: dict[str, int], *, antonym_model_error: str | None = None,
+                  wordnet: str | None = None) -> list[str]:
+    """Warnings about antonym environments (E3) built from stand-ins instead of antonyms.
+
+    Args:
+        sources: antonym source -> number of examples (``training.antonym_sources``).
+        antonym_model_error: why the configured antonym model could not be used (None: it could, or none
+            was set).
+        wordnet: why WordNet could not be read (None: it could, or it was not checked).
+    """
     n = sum(sources.values())
     out = []
+    if antonym_model_error:
+        out.append(f"{antonym_model_error}: no antonym came from it")
     random_n = sum(c for s, c in sources.items() if is_substitute(s))
     if random_n:
+        why = [antonym_model_error or ("the antonym model gave none" if any("(llm gave none)" in s for s in sources)
+                                       else "no antonym_model is set"),
+               f"WordNet is unavailable: {wordnet}" if wordnet else "WordNet had none"]
         out.append(f"{random_n} of {n} antonym environments (E3) hold a random word (of the same part of speech when "
-                   "known), not an antonym: no antonym model gave one and WordNet had none. For those examples E3 "
-                   "only breaks the leak term's link to the label instead of reversing it; set antonym_model for "
-                   "real antonyms")
+                   f"known), not an antonym ({'; '.join(why)}). For those examples E3 only breaks the leak term's "
+                   "link to the label instead of reversing it; set antonym_model (e.g. the embedded smollm2) or "
+                   "install WordNet for real antonyms")
     failed = sum(c for s, c in sources.items() if s.endswith("(llm gave none)"))
     if failed:
         out.append(f"{failed} of {n} antonym requests to the antonym model gave no usable word: WordNet or a random "
@@ -71,10 +93,30 @@ def antonym_notes(sources: dict[str, int]) -> list[str]:
 def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str, str]], baselines: dict[str, str],
                    y: dict[str, str], ids: list[str], *, reduction: str = "sum", candidates: list[str] | None = None,
                    truncation: dict[str, dict[str, int]] | None = None) -> tuple[dict, dict, list[dict]]:
-    """REV-style scores of every (method, variant, item): log p(y | r, b) under the method's evaluator minus
-    log p(y | b) under Phi_base. Returns (method -> variant -> item -> score, method -> variant -> accuracy,
-    one row per score with its log-probabilities and the evaluator's prediction). ``truncation``, when
-    given, receives per variant the counts of :meth:`~reasonscope.information.evaluator.Evaluator.fit_inputs`."""
+    """REV scores of every (method, variant, item): the information a rationale adds about the label.
+
+    REV(r) = log p(y | r, b) - log p(y | b): the label's log-likelihood under the method's evaluator (Phi
+    for ``rev``, Phi_LA for ``larev``) given rationale and baseline, minus its log-likelihood under
+    Phi_base given the baseline alone, in nats (``reduction``: sum or mean over y's tokens).
+
+    Args:
+        scorers: Method -> evaluator (Phi or Phi_LA).
+        phi_base (Evaluator): The baseline evaluator (b alone).
+        texts: Variant -> item id -> rationale text.
+        baselines: Item id -> baseline b.
+        y: Item id -> label text.
+        ids: The items to score.
+        reduction: ``sum`` or ``mean`` over y's tokens.
+        candidates: The label set, when closed (predictions are then the most likely candidate).
+        truncation: When given, receives per variant the counts of
+            :meth:`~reasonscope.information.evaluator.Evaluator.fit_inputs`.
+
+    Returns:
+        (method -> variant -> item -> REV, method -> variant -> accuracy of the evaluator's prediction,
+        one row per score with its log-probabilities and prediction). REV is unbounded: positive when the
+        rationale makes the label more likely than the baseline alone (higher is more informative), 0
+        when it adds nothing, negative when it misleads.
+    """
     base_ll = dict(zip(ids, phi_base.log_likelihood([baseline_input(baselines[i]) for i in ids], [y[i] for i in ids],
                                                     reduction=reduction), strict=True))
     per_item: dict[str, dict[str, dict[str, float]]] = {m: {} for m in scorers}
@@ -103,8 +145,10 @@ def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str,
 
 
 def collapse_warning(phi_la, la_val: float, phi_val: float) -> str | None:
-    """A warning when Phi_LA's validation loss is near that of uniform logits (log V per token): the
-    IRM penalty can be lowered fastest by flattening the logits, which makes every LAREV score the same."""
+    """A warning when Phi_LA's validation loss is near that of uniform logits (log V per token).
+
+    The IRM penalty can be lowered fastest by flattening the logits, which makes every LAREV score the same.
+    """
     import math
 
     uniform = math.log(len(phi_la.tokenizer))
@@ -127,7 +171,22 @@ def _result(res) -> dict:
 
 
 def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed: int) -> dict[str, dict]:
-    """Gold - X for the three degraded variants (paired by item) and their SUM."""
+    """Separations Gold - X for the three degraded variants, paired by item, and their SUM.
+
+    Gold - X = mean_i (REV_i(gold) - REV_i(X)) for X in leaky, gold_leaky, vacuous, with a paired bootstrap
+    CI and a paired permutation p-value; SUM = mean_i of the three differences summed, over the items that
+    have all four variants, with a bootstrap CI.
+
+    Args:
+        per_item: Variant -> item id -> REV score (one method).
+        stats: Confidence level, resamples, permutations and interval method.
+        seed: Seed of the resampling.
+
+    Returns:
+        ``gold-leaky``, ``gold-gold_leaky``, ``gold-vacuous`` and ``SUM`` -> estimate (value, low, high, n,
+        p_value). Unbounded, in nats; higher is better (a good evaluator ranks the gold rationale above
+        every degraded one, so every separation is positive). Value None when no item has both variants.
+    """
     out: dict[str, dict] = {}
     gold = per_item.get("gold", {})
     sums: dict[str, float] = {}
@@ -136,13 +195,13 @@ def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed:
         ids = [i for i in gold if i in other]
         d = paired_difference([gold[i] for i in ids], [other[i] for i in ids], confidence=stats.confidence,
                               n_resamples=stats.n_resamples, seed=seed, n_permutations=stats.n_permutations,
-                              method=stats.method)
+                              method=stats.method, bounds=None)  # log-probability scores: no known range
         out[f"{a}-{b}"] = {"value": d.value, "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value,
                            "test": d.test_label, "null": (d.test or {}).get("null")}
         for i in ids:
             sums[i] = sums.get(i, 0.0) + gold[i] - other[i]
     complete = [i for i in sums if all(i in per_item.get(b, {}) for _, b in SEPARATIONS)]
     s = bootstrap_mean([sums[i] for i in complete], confidence=stats.confidence, n_resamples=stats.n_resamples,
-                       seed=seed)
+                       method=stats.method, seed=seed, bounds=None)
     out["SUM"] = {"value": s.value, "low": s.low, "high": s.high, "n": s.n, "p_value": None}
     return out

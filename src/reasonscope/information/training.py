@@ -57,6 +57,8 @@ from .evaluator import Evaluator, load_evaluator
 
 @dataclass
 class TrainSettings:
+    """Settings of one training run of an evaluator (epochs, learning rate, batch size, seed, precision)."""
+
     epochs: int = 8
     lr: float = 3e-5
     batch_size: int = 8
@@ -66,6 +68,12 @@ class TrainSettings:
 
 @dataclass
 class TrainResult:
+    """The outcome of :func:`train_loop`.
+
+    ``folder`` holds the best checkpoint (epoch ``best_epoch``, validation loss ``best_val``); ``history``
+    has one entry per epoch; ``resumed_from`` is the epoch training resumed after (0 for a fresh run).
+    """
+
     folder: Path
     epochs_run: int
     best_epoch: int
@@ -82,7 +90,8 @@ def irm_penalty(env_losses: list[Callable[[Any], Any]]):
     lowered by rescaling its logits. Each callable takes the scalar dummy classifier w and returns that
     environment's loss; returns (penalty, [L_e at w = 1]), differentiable w.r.t. the model
     (``create_graph``). :func:`irm_penalty_rows` computes the same from one batch whose rows are the
-    environments (what Phi_LA's training uses)."""
+    environments (what Phi_LA's training uses).
+    """
     import torch
 
     penalty, losses = 0.0, []
@@ -96,8 +105,10 @@ def irm_penalty(env_losses: list[Callable[[Any], Any]]):
 
 
 def irm_penalty_rows(logits, labels):
-    """IRMv1 for environments that are the rows of one batch: the value of :func:`irm_penalty` with
-    L_e = the mean cross-entropy of row e's label tokens, from one forward instead of one per environment.
+    """IRMv1 penalty for environments that are the rows of one batch, from one forward pass.
+
+    The value of :func:`irm_penalty` with L_e = the mean cross-entropy of row e's label tokens, from one
+    forward instead of one per environment.
 
     w is a vector of one dummy scale per row (all 1, ``requires_grad``); row e's logits are multiplied by
     w_e and L_e is that row's own mean over its scored tokens (:func:`~reasonscope.information.evaluator.
@@ -156,8 +167,10 @@ def swap_in(tmp: Path, final: Path) -> None:
 
 
 def recover(final: Path) -> list[str]:
-    """Undo what a kill during :func:`swap_in` or a save can leave: delete ``<final>.tmp`` (incomplete),
-    move a lone ``<final>.old`` back. Returns notes on what was found."""
+    """Undo what a kill during :func:`swap_in` or a save can leave.
+
+    Delete ``<final>.tmp`` (incomplete), move a lone ``<final>.old`` back. Returns notes on what was found.
+    """
     import shutil
 
     notes = []
@@ -175,8 +188,11 @@ def recover(final: Path) -> list[str]:
 
 
 def resume_point(folder: Path) -> tuple[dict, list[str]]:
-    """The progress of the last whole checkpoint (``checkpoint/state.json``; {} when there is none) and notes
-    on anything found that cannot be trusted (a checkpoint without its own progress file is not loaded)."""
+    """The progress of the last whole checkpoint and notes on anything that cannot be trusted.
+
+    The progress is ``checkpoint/state.json`` ({} when there is none); the notes name anything found that
+    cannot be trusted (a checkpoint without its own progress file is not loaded).
+    """
     import shutil
 
     notes = recover(folder / "checkpoint") + recover(folder / "best")
@@ -202,8 +218,11 @@ def resume_point(folder: Path) -> tuple[dict, list[str]]:
 def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_fn: Callable[[Any, Any, int, int], Any],
                val_fn: Callable[[], float], settings: TrainSettings, folder: str | Path, *,
                params: list | None = None, label: str = "train", console=None, n_examples: int = 0) -> TrainResult:
-    """Train ``evaluator.model`` in place; ``batches(epoch)`` gives the epoch's batches (already shuffled),
-    ``loss_fn(model, batch, step, total_steps)`` the loss of one batch, ``val_fn()`` the validation loss."""
+    """Train ``evaluator.model`` in place.
+
+    ``batches(epoch)`` gives the epoch's batches (already shuffled),
+    ``loss_fn(model, batch, step, total_steps)`` the loss of one batch, ``val_fn()`` the validation loss.
+    """
     import logging
     import time
 
@@ -305,11 +324,13 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
 
 
 def adamw(params: list, lr: float):
-    """AdamW (torch's defaults besides ``lr``) with its fused kernel where every parameter is a CPU or CUDA
-    tensor: one vectorised pass over all parameters instead of one loop per tensor (on CPU 6.6x faster
-    for the MiniLM encoder-decoder's 49M parameters, 30 vs 199 ms a step), the same update up to float
-    rounding (within 1e-6, tested). Elsewhere (another device type, no parameters, or a torch without a
-    fused kernel for the device: CPU needs torch 2.4) the per-tensor loop."""
+    """AdamW (torch's defaults besides ``lr``), fused where every parameter is a CPU or CUDA tensor.
+
+    The fused kernel makes one vectorised pass over all parameters instead of one loop per tensor (on CPU 6.6x
+    faster for the MiniLM encoder-decoder's 49M parameters, 30 vs 199 ms a step), the same update up to float
+    rounding (within 1e-6, tested). Elsewhere (another device type, no parameters, or a torch without a fused
+    kernel for the device: CPU needs torch 2.4) the per-tensor loop.
+    """
     import torch
 
     fused = bool(params) and all(p.device.type in ("cpu", "cuda") for p in params)
@@ -400,8 +421,11 @@ def _encoder(model):
 
 
 def probe_loss(psi: Evaluator, hidden, attention_mask, labels):
-    """CE of the frozen probe's decoder reading ``hidden``, Phi_LA's encoding of the masked baseline b~
-    (gradients flow into Phi_LA's encoder only: psi's parameters are frozen)."""
+    """Cross-entropy of the frozen probe's decoder reading ``hidden``.
+
+    ``hidden`` is Phi_LA's encoding of the masked baseline b~ (gradients flow into Phi_LA's encoder only:
+    psi's parameters are frozen).
+    """
     from transformers.modeling_outputs import BaseModelOutput
 
     from .evaluator import nll_from_logits
@@ -414,14 +438,18 @@ def probe_loss(psi: Evaluator, hidden, attention_mask, labels):
 
 @dataclass
 class LarevExample:
+    """One LAREV training example: the three environment inputs, the masked baseline input and the label."""
+
     env_inputs: list[str]  # r + b_e for e in (original, mask, antonym)
     masked_input: str  # b~ as Phi_base input text
     target: str
 
 
 def _stack_inputs(batches: list[dict], pad_id: int):
-    """The ``input_ids`` and ``attention_mask`` of several batches as one, right-padded to the widest
-    (padding has attention 0, so each row's encoding is the one it gets alone, up to float rounding)."""
+    """The ``input_ids`` and ``attention_mask`` of several batches as one, right-padded to the widest.
+
+    Padding has attention 0, so each row's encoding is the one it gets alone, up to float rounding.
+    """
     import torch
     import torch.nn.functional as F
 
@@ -471,7 +499,15 @@ def larev_loss(evaluator: Evaluator, model, psi: Evaluator, ex_batch: tuple[dict
 def train_larev(source: str, examples: list[LarevExample], psi: Evaluator, val_inputs: list[str],
                 val_targets: list[str], settings: TrainSettings, folder: str | Path, *, lambda_irm: float = 5.0,
                 lambda_probe: float = 5e-4, console=None, max_input_tokens: int = 256) -> tuple[Evaluator, TrainResult]:
-    """Phi_LA from the pretrained backbone ``source``; one example (three environments) per step."""
+    """Train Phi_LA starting from ``source``; one example (three environments) per step.
+
+    ``source`` is the trained Phi's checkpoint by default (``larev_init: phi``) or the pretrained backbone
+    (``larev_init: backbone``, the LAREV thesis's setting). Starting from Phi is this project's departure:
+    with an evaluator whose output head starts untrained (the embedded MiniLM encoder-decoder), the IRM
+    penalty reaches full weight before the backbone has learnt to produce labels, and its trivial minimum
+    (near-uniform outputs) wins: on 360 e-SNLI training pairs Phi_LA from the backbone reached a
+    validation loss of 9.39 per token (uniform: 10.33) and 33% accuracy, from Phi 0.86 and 83%.
+    """
     phi_la = load_evaluator(source, seed=settings.seed)
     phi_la.max_input_tokens = max_input_tokens
     phi_la.model.to(psi.device)

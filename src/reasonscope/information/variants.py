@@ -1,4 +1,7 @@
-"""Rationale variants scored by REV (Chen et al., 2023) and LAREV (Li, 2026):
+"""Rationale variants scored by REV and LAREV.
+
+REV is *REV: Information-Theoretic Evaluation of Free-Text Rationales* (Chen et al., 2023); LAREV the
+label-leakage-aware REV of Li (2026). The variants:
 
 * ``gold``: the item's rationale;
 * ``leaky``: "The answer is y." (states the label, adds no reasoning);
@@ -17,10 +20,22 @@ SEPARATIONS = (("gold", "leaky"), ("gold", "gold_leaky"), ("gold", "vacuous"))
 
 
 def leaky(label: str) -> str:
+    """The ``leaky`` rationale: a sentence that states the label and adds no reasoning.
+
+    Examples:
+        >>> leaky("yes")
+        'The answer is yes.'
+    """
     return f"The answer is {label}."
 
 
 def variant_texts(gold: str, label: str, baseline: str) -> dict[str, str]:
+    """The four rationale variants of one item (:data:`VARIANTS`), by name.
+
+    Examples:
+        >>> variant_texts("Robins are birds.", "yes", "A robin is a bird: yes.")["gold_leaky"]
+        'Robins are birds. The answer is yes.'
+    """
     return {"gold": gold, "leaky": leaky(label), "gold_leaky": f"{gold.rstrip()} {leaky(label)}", "vacuous": baseline}
 
 

@@ -114,9 +114,12 @@ def _mean(values: list[float | None]) -> float:
 
 @metric(scores="unreduced")
 def consistency() -> Metric:
-    """CS: per sample, the share of epoch pairs whose typed answers agree (a missing answer agrees with
-    nothing); the mean over samples with two or more epochs (NaN if none). Reads the answers that
-    :func:`answer_correctness` records in each score's metadata."""
+    """CS: the consistency of typed answers across epochs.
+
+    CS: per sample, the share of epoch pairs whose typed answers agree (a missing answer agrees with nothing);
+    the mean over samples with two or more epochs (NaN if none). Reads the answers that
+    :func:`answer_correctness` records in each score's metadata.
+    """
 
     def compute(scores: list[SampleScore]) -> Value:
         values = []
@@ -137,9 +140,12 @@ def _similarity(method: str, model: str, num_layers: int | None):
 
 @metric(scores="unreduced")
 def stability() -> Metric:
-    """SS: per sample, the mean similarity of the reasoning traces over epoch pairs (the backend that
-    :func:`trace_stability` records: BERTScore F1 or embedding cosine); the mean over samples with two or
-    more epochs (NaN if none, or if the backend cannot load)."""
+    """SS: the stability of reasoning traces across epochs.
+
+    SS: per sample, the mean similarity of the reasoning traces over epoch pairs (the backend that
+    :func:`trace_stability` records: BERTScore F1 or embedding cosine); the mean over samples with two or more
+    epochs (NaN if none, or if the backend cannot load).
+    """
 
     def compute(scores: list[SampleScore]) -> Value:
         a: list[str] = []
@@ -233,7 +239,8 @@ def logical_coherence(nli: str = "hf:cross-encoder/nli-deberta-v3-small", answer
     Args:
         nli: ``hf:<id or path>`` (a cross-encoder NLI model) or ``llm:<model spec>`` (a reasonscope
             provider judging with label log-probabilities), as ``reasonscope score --nli``.
-        answer_type, answer_pattern: as for :func:`answer_correctness` (they decide where the trace ends).
+        answer_type: As for :func:`answer_correctness` (it decides where the trace ends).
+        answer_pattern: As for :func:`answer_correctness` (it decides where the trace ends).
     """
     backend = _LazyNLI(nli)
 
@@ -268,7 +275,8 @@ def trace_stability(similarity: str = "bertscore", model: str = "embedded-minilm
         similarity: ``bertscore`` (BERTScore F1) or ``embedding`` (cosine of sentence embeddings).
         model: HF id or path; ``embedded-minilm`` is all-MiniLM-L6-v2 shipped on PyPI.
         num_layers: BERTScore layer.
-        answer_type, answer_pattern: as for :func:`answer_correctness` (they decide where the trace ends).
+        answer_type: As for :func:`answer_correctness` (it decides where the trace ends).
+        answer_pattern: As for :func:`answer_correctness` (it decides where the trace ends).
     """
     setting = SimilarityConfig(method=similarity, model=model, num_layers=num_layers).model_dump()
 

@@ -1,4 +1,7 @@
-"""LLM-as-judge: prompt templates and strict parsing of the judges' answers. Public names are re-exported here, imported on first use."""
+"""LLM-as-judge: prompt templates and strict parsing of the judges' answers.
+
+Public names are re-exported here, imported on first use.
+"""
 
 from .._lazy import lazy_exports
 

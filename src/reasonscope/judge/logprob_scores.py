@@ -32,8 +32,11 @@ from ..models.base import LanguageModel
 
 @dataclass
 class Weighted:
-    """A probability-weighted reading: ``value`` (the expected score, or the index of the chosen label),
-    the renormalised probabilities, the probability mass on the valid candidates, and ``reason`` when None."""
+    """A probability-weighted reading.
+
+    ``value`` (the expected score, or the index of the chosen label), the renormalised probabilities, the
+    probability mass on the valid candidates, and ``reason`` when None.
+    """
 
     value: float | str | None
     probabilities: dict[str, float] = field(default_factory=dict)
@@ -63,7 +66,10 @@ def expected_score(logprobs: Mapping[str, float], values: Mapping[str, float]) -
 
 
 def most_likely_label(logprobs: Mapping[str, float], labels: Sequence[str]) -> Weighted:
-    """The label of highest log-likelihood (first in ``labels`` on ties); probabilities renormalised over labels."""
+    """The label of highest log-likelihood (first in ``labels`` on ties).
+
+    Probabilities are renormalised over the labels.
+    """
     method = "most likely label by log-likelihood (lm-eval multiple choice)"
     norm = _normalise({k: logprobs[k] for k in labels if k in logprobs})
     if norm is None:
@@ -87,8 +93,11 @@ async def label_by_likelihood(model: LanguageModel, prompt: str, labels: Sequenc
 
 
 def chat_prompt(model: LanguageModel, messages: list[dict[str, str]]) -> tuple[str, bool]:
-    """(text whose continuation is read, local): a local model's chat template up to its assistant turn, else
-    the messages' contents joined (an API model answers them as one user message)."""
+    """The text whose continuation is read, and whether it is local.
+
+    (text whose continuation is read, local): a local model's chat template up to its assistant turn, else the
+    messages' contents joined (an API model answers them as one user message).
+    """
     render = getattr(model, "prompt_text", None)
     if render is not None and getattr(model, "logprobs_sync", None) is not None:
         return render(messages), True
@@ -96,9 +105,12 @@ def chat_prompt(model: LanguageModel, messages: list[dict[str, str]]) -> tuple[s
 
 
 def logprobs_many(model: LanguageModel, prompts: Sequence[str], continuations: Sequence[str]) -> list[list[float]]:
-    """log p(c | prompt) of every continuation after every prompt: in this thread through ``logprobs_sync``
-    for a local model, else ``model.logprobs`` coroutines gathered with at most ``model.concurrency`` in
-    flight (an API model answers them in parallel)."""
+    """Log-probabilities of every continuation after every prompt.
+
+    log p(c | prompt) of every continuation after every prompt: in this thread through ``logprobs_sync`` for a
+    local model, else ``model.logprobs`` coroutines gathered with at most ``model.concurrency`` in flight (an
+    API model answers them in parallel).
+    """
     conts = list(continuations)
     sync = getattr(model, "logprobs_sync", None)
     if sync is not None:

@@ -63,6 +63,14 @@ _LITERAL_TRIES = 20
 
 @dataclass
 class JudgeResult:
+    """A pointwise judge's answer, read.
+
+    Attributes:
+        scores: attribute -> score rescaled to [0, 1] (higher is better).
+        unscored: attribute -> why it has no score.
+        explanations: attribute -> the judge's explanation, when it gave one.
+        error: why the whole answer could not be read; None when it could.
+    """
     scores: dict[str, float] = field(default_factory=dict)  # attribute -> score in [0, 1]
     unscored: dict[str, str] = field(default_factory=dict)  # attribute -> reason
     explanations: dict[str, str] = field(default_factory=dict)
@@ -103,9 +111,11 @@ _DECODER = json.JSONDecoder(parse_int=_bounded_int, strict=False)
 
 
 def _balanced(text: str, start: int) -> str | None:
-    """The ``{...}`` that opens at ``start``, by counting braces (quoting is ignored: this span is only tried
-    as a Python literal), or ``None`` when it does not close within :data:`MAX_LITERAL_CHARS` characters or
-    nests deeper than :data:`MAX_DEPTH` levels."""
+    """The ``{...}`` that opens at ``start``.
+
+    By counting braces (quoting is ignored: this span is only tried as a Python literal), or ``None`` when it
+    does not close within :data:`MAX_LITERAL_CHARS` characters or nests deeper than :data:`MAX_DEPTH` levels.
+    """
     depth = 0
     for m in _BRACE_RE.finditer(text, start, start + MAX_LITERAL_CHARS):
         depth += 1 if m.group(0) == "{" else -1
@@ -124,8 +134,10 @@ def _literal(blob: str) -> Any:
 
 
 def load_object(text: str) -> Any:
-    """The first complete object of a model's answer (see the module docstring). Raises :class:`NoObject`
-    or :class:`NotALiteral` (with the reason), never anything else."""
+    """The first complete object of a model's answer (see the module docstring).
+
+    Raises :class:`NoObject` or :class:`NotALiteral` (with the reason), never anything else.
+    """
     first = text.find("{")
     if first < 0 or text.rfind("}") < first:
         raise NoObject("no JSON object")
@@ -186,6 +198,21 @@ def _short(value: Any) -> str:
 
 
 def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max: float = 1.0) -> JudgeResult:
+    """Read a pointwise judge's answer into per-attribute scores.
+
+    The first object of the answer (its ``scores`` member when that is an object) is read; keys are
+    matched to attribute names (:func:`attribute_key`, first match kept). Each entry is a number or
+    ``{"score": n, "explanation": "..."}``; a score in [0, ``scale_max``] is divided by ``scale_max``.
+
+    Args:
+        text: the judge's answer.
+        attributes: the attributes asked for; all twelve when None.
+        scale_max: the top of the scale the judge was given (1 or 10).
+
+    Returns:
+        A :class:`JudgeResult`: an attribute that is missing, not a number or out of range is unscored with
+        the reason; no readable object leaves every attribute unscored and sets ``error``.
+    """
     wanted = list(attributes or ATTRIBUTES)
     obj, why = read_object(text)
     if why:
@@ -214,7 +241,9 @@ def parse_judgement(text: str, attributes: list[str] | None = None, *, scale_max
 
 def parse_pairwise(text: str) -> tuple[str | None, str | None]:
     """``("1" | "2" | "tie", None)`` from a pairwise judge's ``{"winner": ...}``, else ``(None, reason)``.
-    Accepted spellings: 1/2/tie, "answer 1", "first"/"second", numbers 1 and 2."""
+
+    Accepted spellings: 1/2/tie, "answer 1", "first"/"second", numbers 1 and 2.
+    """
     obj, why = read_object(text)
     if why:
         return None, why
@@ -234,9 +263,12 @@ def parse_pairwise(text: str) -> tuple[str | None, str | None]:
 
 
 def combine_orders(a_first: str | None, b_first: str | None) -> tuple[str | None, str]:
-    """Combine the verdicts of the two orders into ``a`` / ``b`` / ``tie``: a win only when both orders
-    name the same response (``"1"`` with A shown first and ``"2"`` with B shown first); two ties are a tie;
-    any disagreement is a tie marked ``inconsistent``; a missing verdict gives ``None``."""
+    """Combine the verdicts of the two orders into ``a`` / ``b`` / ``tie``.
+
+    A win only when both orders name the same response (``"1"`` with A shown first and ``"2"`` with B shown
+    first); two ties are a tie; any disagreement is a tie marked ``inconsistent``; a missing verdict gives
+    ``None``.
+    """
     if a_first is None or b_first is None:
         return None, "unparsed"
     in_a = {"1": "a", "2": "b", "tie": "tie"}[a_first]
@@ -270,8 +302,11 @@ def hostile_flags(rationale: str) -> list[str]:
 
 
 def parse_verdict(text: str, key: str = "correct") -> tuple[bool | None, str | None]:
-    """``(True | False, None)`` from a judge's ``{"correct": true/false}`` (also "yes"/"no" strings), else
-    ``(None, reason)``."""
+    """Parse a correctness judge's verdict.
+
+    ``(True | False, None)`` from a judge's ``{"correct": true/false}`` (also "yes"/"no" strings), else
+    ``(None, reason)``.
+    """
     obj, why = read_object(text)
     if why:
         return None, why

@@ -10,12 +10,28 @@ from __future__ import annotations
 
 from .attributes import ATTRIBUTES
 
-TEMPLATE_VERSION = "judge-attributes-v1"
+TEMPLATE_VERSION = "judge-attributes-v2"  # v2: arithmetic accuracy is 0 without a calculation
 SCALES = {"0-1": (0.0, 1.0), "0-10": (0.0, 10.0)}
 
 
 def judge_messages(question: str, rationale: str, *, scale: str = "0-1",
                    attributes: list[str] | None = None, context: str | None = None) -> list[dict[str, str]]:
+    """The chat messages that ask a judge to score a rationale on each attribute.
+
+    Args:
+        question: the question the rationale answers.
+        rationale: the reasoning to grade.
+        scale: ``0-1`` (decimals) or ``0-10`` (whole numbers); higher is always better.
+        attributes: the attributes to score; all twelve when None.
+        context: extra context shown before the reasoning (such as the reference answer).
+
+    Returns:
+        A system and a user message asking for one JSON object with a score and an explanation per
+        attribute.
+
+    Raises:
+        ValueError: for an unknown scale or attribute name.
+    """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; expected one of {sorted(SCALES)}")
     low, high = SCALES[scale]
@@ -39,8 +55,11 @@ PAIRWISE_VERSION = "judge-pairwise-v1"
 
 
 def pairwise_messages(question: str, first: str, second: str) -> list[dict[str, str]]:
-    """Ask which of two answers to the same question reasons better overall. The caller runs it twice,
-    with the answers swapped, to cancel position bias (:func:`reasonscope.judge.parse.combine_orders`)."""
+    """Ask which of two answers to the same question reasons better overall.
+
+    The caller runs it twice, with the answers swapped, to cancel position bias
+    (:func:`reasonscope.judge.parse.combine_orders`).
+    """
     system = ("You compare two answers written by other models to the same question. Judge the quality of "
               "their reasoning, not their length or style, and answer with a single JSON object and nothing else.")
     user = (f"Question:\n{question}\n\nAnswer 1:\n{first}\n\nAnswer 2:\n{second}\n\n"
@@ -53,8 +72,10 @@ REASONING_VERSION = "judge-reasoning-v2"
 
 
 def reasoning_check_messages(question: str, answer: str, reasoning: str) -> list[dict[str, str]]:
-    """Ask whether a chain of thought is correct and supports the answer (the MATCHA outcome check). The
-    same prompt judges the clean and the perturbed chain, so no reference chain is shown."""
+    """Ask whether a chain of thought is correct and supports the answer (the MATCHA outcome check).
+
+    The same prompt judges the clean and the perturbed chain, so no reference chain is shown.
+    """
     system = ("You check the reasoning written by another model. Decide only whether the reasoning is correct "
               "and actually supports the given answer, and answer with a single JSON object and nothing else.")
     user = (f"Question:\n{question}\n\nAnswer given: {answer}\n\nReasoning to check:\n{reasoning}\n\n"

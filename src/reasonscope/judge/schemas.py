@@ -1,5 +1,7 @@
-"""JSON schemas of the judges' answers, sent as the ``structured`` request option
-(:mod:`reasonscope.models.structured`) so that a constrained judge can only write a parseable answer.
+"""JSON schemas of the judges' answers.
+
+Sent as the ``structured`` request option (:mod:`reasonscope.models.structured`) so that a constrained judge
+can only write a parseable answer.
 
 Each schema matches exactly what the judge's prompt asks for and what :mod:`reasonscope.judge.parse`
 reads; explanations are bounded (``maxLength``) so a small model cannot spend its token budget on one.
@@ -15,7 +17,9 @@ EXPLANATION = {"type": "string", "maxLength": 160}
 
 def attribute_scores_schema(attributes: list[str], scale_max: float) -> dict[str, Any]:
     """``{"<attribute>": {"score": n, "explanation": "..."}, ...}`` for every attribute, all required.
-    On the 0-10 scale a score is an integer 0-10; on the 0-1 scale a number in [0, 1]."""
+
+    On the 0-10 scale a score is an integer 0-10; on the 0-1 scale a number in [0, 1].
+    """
     score = {"type": "integer", "minimum": 0, "maximum": 10} if scale_max == 10 else \
         {"type": "number", "minimum": 0, "maximum": scale_max}
     entry = {"type": "object", "properties": {"score": score, "explanation": EXPLANATION},

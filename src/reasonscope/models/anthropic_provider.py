@@ -13,7 +13,9 @@ unwrapped string for choices and regexes), ``constraint = "tool"``.
 A reply with no answer is a failed generation with its reason, never an empty answer: ``stop_reason``
 ``refusal`` (any text given is kept as the raw text and quoted in the error), or no text block at all
 (tool use only, or empty content). A reply cut at ``max_tokens`` is the model's answer even when it holds
-no text block (e.g. thinking only).
+no text block (e.g. thinking only). A reply of another shape (``content`` not a list of blocks, a text block
+without text) is malformed (:mod:`reasonscope.models.replies`): retried, then pending. ``timeout_s`` bounds
+each request whole (:meth:`~reasonscope.models.base.LanguageModel.bounded`).
 """
 
 from __future__ import annotations
@@ -21,24 +23,33 @@ from __future__ import annotations
 import json
 import os
 
+from ..scrub import register_secret_env
 from ..types import Completion
-from .base import GenerationRequest, LanguageModel, ProviderUnavailable
+from .base import GenerationRequest, LanguageModel, MalformedReply, ProviderUnavailable
+from .replies import MessagesReply, read_reply
 from .structured import unwrap, wrapped_schema
 
 TOOL_NAME = "answer"
 
 
 class AnthropicModel(LanguageModel):
+    """A model behind the Anthropic Messages API (``anthropic/<model>``), through the anthropic SDK.
+
+    The API key is read from ``api_key_env`` (default ``ANTHROPIC_API_KEY``) and registered as a secret.
+    """
+
     provider = "anthropic"
 
     def __init__(self, model_id, config):
         super().__init__(model_id, config)
         self._client_obj = None
+        register_secret_env(*self.secret_envs())
 
     def _env(self) -> str:
         return self.config.api_key_env or "ANTHROPIC_API_KEY"
 
     def missing_requirements(self) -> str | None:
+        """Why the model cannot run here: the anthropic SDK missing or its key variable unset; else None."""
         try:
             import anthropic  # noqa: F401
         except ImportError:
@@ -58,18 +69,21 @@ class AnthropicModel(LanguageModel):
                                                         timeout=self.config.timeout_s)
         return self._client_obj
 
-    def secrets(self) -> list[str]:
-        env = self._env()
-        return [os.environ[env]] if env and os.environ.get(env) else []
+    def secret_envs(self) -> list[str]:
+        """The key's environment variable (``api_key_env``, default ``ANTHROPIC_API_KEY``)."""
+        return [self._env()]
 
     def is_retryable(self, exc: BaseException) -> bool:
+        """Transient: HTTP 408, 409, 429 or 5xx, a connection error, a timeout or a malformed reply."""
         import anthropic
 
         if isinstance(exc, anthropic.APIStatusError):
             return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-        return isinstance(exc, anthropic.APIConnectionError | TimeoutError | ConnectionError | ValueError)
+        return isinstance(exc, anthropic.APIConnectionError | MalformedReply | TimeoutError | ConnectionError
+                          | ValueError)
 
     def is_setup_error(self, exc: BaseException) -> bool:
+        """The key, permissions or model were refused: HTTP 401, 403 or 404."""
         import anthropic
 
         return isinstance(exc, anthropic.APIStatusError) and exc.status_code in (401, 403, 404)
@@ -92,18 +106,17 @@ class AnthropicModel(LanguageModel):
             kwargs["tools"] = [{"name": TOOL_NAME, "description": "Give the answer in the required form.",
                                 "input_schema": schema}]
             kwargs["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
-        resp = await self._client().messages.create(**kwargs)
+        resp = read_reply(MessagesReply, await self.bounded(self._client().messages.create(**kwargs)))
         parts, thinking, tools, tool_input = [], [], [], None
-        for block in resp.content or []:
-            kind = getattr(block, "type", None)
-            if kind == "text":
+        for block in resp.content:
+            if block.type == "text":
                 parts.append(block.text)
-            elif kind == "thinking":
+            elif block.type == "thinking":
                 thinking.append(block.thinking)
-            elif kind == "tool_use":
-                tools.append(getattr(block, "name", None) or "?")
+            elif block.type == "tool_use":
+                tools.append(block.name or "?")
                 if request.structured is not None and block.name == TOOL_NAME:
-                    tool_input = getattr(block, "input", None)
+                    tool_input = block.input
         if tool_input is not None:
             parts = [unwrap(tool_input, wrapped) if wrapped else json.dumps(tool_input, ensure_ascii=False)]
         text = "".join(parts)
@@ -116,13 +129,14 @@ class AnthropicModel(LanguageModel):
         elif not parts and finish != "length":
             what = f"tool use only ({', '.join(tools)})" if tools else "no text block"
             error = f"no answer text: {what} (stop reason {resp.stop_reason})"
-        usage = getattr(resp, "usage", None)
+        usage = resp.usage
         return Completion(text=text, finish_reason=finish, error=error,
-                          prompt_tokens=getattr(usage, "input_tokens", None),
-                          completion_tokens=getattr(usage, "output_tokens", None),
+                          prompt_tokens=usage.input_tokens if usage else None,
+                          completion_tokens=usage.output_tokens if usage else None,
                           constraint="tool" if request.structured is not None else None)
 
     async def aclose(self) -> None:
+        """Close the SDK client (bound to the running event loop); the next request makes a new one."""
         client, self._client_obj = self._client_obj, None
         if client is not None:
             await client.close()

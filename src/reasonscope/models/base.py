@@ -28,8 +28,21 @@ Retry policy (transient errors only): attempt ``n`` (1-based) that fails is foll
   (``retry_base_s`` 0.5 s, ``retry_cap_s`` 20 s: provider options, tests shorten them).
 
 Retries stop after ``max_retries`` retries (default 8, so 9 attempts) or when the next wait would end
-more than ``retry_max_s`` (default 120 s) after the first attempt, whichever comes first. Every
-attempt also passes the model's rate limits (:mod:`reasonscope.models.limits`).
+more than ``retry_max_s`` (default 120 s) after the first attempt began, whichever comes first. The
+attempts and seconds a pending request reports count every attempt, the first included, from the moment
+the first one began. Every attempt also passes the model's rate limits (:mod:`reasonscope.models.limits`).
+
+Bounded attempts: an API provider sends each HTTP request through :meth:`LanguageModel.bounded`, so
+``timeout_s`` bounds the whole request, from sending it to the last byte of the reply (the HTTP
+client's own timeout bounds each read only: a body trickling one byte a second never trips it). A
+request that passes ``timeout_s`` raises :class:`RequestTimeout`, a transient error.
+
+Malformed replies: a reply that is not JSON, or whose JSON is not of the expected shape
+(:mod:`reasonscope.models.replies`), raises :class:`MalformedReply`, a transient error, whatever is wrong
+with it: retried, then pending.
+
+Error messages are passed through :meth:`LanguageModel.redact` (configured secrets masked as
+``[masked:NAME]``, lone surrogates replaced: :mod:`reasonscope.scrub`) before they are stored or printed.
 """
 
 from __future__ import annotations
@@ -37,13 +50,16 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import math
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..scrub import mask_secrets, register_secret_env
 from ..settings import ModelConfig
+from ..text.sanitize import replace_lone_surrogates
 from ..types import Completion
 from .limits import RateLimits
 
@@ -55,8 +71,24 @@ class ProviderUnavailable(RuntimeError):
     """The model cannot be used in this environment (missing key, SDK or weights)."""
 
 
+class MalformedReply(ValueError):
+    """The server's reply cannot be read: not JSON, or not of the expected shape.
+
+    Transient (retried, then pending): it says nothing about the model.
+    """
+
+
+class RequestTimeout(TimeoutError):
+    """No complete reply within ``timeout_s`` of sending the request. Transient (retried, then pending)."""
+
+
 @dataclass
 class GenerationRequest:
+    """One request to a model: chat messages, sampling settings, and the item, variant and sample it answers.
+
+    ``meta`` is read by mock models only and is never part of the cache key.
+    """
+
     messages: list[dict[str, str]]
     max_tokens: int
     temperature: float
@@ -70,8 +102,10 @@ class GenerationRequest:
     structured: dict[str, Any] | None = None
 
     def gen_config(self) -> dict[str, Any]:
-        """The settings that determine the completion (all in the cache key); ``structured`` only when set,
-        so the keys of free requests are unchanged."""
+        """The settings that determine the completion (all in the cache key).
+
+        ``structured`` only when set, so the keys of free requests are unchanged.
+        """
         config = {"max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
                   "seed": self.seed}
         if self.structured is not None:
@@ -96,14 +130,17 @@ class LanguageModel:
     # -- identity ---------------------------------------------------------------------------
     @property
     def name(self) -> str:
+        """The model's display name (:attr:`reasonscope.settings.ModelConfig.display_name`)."""
         return self.config.display_name
 
     @property
     def concurrency(self) -> int:
+        """How many requests may be in flight at once (``concurrency`` of the model's settings)."""
         return self.config.concurrency
 
     @property
     def batch_size(self) -> int:
+        """Requests per :meth:`generate` call (``batch_size`` of the model's settings, default 1)."""
         return self.config.batch_size or 1
 
     def missing_requirements(self) -> str | None:
@@ -113,9 +150,12 @@ class LanguageModel:
     # -- generation -------------------------------------------------------------------------
     async def generate(self, requests: Sequence[GenerationRequest],
                        on_done: Callable[[int], None] | None = None) -> list[Completion]:
-        """Complete a batch of requests. The default runs :meth:`_generate_one` concurrently.
-        ``on_done(n)``, when given, is called as requests of the batch finish (``n`` more finished), so a
-        progress bar moves inside a long batch; a backend may call it from a worker thread."""
+        """Complete a batch of requests.
+
+        The default runs :meth:`_generate_one` concurrently. ``on_done(n)``, when given, is called as requests
+        of the batch finish (``n`` more finished), so a progress bar moves inside a long batch; a backend may
+        call it from a worker thread.
+        """
 
         async def one(r: GenerationRequest) -> Completion:
             completion = await self._timed_one(r)
@@ -157,7 +197,25 @@ class LanguageModel:
     # -- retries ----------------------------------------------------------------------------
     def is_retryable(self, exc: BaseException) -> bool:
         """A transient error worth another attempt (providers add their SDK's 429 / 5xx errors)."""
-        return isinstance(exc, TimeoutError | ConnectionError)
+        return isinstance(exc, TimeoutError | ConnectionError | MalformedReply)
+
+    async def bounded(self, awaitable: Awaitable[Any]) -> Any:
+        """``await awaitable`` (one HTTP request), ended after ``timeout_s`` seconds.
+
+        On timeout it raises :class:`RequestTimeout`. The bound covers the whole request, however slowly
+        its reply trickles.
+        """
+        import asyncio
+
+        limit = self.config.timeout_s
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                return await awaitable
+        except TimeoutError:
+            if not deadline.expired():  # a timeout of the request itself (the HTTP client's): as it is
+                raise
+            raise RequestTimeout(f"no complete reply within timeout_s ({limit:g} s)") from None
 
     def is_setup_error(self, exc: BaseException) -> bool:
         """The key, permissions or endpoint were refused (401, 403, 404): not retried, left pending."""
@@ -169,7 +227,9 @@ class LanguageModel:
         The first attempt runs outside tenacity (building the retry machinery cost ~1 ms of CPU per call,
         a third of the mock's whole generation time); only a retryable error enters the retry loop, whose
         first attempt re-raises that error instead of calling again, so attempts, waits and limits are
-        exactly those of the policy."""
+        exactly those of the policy. Attempts and seconds are counted from the first attempt's start.
+        """
+        start = time.monotonic()
         try:
             completion = await fn()
         except ProviderUnavailable:
@@ -185,28 +245,34 @@ class LanguageModel:
                 raise first.pop()
             return await fn()
 
-        return await self._retry_loop(replay_then_call)
+        return await self._retry_loop(replay_then_call, start)
 
-    async def _retry_loop(self, fn: Callable[[], Awaitable[Completion]]) -> Completion:
+    async def _retry_loop(self, fn: Callable[[], Awaitable[Completion]], start: float) -> Completion:
+        """The retries of a request whose first attempt began at ``start`` (``time.monotonic()``) and failed.
+
+        Tenacity's attempt 1 is that first attempt (``fn`` re-raises its error).
+        """
         from tenacity import (
             AsyncRetrying,
             RetryError,
             retry_if_exception,
             stop_after_attempt,
-            stop_before_delay,
             wait_random_exponential,
         )
 
         cfg = self.config
         backoff = wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_cap_s)
+
+        def past_retry_max(rs: RetryCallState) -> bool:  # the next wait would end past retry_max_s from `start`
+            return time.monotonic() - start + (rs.upcoming_sleep or 0.0) >= cfg.retry_max_s
+
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(cfg.max_retries + 1) | stop_before_delay(cfg.retry_max_s)
+            stop=stop_after_attempt(cfg.max_retries + 1) | past_retry_max
             | (lambda rs: _asked_wait(rs) > cfg.retry_after_cap_s),
             wait=lambda rs: _server_wait(rs, backoff, self.retry_base_s),
             retry=retry_if_exception(self.is_retryable),
             reraise=False,
         )
-        start = time.monotonic()
         try:
             async for attempt in retrying:
                 with attempt:
@@ -236,15 +302,27 @@ class LanguageModel:
                                                     f"{describe_error(exc)}"), attempts=attempts, pending=True)
             return Completion(error=self.redact(f"failed (not retryable): {describe_error(exc)}"), attempts=attempts)
 
-    def secrets(self) -> list[str]:
-        """Values that must never reach a log, the store or an output (API keys)."""
+    def secret_envs(self) -> list[str]:
+        """The environment variables holding this model's secrets (API keys).
+
+        Their values must never reach a log, the store or an output. Providers register them with
+        :mod:`reasonscope.scrub`.
+        """
         return []
 
+    def secrets(self) -> dict[str, str]:
+        """``{variable: value}`` of this model's secrets that are set."""
+        return {env: os.environ[env] for env in self.secret_envs() if os.environ.get(env)}
+
     def redact(self, text: str) -> str:
-        for secret in self.secrets():
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        """``text`` with every configured secret masked and lone surrogates replaced, fit to print and store.
+
+        Secrets (this model's included) become ``[masked:NAME]``, lone surrogates U+FFFD
+        (:mod:`reasonscope.scrub`).
+        """
+        register_secret_env(*self.secret_envs())
+        text, _ = mask_secrets(text)
+        return replace_lone_surrogates(text)[0]
 
 
 def unit_hash(*parts: object) -> float:
@@ -254,8 +332,10 @@ def unit_hash(*parts: object) -> float:
 
 
 def retry_after_s(exc: BaseException | None) -> float | None:
-    """The wait a server asked for on an error response, in seconds: ``retry-after-ms``, else
-    ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable."""
+    """The wait a server asked for on an error response, in seconds.
+
+    ``retry-after-ms``, else ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable.
+    """
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if not headers:
         return None
@@ -293,6 +373,7 @@ def _server_wait(state: RetryCallState, backoff: Callable[[RetryCallState], floa
 
 
 def describe_error(exc: BaseException | None) -> str:
+    """An error in one line: type, HTTP status when it has one, first line of its text (300 characters)."""
     if exc is None:
         return "unknown error"
     status = getattr(exc, "status_code", None)

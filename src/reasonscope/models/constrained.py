@@ -24,6 +24,11 @@ MISSING = ("structured outputs on local models need llguidance: pip install 'rea
 
 
 def require_llguidance() -> Any:
+    """The llguidance module (with its Hugging Face tokenizer support).
+
+    Raises:
+        ImportError: When llguidance is not installed, saying how to install it.
+    """
     try:
         import llguidance
         import llguidance.hf  # noqa: F401

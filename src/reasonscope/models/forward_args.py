@@ -1,9 +1,11 @@
-"""Helpers for running a transformers model's forward directly (label log-probabilities, the attack):
-whether the forward takes an optional argument, the name of its key/value cache argument and output, and
-a copy of a key/value cache for several rows.
+"""Helpers for running a transformers model's forward directly (label log-probabilities, the attack).
+
+Whether the forward takes an optional argument, the name of its key/value cache argument and output, and a
+copy of a key/value cache for several rows.
 
 transformers 5.24 renamed the forward's ``past_key_values`` argument and output to ``cache`` (the old
-name is deprecated, removed in 5.40); :func:`cache_argument` and :func:`output_cache` read either."""
+name is deprecated, removed in 5.40); :func:`cache_argument` and :func:`output_cache` read either.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from typing import Any
 
 
 def forward_takes(model: Any, name: str) -> bool:
-    """Whether ``model.forward`` has a parameter ``name`` (e.g. ``logits_to_keep``, ``past_key_values``);
-    False when the model has no inspectable forward."""
+    """Whether ``model.forward`` has a parameter ``name`` (e.g. ``logits_to_keep``, ``past_key_values``).
+
+    False when the model has no inspectable forward.
+    """
     forward = getattr(model, "forward", None)
     try:
         return forward is not None and name in inspect.signature(forward).parameters
@@ -23,8 +27,10 @@ def forward_takes(model: Any, name: str) -> bool:
 
 
 def cache_argument(model: Any) -> str | None:
-    """The name under which ``model.forward`` takes a key/value cache: ``cache`` (transformers 5.24 and
-    later), ``past_key_values`` (earlier), or None when it takes neither."""
+    """The name under which ``model.forward`` takes a key/value cache.
+
+    ``cache`` (transformers 5.24 and later), ``past_key_values`` (earlier), or None when it takes neither.
+    """
     for name in ("cache", "past_key_values"):
         if forward_takes(model, name):
             return name
@@ -32,15 +38,19 @@ def cache_argument(model: Any) -> str | None:
 
 
 def output_cache(output: Any) -> Any:
-    """The key/value cache a forward returned (``use_cache=True``): ``output.cache`` (transformers 5.24 and
-    later) or ``output.past_key_values``."""
+    """The key/value cache a forward returned (``use_cache=True``).
+
+    ``output.cache`` (transformers 5.24 and later) or ``output.past_key_values``.
+    """
     cache = getattr(output, "cache", None)
     return cache if cache is not None else output.past_key_values
 
 
 def cache_for_rows(cache: Any, rows: int) -> Any:
-    """A copy of a key/value cache of one row, repeated for ``rows`` rows; the original is left as it was
-    (a forward appends to the cache it is given)."""
+    """A copy of a key/value cache of one row, repeated for ``rows`` rows.
+
+    The original is left as it was (a forward appends to the cache it is given).
+    """
     fresh = copy.deepcopy(cache)
     if rows > 1:
         fresh.batch_repeat_interleave(rows)

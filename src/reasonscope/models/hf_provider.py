@@ -27,6 +27,12 @@ from .loading import model_loading
 
 
 class HFModel(LanguageModel):
+    """A local causal language model run with transformers (``hf/<id-or-path>``).
+
+    Loaded on first use on ``options.device`` (default: CUDA when available, else CPU); generates batches
+    of left-padded prompts and scores continuations with log-probabilities.
+    """
+
     provider = "hf"
 
     def __init__(self, model_id, config):
@@ -37,13 +43,16 @@ class HFModel(LanguageModel):
 
     @property
     def concurrency(self) -> int:
+        """1: one batch at a time on the local device."""
         return 1  # one batch at a time on the local device
 
     @property
     def batch_size(self) -> int:
+        """Prompts per batch (``batch_size`` of the model's settings, default 8)."""
         return self.config.batch_size or 8
 
     def missing_requirements(self) -> str | None:
+        """Why the model cannot run here (torch or transformers not installed), else None."""
         try:
             import torch  # noqa: F401
             import transformers  # noqa: F401
@@ -63,6 +72,13 @@ class HFModel(LanguageModel):
         return model, tok
 
     def load(self) -> None:
+        """Load the weights and tokenizer once (thread-safe).
+
+        The tokenizer pads on the left, with EOS when it has no pad token.
+
+        Raises:
+            ProviderUnavailable: When torch is not installed.
+        """
         with self._lock:
             if self.model is not None:
                 return
@@ -80,6 +96,7 @@ class HFModel(LanguageModel):
             self.model, self.tokenizer, self.device = model, tok, device
 
     def prompt_text(self, messages: list[dict[str, str]]) -> str:
+        """The prompt of ``messages``: the tokenizer's chat template if it has one, else the texts joined."""
         tok = self.tokenizer
         if getattr(tok, "chat_template", None):
             return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -88,6 +105,11 @@ class HFModel(LanguageModel):
     # -- generation -------------------------------------------------------------------------
     async def generate(self, requests: Sequence[GenerationRequest],
                        on_done: Callable[[int], None] | None = None) -> list[Completion]:
+        """Generate the completions of ``requests`` in a worker thread.
+
+        A batch that fails with an exception other than :class:`ProviderUnavailable` fails its requests
+        (each completion carries the error), not the run.
+        """
         try:
             return await asyncio.to_thread(self._generate_sync, list(requests), on_done)
         except ProviderUnavailable:
@@ -150,15 +172,18 @@ class HFModel(LanguageModel):
 
     # -- scoring ----------------------------------------------------------------------------
     async def logprobs(self, prompt: str, continuations: Sequence[str]) -> list[float]:
+        """Summed log p(continuation | prompt) per continuation (:meth:`logprobs_sync`, in a thread)."""
         return await asyncio.to_thread(self.logprobs_sync, prompt, list(continuations))
 
     def logprobs_sync(self, prompt: str, continuations: list[str]) -> list[float]:
-        """Summed log p(continuation | prompt), the prompt tokenised once and each continuation's tokens
-        appended. The prompt is run through the model once: its last position gives every continuation's
-        first token, and only the tokens after the first (a continuation of 2+ tokens) are run again, on a
-        copy of the prompt's key/value cache. The same sums as one padded batch of prompt + continuation
-        rows (:meth:`logprobs_batch`, float32 rounding aside) for about 1/len(continuations) of the compute
-        when the prompt is long."""
+        """Summed log p(continuation | prompt): prompt tokenised once, each continuation's tokens appended.
+
+        The prompt is run through the model once: its last position gives every continuation's first token,
+        and only the tokens after the first (a continuation of 2+ tokens) are run again, on a copy of the
+        prompt's key/value cache. The same sums as one padded batch of prompt + continuation rows
+        (:meth:`logprobs_batch`, float32 rounding aside) for about 1/len(continuations) of the compute when
+        the prompt is long.
+        """
         self.load()
         tok = self.tokenizer
         p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
@@ -168,10 +193,13 @@ class HFModel(LanguageModel):
         return self._run_shared(p_ids, [[]], conts)[0]
 
     def logprobs_shared(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
-        """For each prompt, :meth:`logprobs_sync` of every continuation, the prompts tokenised whole (so the
-        numbers are those of each prompt alone) and their longest common token prefix run once: many
-        questions about one long text (a judge asking each attribute of one rationale) cost one pass over
-        the text, and the prompts' different ends run as one batch on copies of its key/value cache."""
+        """For each prompt, :meth:`logprobs_sync` of every continuation, the prompts' common prefix run once.
+
+        The prompts are tokenised whole (so the numbers are those of each prompt alone) and their longest
+        common token prefix is run once: many questions about one long text (a judge asking each attribute of
+        one rationale) cost one pass over the text, and the prompts' different ends run as one batch on copies
+        of its key/value cache.
+        """
         self.load()
         tok = self.tokenizer
         ids = [tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
@@ -184,12 +212,15 @@ class HFModel(LanguageModel):
         return self._run_shared(ids[0][:n], [x[n:] for x in ids], conts)
 
     def _run_shared(self, p_ids: list[int], tails: list[list[int]], conts: list[list[int]]) -> list[list[float]]:
-        """Run the prefix once, then every (tail + all but the last token of a multi-token continuation) as
-        one right-padded batch on copies of the prefix's key/value cache; read each continuation's tokens
-        off the logits (the tail's last position gives every continuation's first token). The output
-        layer (vocabulary-sized, about a fifth of a small model's compute per position) is applied only
-        where a log-probability is read: the prefix's last position, and the batch's positions from the
-        shortest tail's last one on (``logits_to_keep``); the other positions' logits are never used."""
+        """Run the prefix once, then every tail with its continuations as one batch on copies of its cache.
+
+        Each batch row is a tail plus all but the last token of a multi-token continuation, right-padded; each
+        continuation's tokens are read off the logits (the tail's last position gives every continuation's
+        first token). The output layer (vocabulary-sized, about a fifth of a small model's compute per
+        position) is applied only where a log-probability is read: the prefix's last position, and the batch's
+        positions from the shortest tail's last one on (``logits_to_keep``); the other positions' logits are
+        never used.
+        """
         import torch
 
         multi = [i for i, c in enumerate(conts) if len(c) > 1]
@@ -253,8 +284,10 @@ class HFModel(LanguageModel):
         return [float(logp[row, len(p_ids) - 1:len(s) - 1].sum()) for row, s in enumerate(seqs)]
 
     def token_logprobs(self, text: str) -> list[float]:
-        """log p(t_i | t_<i) of every token of ``text`` after the first (BOS prepended when the tokenizer
-        has one, so that every token of the text is scored)."""
+        """Log-probabilities log p(t_i | t_<i) of every token of ``text`` after the first.
+
+        BOS is prepended when the tokenizer has one, so that every token of the text is scored.
+        """
         import torch
 
         self.load()
@@ -270,20 +303,27 @@ class HFModel(LanguageModel):
         return torch.log_softmax(logits[0, :-1], dim=-1).gather(-1, x[0, 1:, None])[:, 0].tolist()
 
     def close(self) -> None:
+        """Drop the weights and tokenizer."""
         self.model = self.tokenizer = None
 
 
 def _logits_to_keep(model: Any) -> Callable[[int], dict[str, int]]:
-    """``n -> {"logits_to_keep": n}`` when the model's forward takes that argument (it then applies its
-    output layer to the last ``n`` positions only), else ``n -> {}`` (every position, as before)."""
+    """``n -> {"logits_to_keep": n}`` when the model's forward takes that argument, else ``n -> {}``.
+
+    With the argument the model applies its output layer to the last ``n`` positions only; without it, to
+    every position.
+    """
     takes = forward_takes(model, "logits_to_keep")
     return (lambda n: {"logits_to_keep": n}) if takes else (lambda n: {})
 
 
 class _RowsFinished:
-    """A stopping criterion that never stops: after each decoding step it counts the rows of the batch
-    that have emitted a stop token (eos or pad) and reports the new ones through ``report(n)``, so a
-    progress bar follows a long batch row by row instead of jumping at its end."""
+    """A stopping criterion that never stops.
+
+    After each decoding step it counts the rows of the batch that have emitted a stop token (eos or pad) and
+    reports the new ones through ``report(n)``, so a progress bar follows a long batch row by row instead of
+    jumping at its end.
+    """
 
     def __init__(self, prompt_len: int, stop_ids: tuple[int | None, ...], report: Callable[[int], None]):
         self.prompt_len = prompt_len

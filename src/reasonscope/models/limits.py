@@ -57,8 +57,10 @@ class RateLimits:
         return self._requests, self._tokens
 
     async def before(self, messages: Sequence[dict[str, Any]]) -> int:
-        """Wait for room to send one request (paying what earlier replies owe); returns the prompt
-        tokens charged for it (the estimate)."""
+        """Wait for room to send one request (paying what earlier replies owe).
+
+        Returns the prompt tokens charged for it (the estimate).
+        """
         requests, tokens = self._buckets()
         if requests is not None:
             await requests.acquire()

@@ -34,10 +34,14 @@ from .base import GenerationRequest, LanguageModel, unit_hash
 
 
 class MockTransientError(ConnectionError):
+    """The simulated transient failure of a mock model (``options.fail_rate``); retried."""
+
     pass
 
 
 class MockModel(LanguageModel):
+    """A mock model (``mock/<kind>``): reasoner, scripted, replay or judge; see the module docstring."""
+
     provider = "mock"
     retry_base_s = 0.01
     retry_cap_s = 0.05
@@ -51,6 +55,10 @@ class MockModel(LanguageModel):
         self._replay: dict[tuple[str, str, int], str] | None = None
 
     def missing_requirements(self) -> str | None:
+        """Why the mock cannot run here, else None.
+
+        mock/replay needs a JSONL file at ``options.path``, mock/scripted needs ``options.responses``.
+        """
         if self.model_id == "replay" and not Path(str(self.options.get("path", ""))).is_file():
             return f"{self.name}: mock/replay needs options.path pointing at a JSONL file"
         if self.model_id == "scripted" and not self.options.get("responses"):
@@ -150,6 +158,10 @@ class MockModel(LanguageModel):
         return f"{o}\n{m}\nSo the result follows.\nAnswer: {answer}"
 
     async def logprobs(self, prompt: str, continuations) -> list[float]:
+        """Log-probability of each continuation: ``options.logprobs[continuation]``, else a hash-based value.
+
+        The fallback is deterministic, in (-5.1, -0.1], from a hash of (prompt, continuation).
+        """
         table = self.options.get("logprobs") or {}
         return [float(table[c.strip()]) if c.strip() in table else -5.0 * unit_hash(prompt, c) - 0.1
                 for c in continuations]

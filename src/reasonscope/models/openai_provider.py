@@ -11,9 +11,11 @@ Reasoning content returned beside the answer (``reasoning_content``) is kept as 
 
 A ``structured`` request (:mod:`reasonscope.models.structured`) sends ``response_format`` with a
 ``json_schema`` (strict); choices and regexes are wrapped in a one-field object schema and unwrapped from
-the reply. An ``openai-compatible`` server that rejects ``response_format`` (HTTP 400 or 422) gets the request
-again without it: the answer is kept with ``constraint = "prompt-only: <the server's message>"`` and a
-warning is printed once per model. On ``openai/...`` itself such a rejection is a failed generation.
+the reply. An ``openai-compatible`` server that rejects ``response_format`` (HTTP 400 or 422, or a 500 naming
+``response_format``, as llama-cpp-python's server answers ``json_schema``) gets the schema as
+``{"type": "json_object", "schema": ...}`` (``constraint = "response_format:json_object"``, kept for the
+model's later requests); one that rejects that too gets the request again without it: the answer is kept
+with ``constraint = "prompt-only: <the server's message>"`` and a warning is printed once per model. On ``openai/...`` itself such a rejection is a failed generation.
 
 ``logprobs(prompt, continuations)`` asks for one token with ``logprobs=True, top_logprobs=20`` (the prompt as
 one user message, temperature 0) and reads each continuation's log-probability from the first token's top
@@ -24,6 +26,10 @@ A reply with no answer text is a failed generation with its reason, never an emp
 ``message.refusal`` (the refusal text is kept as the raw text and quoted in the error), finish reason
 ``content_filter``, or ``content`` null (tool calls only, or nothing). A reply cut at ``max_tokens``
 (finish reason ``length``) is the model's answer even when it holds no text (e.g. reasoning only).
+A reply of another shape (``choices`` not a non-empty list of objects with a ``message``, a ``content``
+that is not a string, ...) is malformed (:mod:`reasonscope.models.replies`), like a body that is not
+JSON: retried, then pending. ``timeout_s`` bounds each request whole, from sending it to the reply's last
+byte (:meth:`~reasonscope.models.base.LanguageModel.bounded`).
 """
 
 from __future__ import annotations
@@ -34,15 +40,25 @@ import math
 import os
 import sys
 
+from ..scrub import register_secret_env
 from ..types import Completion
-from .base import GenerationRequest, LanguageModel, ProviderUnavailable, describe_error
+from .base import GenerationRequest, LanguageModel, MalformedReply, ProviderUnavailable, describe_error
+from .replies import ChatMessage, ChatReply, read_reply
 from .structured import unwrap, wrapped_schema
 
 TOP_LOGPROBS = 20  # the most the chat-completions API returns per token
 
 
 class OpenAIModel(LanguageModel):
+    """A model behind the OpenAI chat completions API (``openai/<model>``, ``openai-compatible/<model>``).
+
+    One SDK client per 16 requests in flight, spread over ``options.base_urls`` when several servers are
+    given. :meth:`logprobs` reads only the first answer token's top alternatives.
+    """
+
     provider = "openai"
+    # logprobs() reads only the first answer token's top alternatives (callers compare labels by first token)
+    logprobs_first_token = True
 
     def __init__(self, model_id, config):
         super().__init__(model_id, config)
@@ -54,6 +70,8 @@ class OpenAIModel(LanguageModel):
         self._clients = None
         self._next = itertools.cycle(range(len(self._urls)))
         self._warned_fallback = False
+        self._schema_form = "json_schema"  # or "json_object" once a server rejected json_schema and took it
+        register_secret_env(*self.secret_envs())
 
     def _key_env(self) -> str | None:
         if self.config.api_key_env:
@@ -61,6 +79,10 @@ class OpenAIModel(LanguageModel):
         return None if self._urls[0] else "OPENAI_API_KEY"
 
     def missing_requirements(self) -> str | None:
+        """Why the model cannot run here, else None.
+
+        An openai-compatible model needs ``base_url``; a model with a key variable needs it set.
+        """
         if self.config.spec.startswith("openai-compatible/") and not self._urls[0]:
             return f"{self.name}: openai-compatible models need `base_url`"
         env = self._key_env()
@@ -80,19 +102,23 @@ class OpenAIModel(LanguageModel):
                                                 timeout=self.config.timeout_s) for url in self._urls]
         return self._clients[index]
 
-    def secrets(self) -> list[str]:
+    def secret_envs(self) -> list[str]:
+        """The API key's environment variable, when the model uses one."""
         env = self._key_env()
-        return [os.environ[env]] if env and os.environ.get(env) else []
+        return [env] if env else []
 
     def is_retryable(self, exc: BaseException) -> bool:
+        """Transient: HTTP 408, 409, 429 or 5xx, a connection error, a timeout, or a malformed reply."""
         import openai
 
         if isinstance(exc, openai.APIStatusError):
             return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+        # a reply that is not JSON, or not of the expected shape, is malformed: transient, whatever is wrong
         return isinstance(exc, openai.APIConnectionError | openai.APIResponseValidationError | json.JSONDecodeError
-                          | TimeoutError | ConnectionError | ValueError)
+                          | MalformedReply | TimeoutError | ConnectionError | ValueError)
 
     def is_setup_error(self, exc: BaseException) -> bool:
+        """The key, permissions or model were refused: HTTP 401, 403 or 404."""
         import openai
 
         return isinstance(exc, openai.APIStatusError) and exc.status_code in (401, 403, 404)
@@ -106,28 +132,38 @@ class OpenAIModel(LanguageModel):
         wrapped, constraint = False, None
         if request.structured is not None:
             schema, wrapped = wrapped_schema(request.structured)
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": "answer", "schema": schema, "strict": True}}
-            constraint = "response_format"
+            kwargs["response_format"] = _response_format(schema, self._schema_form)
+            constraint = "response_format" if self._schema_form == "json_schema" else "response_format:json_object"
         try:
-            resp = await client.chat.completions.create(**kwargs)
+            resp = await self.bounded(client.chat.completions.create(**kwargs))
         except Exception as exc:
             if not (constraint and self._compatible and _rejected(exc)):
                 raise
-            constraint = f"prompt-only: the server rejected response_format ({describe_error(exc)[:200]})"
-            if not self._warned_fallback:
-                self._warned_fallback = True
-                print(f"warning: {self.name}: {constraint}; structured requests are sent without it, "
-                      "answers are parsed as free text", file=sys.stderr)
-            kwargs.pop("response_format")
-            wrapped = False
-            resp = await client.chat.completions.create(**kwargs)
-        if not getattr(resp, "choices", None):
-            raise ValueError("malformed response: no choices")
-        choice = resp.choices[0]
+            resp = None
+            if self._schema_form == "json_schema":
+                # llama-cpp-python's server (and Anyscale-style servers) take the schema as
+                # {"type": "json_object", "schema": ...}; the form that worked is kept for the later requests
+                kwargs["response_format"] = _response_format(schema, "json_object")
+                try:
+                    resp = await self.bounded(client.chat.completions.create(**kwargs))
+                    self._schema_form, constraint = "json_object", "response_format:json_object"
+                except Exception as again:
+                    if not _rejected(again):
+                        raise
+            if resp is None:
+                constraint = f"prompt-only: the server rejected response_format ({describe_error(exc)[:200]})"
+                if not self._warned_fallback:
+                    self._warned_fallback = True
+                    print(self.redact(f"warning: {self.name}: {constraint}; structured requests are sent without "
+                                      "it, answers are parsed as free text"), file=sys.stderr)
+                kwargs.pop("response_format")
+                wrapped = False
+                resp = await self.bounded(client.chat.completions.create(**kwargs))
+        reply = read_reply(ChatReply, resp)
+        choice = reply.choices[0]
         message = choice.message
-        reasoning = getattr(message, "reasoning_content", None)
-        text = message.content or getattr(message, "refusal", None) or ""
+        reasoning = message.reasoning_content
+        text = message.content or message.refusal or ""
         if reasoning:
             text = f"<think>{reasoning}</think>\n{text}"
         if wrapped and message.content:
@@ -135,10 +171,10 @@ class OpenAIModel(LanguageModel):
                 text = unwrap(json.loads(message.content), True)
             except json.JSONDecodeError:
                 pass  # kept as sent: the parser downstream counts it as unparseable
-        usage = getattr(resp, "usage", None)
+        usage = reply.usage
         return Completion(text=text, finish_reason=choice.finish_reason, error=_no_answer(message, choice.finish_reason),
-                          prompt_tokens=getattr(usage, "prompt_tokens", None),
-                          completion_tokens=getattr(usage, "completion_tokens", None), constraint=constraint)
+                          prompt_tokens=usage.prompt_tokens if usage else None,
+                          completion_tokens=usage.completion_tokens if usage else None, constraint=constraint)
 
     @property
     def _compatible(self) -> bool:
@@ -147,16 +183,20 @@ class OpenAIModel(LanguageModel):
         return self.config.spec.startswith("openai-compatible/") or bool(url and "api.openai.com" not in url)
 
     async def logprobs(self, prompt: str, continuations) -> list[float]:
-        """log p(continuation | prompt) from the first generated token's ``top_logprobs`` (see module docstring)."""
+        """Log p(continuation | prompt) from the first generated token's ``top_logprobs``.
+
+        See the module docstring.
+        """
         client = self._client(next(self._next))
 
         async def attempt() -> Completion:
-            resp = await client.chat.completions.create(
+            resp = await self.bounded(client.chat.completions.create(
                 model=self.model_id, messages=[{"role": "user", "content": prompt}], max_tokens=1, temperature=0.0,
-                logprobs=True, top_logprobs=TOP_LOGPROBS)
-            content = resp.choices[0].logprobs.content if resp.choices and resp.choices[0].logprobs else None
+                logprobs=True, top_logprobs=TOP_LOGPROBS))
+            choice = read_reply(ChatReply, resp).choices[0]
+            content = choice.logprobs.content if choice.logprobs else None
             if not content:
-                raise ValueError("malformed response: no logprobs")
+                raise MalformedReply("malformed response: no logprobs")
             top = {}
             for alt in content[0].top_logprobs:
                 top.setdefault(alt.token.strip(), alt.logprob)
@@ -169,28 +209,45 @@ class OpenAIModel(LanguageModel):
         return [top.get(c.strip(), -math.inf) for c in continuations]
 
     async def aclose(self) -> None:
+        """Close the SDK clients (bound to the running event loop); the next request makes new ones."""
         clients, self._clients = self._clients, None
         for c in clients or []:
             await c.close()
 
     def close(self) -> None:
+        """Forget the SDK clients."""
         self._clients = None
 
 
 def _rejected(exc: BaseException) -> bool:
-    """A 400/422 from the server (it does not take the request as sent, e.g. an unknown response_format)."""
-    return getattr(exc, "status_code", None) in (400, 422)
+    """The server does not take the request as sent (e.g. an unknown response_format).
+
+    A 400 or 422, or a 500 whose message names ``response_format`` (llama-cpp-python's server answers request
+    validation errors with 500).
+    """
+    status = getattr(exc, "status_code", None)
+    return status in (400, 422) or (status == 500 and "response_format" in str(getattr(exc, "message", "")))
 
 
-def _no_answer(message, finish_reason: str | None) -> str | None:
+def _response_format(schema: dict, form: str) -> dict:
+    """``response_format`` for a JSON schema.
+
+    OpenAI's ``json_schema`` form (strict), or the ``json_object`` form with a ``schema`` field that
+    llama-cpp-python's server reads.
+    """
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+
+
+def _no_answer(message: ChatMessage, finish_reason: str | None) -> str | None:
     """Why a chat-completion message holds no answer, or None when it does."""
-    refusal = getattr(message, "refusal", None)
-    if refusal:
-        return f"refusal: {str(refusal)[:300]}"
+    if message.refusal:
+        return f"refusal: {message.refusal[:300]}"
     if finish_reason == "content_filter":
         return "blocked by the provider's content filter (finish reason content_filter)"
     if message.content is None and finish_reason != "length":
-        calls = [getattr(getattr(c, "function", None), "name", None) or "?" for c in (message.tool_calls or [])]
+        calls = [(c.function.name if c.function else None) or "?" for c in (message.tool_calls or [])]
         what = f"tool calls only ({', '.join(calls)})" if calls else "no content"
         return f"no answer text: {what} (finish reason {finish_reason})"
     return None

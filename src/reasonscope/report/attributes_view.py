@@ -1,6 +1,9 @@
-"""Attributes outputs: flat tables (xlsx, csv, HTML) and plots (mean scores with CIs, per-attribute
-Bradley-Terry ratings with CIs, a radar of per-attribute ranks, SHAP beeswarm and bar, and, for
-preference data, each attribute's ratings of the recorded battles against the human-label ratings)."""
+"""Attributes outputs: flat tables (xlsx, csv, HTML) and plots.
+
+The plots: mean scores with CIs, per-attribute Bradley-Terry ratings with CIs (horizontal: one row per
+attribute), SHAP beeswarm and bar, and, for preference data, each attribute's ratings of the recorded battles
+against the human-label ratings.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .plots import ci_bars, pyplot, save
-from .tables import fmt_p
+from ..metric_specs import attribute_label
+from .numbers import round_estimate, round_p
+from .plots import ci_bars, pyplot, save, tall
 
 
 def _r(v):
@@ -19,14 +23,16 @@ def _r(v):
 
 
 def attributes_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    scores = [{"model": m, "attribute": a, "value": _r(e["value"]), "low": _r(e["low"]), "high": _r(e["high"]),
+    """The attributes family's flat tables: mean scores with CIs, ratings, judges, agreement, preferences."""
+    scores = [{"model": m, "attribute": a, **dict(zip(("value", "low", "high"),
+                                                     round_estimate(e["value"], e["low"], e["high"]), strict=True)),
                "n": e["n"]} for m, row in t["scores"].items() for a, e in row.items()]
     ratings = [row for a, r in t["ratings"].items() for row in _rating_rows(a, r)]
     judges = [{"judge": j, "attribute": a, "unscored": n, **{f"mean_{m}": _r(v) for m, v in
                                                              ((m, t["per_judge"][j][m][a]) for m in t["per_judge"][j])}}
               for j, row in t["unscored"].items() for a, n in row.items()]
     agreement = [{"attribute": a, "krippendorff_alpha": _r(v["krippendorff_alpha"]),
-                  "alpha_p_value": fmt_p(v.get("alpha_p_value")), "alpha_p_adjusted": fmt_p(v.get("alpha_p_adjusted")),
+                  "alpha_p_value": round_p(v.get("alpha_p_value")), "alpha_p_adjusted": round_p(v.get("alpha_p_adjusted")),
                   "p_adjust": (t.get("agreement_p_adjust") or {}).get("description"), "alpha_test": v.get("alpha_test"),
                   "alpha_null": v.get("alpha_null"), "spearman": _r(v["spearman"]), "units": v["units"]}
                  for a, v in t.get("agreement", {}).items()]
@@ -58,8 +64,11 @@ def _rating_rows(label: str, r: dict[str, Any], **extra: Any) -> list[dict[str, 
 
 
 def preference_rating_sheets(p: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
-    """The attribute-specific Elo of the preference battles: ratings per attribute next to the human-label
-    rating of each model, and the rank agreement of each attribute with the human labels."""
+    """The attribute-specific Elo of the preference battles.
+
+    Ratings per attribute next to the human-label rating of each model, and the rank agreement of each
+    attribute with the human labels.
+    """
     if not p or not p.get("human"):
         return {}
     human = p["human"]["bradley_terry"]
@@ -84,8 +93,11 @@ def _errors(bt: dict[str, dict], models: list[str]) -> np.ndarray:
 
 
 def preference_ratings_plot(p: dict[str, Any], path: Path) -> Path | None:
-    """One panel per attribute: each model's Bradley-Terry rating when the attribute decides the recorded
-    battles (y, 95% CI) against its rating from the human labels (x, 95% CI), with Spearman's rho."""
+    """One panel per attribute: each model's rating from the recorded battles against its human-label rating.
+
+    Y: the Bradley-Terry rating when the attribute decides the recorded battles (95% CI); x: the rating from
+    the human labels (95% CI); each panel names Spearman's rho.
+    """
     if not p or not p.get("human") or not p.get("attributes"):
         return None
     plt = pyplot()
@@ -101,21 +113,23 @@ def preference_ratings_plot(p: dict[str, Any], path: Path) -> Path | None:
         y = np.array([bt[m]["rating"] for m in models])
         ax.errorbar(x, y, xerr=_errors(human, models), yerr=_errors(bt, models), fmt="o", ms=3, lw=0.6, capsize=1.5)
         for m, xi, yi in zip(models, x, y, strict=True):
-            ax.annotate(m, (xi, yi), fontsize=5, xytext=(2, 2), textcoords="offset points")
+            ax.annotate(m, (xi, yi), fontsize=8, xytext=(2, 2), textcoords="offset points")
         rho = p["attributes"][a]["agreement_with_human"]["spearman"]
         ax.set_title(f"{a} (rho = {'n/a' if rho is None else f'{rho:.2f}'})", fontsize=8)
-        ax.tick_params(labelsize=6)
+        ax.tick_params(labelsize=8)
     for ax in list(axes.flat)[len(attrs):]:
         ax.axis("off")
-    fig.supxlabel("Bradley-Terry rating from the human labels", fontsize=8)
-    fig.supylabel("rating when the attribute decides the battles", fontsize=8)
+    fig.supxlabel("Bradley-Terry rating from the human labels (Elo scale)", fontsize=9)
+    fig.supylabel("rating when the attribute decides (Elo scale)", fontsize=9)
     fig.tight_layout()
     return save(fig, path)
 
 
 def attributes_plots(t: dict[str, Any], folder: Path, gaps: list[str] | None = None) -> dict[str, Path]:
-    """Mean scores, ratings, rank radar, preference ratings and SHAP plots; a plot with nothing to draw is
-    not drawn and why is appended to ``gaps``."""
+    """Mean scores, ratings, preference ratings and SHAP plots.
+
+    A plot with nothing to draw is not drawn and why is appended to ``gaps``.
+    """
     out: dict[str, Path] = {}
     gaps = [] if gaps is None else gaps
     plt = pyplot()
@@ -125,49 +139,30 @@ def attributes_plots(t: dict[str, Any], folder: Path, gaps: list[str] | None = N
         models = list(t["scores"])
         attrs = [a for a in next(iter(t["scores"].values())) if any(t["scores"][m][a]["value"] is not None
                                                                        for m in models)]
-        if attrs:
-            fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(attrs) * max(1, len(models))), 4))
-            ci_bars(ax, attrs, t["scores"], capsize=2, rotation=45, ha="right", fontsize=7)
-            ax.set_ylim(0, 1.05)
-            ax.set_ylabel("mean score (95% bootstrap CI)")
-            ax.legend(fontsize=7)
-            fig.tight_layout()
+        if attrs:  # many attributes: horizontal bars, labels on the y axis (the layout rule of plots.py)
+            fig, ax = plt.subplots(figsize=tall(len(attrs), len(models)))
+            ci_bars(ax, attrs, t["scores"], capsize=2, horizontal=True, labels=[attribute_label(a) for a in attrs])
+            ax.set_xlim(0, 1.05)
+            ax.set_xlabel("mean score (0-1, higher is better; 95% bootstrap CI)")
+            ax.legend(loc="lower right")
+            ax.set_title("Attribute scores per model")
             out["attributes_scores"] = save(fig, folder / "attributes_scores.png")
     ratings = t.get("ratings") or {}
     if not ratings:
         gaps.append("no rating plots: ratings need at least two models scored on the same items")
-    elif len(ratings) < 3:
-        gaps.append("no rank radar: it needs at least three rated attributes")
     if ratings:
         attrs = list(ratings)
         models = sorted({m for r in ratings.values() for m in r["bradley_terry"]})
-        fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(attrs) * len(models)), 4))
+        fig, ax = plt.subplots(figsize=tall(len(attrs), len(models)))
         series = {m: {a: {"value": r["bradley_terry"][m]["rating"], "low": r["bradley_terry"][m]["low"],
                           "high": r["bradley_terry"][m]["high"]} for a, r in ratings.items() if m in r["bradley_terry"]}
                   for m in models}
-        ci_bars(ax, attrs, series, points=True, rotation=45, ha="right", fontsize=7)
-        ax.axhline(1000, color="grey", lw=0.5)
-        ax.set_ylabel("Bradley-Terry rating (Elo scale, 95% CI)")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
+        ci_bars(ax, attrs, series, points=True, horizontal=True, labels=[attribute_label(a) for a in attrs])
+        ax.axvline(1000, color="grey", lw=0.5)
+        ax.set_xlabel("Bradley-Terry rating (Elo scale, 1000 = average; 95% CI)")
+        ax.legend(loc="lower right")
+        ax.set_title("Per-attribute ratings (higher is better)")
         out["attributes_ratings"] = save(fig, folder / "attributes_ratings.png")
-        if len(attrs) >= 3:
-            angles = [2 * math.pi * i / len(attrs) for i in range(len(attrs))] + [0.0]
-            fig = plt.figure(figsize=(6, 6))
-            ax = fig.add_subplot(111, polar=True)
-            n = len(models)
-            for m in models:
-                vals = [n + 1 - ratings[a]["bradley_terry"][m]["rank"] if m in ratings[a]["bradley_terry"] else 0
-                        for a in attrs]
-                ax.plot(angles, vals + vals[:1], label=m)
-                ax.fill(angles, vals + vals[:1], alpha=0.1)
-            ax.set_xticks(angles[:-1], attrs, fontsize=7)
-            ax.set_yticks(range(1, n + 1), [f"rank {n + 1 - k}" for k in range(1, n + 1)], fontsize=6)
-            ax.set_ylim(0, n)
-            ax.set_title("Per-attribute rank (Bradley-Terry; outer = better)", fontsize=9)
-            ax.legend(loc="lower right", bbox_to_anchor=(1.3, -0.1), fontsize=7)
-            fig.tight_layout()
-            out["attributes_ranks_radar"] = save(fig, folder / "attributes_ranks_radar.png")
     pref_plot = preference_ratings_plot((t.get("preferences") or {}).get("ratings"),
                                         folder / "attributes_preference_elo.png")
     if pref_plot is not None:

@@ -11,7 +11,13 @@
 ``RUN_DIR/tables/*.csv``    the same tables as CSV (text cells that start like a formula get a ``'``).
 ``RUN_DIR/*.png``           radar and grouped bars (CIs as error bars).
 ``RUN_DIR/report.html``     self-contained (plots inlined), every model text escaped by Jinja2
-                            autoescaping, per-item drill-down with ``<details>`` (no script).
+                            autoescaping, per-item drill-down with ``<details>`` (no script); each
+                            text bounded, control characters shown as symbols
+                            (:mod:`reasonscope.report.html`).
+``RUN_DIR/config.yaml``     the plan of the run shown (its stored ``config``), read back by
+                            ``load_plan``. A run on a changed plan that is killed, or still
+                            generating, leaves the previous run's outputs *and* its plan: what the
+                            folder shows describes one run.
 
 Every file is written beside its target, and the files are renamed into place together once all are
 written (:mod:`reasonscope.atomic_files`), so a process killed while writing leaves the previous
@@ -29,9 +35,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..atomic_files import atomic_open, read_staged, remove_stale_temporaries, replace_together, write_text
+from ..outputs import SCHEMA_VERSION
 from ..results import RunData, run_chunks
 from ..store import Store
 from ..types import Generation, Score
+from ..yaml_io import dump_yaml
 from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
 from .evidence_view import evidence_plots, evidence_sheets
@@ -41,6 +49,53 @@ from .item_sheet import ItemScoreSheet
 from .plots import behavior_plots
 from .spreadsheets import write_csvs, write_xlsx
 from .tables import behavior_tables
+
+STORE_FINGERPRINTS = ("generations_written", "items", "sources")
+"""Notes that fingerprint the store for the up-to-date check (:mod:`reasonscope.up_to_date`: a sum of
+write times, digests), not numbers to read: kept in ``summary.json``, left out of results.xlsx."""
+
+
+def utc_time(ts: float | None) -> str | None:
+    """A stored run time (seconds since the epoch) as ``2026-11-25 14:40 UTC``; None kept."""
+    if ts is None:
+        return None
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def demo_caveats(run: dict[str, Any], summary: dict[str, Any]) -> list[str]:
+    """The built-in demo's notes on what its numbers show and do not, when the run is the demo; else ``[]``.
+
+    The demo is a run named ``demo`` with the embedded SmolLM2 as its only model; the notes come from
+    :func:`reasonscope.demo.family_notes`.
+    """
+    config = run.get("config") or {}
+    specs = [m.get("spec") for m in config.get("models") or []]
+    if (config.get("experiment") or {}).get("name") != "demo" or specs != ["smollm2"]:
+        return []
+    from ..demo import family_notes
+
+    return family_notes(summary)
+
+
+def run_header(store: Store, run_id: str, run: dict[str, Any], models: list[str]) -> dict[str, Any]:
+    """What the report's first line names.
+
+    The models, each dataset with the number of items the run requested generations for (datasets a family
+    builds itself, such as the information family's, are named by the plan with their planned size), and when
+    the run started.
+    """
+    counts: dict[str, int] = {}
+    for dataset, _ in store.run_item_keys(run_id):
+        counts[dataset] = counts.get(dataset, 0) + 1
+    datasets = dict(counts)
+    for fam in ((run.get("config") or {}).get("families") or {}).values():
+        for split in ("train", "test"):
+            d = (fam or {}).get(split) if isinstance(fam, dict) else None
+            if isinstance(d, dict) and d.get("name") and d["name"] not in datasets:
+                datasets[d["name"]] = d.get("size") or d.get("limit")
+    return {"models": models, "datasets": datasets, "date": utc_time(run.get("created"))}
 
 
 def scores_by_item(scores: Iterable[Score]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -54,8 +109,10 @@ def scores_by_item(scores: Iterable[Score]) -> dict[tuple[str, str], dict[str, A
 
 
 def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """One ``samples.jsonl`` row per generation of ``data`` (a run or a chunk of one), item by item (dataset,
-    item id), then model, variant and sample: the order of a run read chunk by chunk."""
+    """One ``samples.jsonl`` row per generation of ``data`` (a run or a chunk of one).
+
+    Item by item (dataset, item id), then model, variant and sample: the order of a run read chunk by chunk.
+    """
     def order(g: Generation) -> tuple:
         item = data.items[g.item_id]
         return item.group, item.id, g.model, g.variant, g.sample
@@ -64,6 +121,7 @@ def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, A
         item = data.items[g.item_id]
         row = {
             "model": g.model, "dataset": item.group, "item_id": item.id, "variant": g.variant, "sample": g.sample,
+            "key": g.key,  # the request's cache key (reasonscope.outputs.SampleRow)
             "input": item.variant_text(g.variant), "original_input": item.input, "choices": item.choices,
             "target": item.target, "answer_type": item.answer_type, "type": item.metadata.get("type"),
             "prediction": g.raw_text, "answer": g.answer, "answer_reason": g.answer_reason, "think": g.think,
@@ -91,10 +149,12 @@ def write_jsonl(path: Path, rows: Any) -> Path:
 
 def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None, *,
                  run: dict[str, Any] | None = None) -> dict[str, Path]:
-    """Write every output of ``run_id`` into ``run_dir`` (replaced together, see the module docstring);
-    return them by name. ``data``: the run when it is already in memory (else it is read from the store
-    chunk by chunk: :func:`reasonscope.results.iter_run_chunks`); ``run``: the run record shown (default
-    ``data.run``, else the stored record)."""
+    """Write every output of ``run_id`` into ``run_dir`` (replaced together, see the module docstring).
+
+    Return them by name. ``data``: the run when it is already in memory (else it is read from the store chunk
+    by chunk: :func:`reasonscope.results.iter_run_chunks`); ``run``: the run record shown (default
+    ``data.run``, else the stored record).
+    """
     run_dir = Path(run_dir)
     run = run or (data.run if data is not None else None) or store.run(run_id)
     remove_stale_temporaries(run_dir)
@@ -104,8 +164,11 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
 
 
 def _item_pass(store: Store, run_id: str, chunks: Iterable[RunData], samples: IO[str]) -> Iterator[dict[str, Any]]:
-    """One pass over the run, a chunk at a time: writes each generation's ``samples.jsonl`` line to
-    ``samples`` and yields the report's item views, so neither file needs the whole run in memory."""
+    """One pass over the run, a chunk at a time.
+
+    Writes each generation's ``samples.jsonl`` line to ``samples`` and yields the report's item views, so
+    neither file needs the whole run in memory.
+    """
     for chunk in chunks:
         by_item = scores_by_item(store.item_scores(run_id, chunk.items))
         write_lines(samples, sample_rows(chunk, by_item))
@@ -113,8 +176,10 @@ def _item_pass(store: Store, run_id: str, chunks: Iterable[RunData], samples: IO
 
 
 def generation_totals(store: Store, run_id: str) -> dict[str, Any]:
-    """``summary.json``'s ``generations``: stored (total), missing (per model), failed and imported, counted
-    in the store."""
+    """``summary.json``'s ``generations``.
+
+    Stored (total), missing (per model), failed and imported, counted in the store.
+    """
     counts = store.run_generation_counts(run_id)
     missing = {m: c["requested"] - c["done"] for m, c in counts.items() if c["requested"] > c["done"]}
     return {"total": sum(c["done"] for c in counts.values()), "missing": sum(missing.values()),
@@ -136,6 +201,7 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
     attack = json.loads(raw_k) if raw_k else None
     notes = run.get("notes") or {}
     summary = {
+        "schema_version": SCHEMA_VERSION,  # reasonscope.outputs.Summary
         "run": {k: run[k] for k in ("run_id", "kind", "status", "seed", "git_hash", "versions", "created",
                                     "finished")},
         "config": run["config"], "notes": notes,
@@ -150,6 +216,8 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
     }
     out: dict[str, Path] = {}
     out["summary"] = write_text(run_dir / "summary.json", json.dumps(summary, indent=2, default=str))
+    if run.get("config"):  # the plan of the run shown, from the store: never a later run's (module docstring)
+        out["config"] = write_text(run_dir / "config.yaml", dump_yaml(run["config"]))
     sheets: dict[str, list[dict[str, Any]]] = behavior_tables(behavior) if behavior else {}
     if evidence:
         sheets.update(evidence_sheets(evidence))
@@ -164,9 +232,14 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
         sheets.update(attack_sheets(attack))
         out["attack_items"] = write_jsonl(run_dir / "attack_items.jsonl",
                                           (row for t in attack["models"].values() for row in t["rows"]))
-    sheets["items"] = ItemScoreSheet(store.item_score_rows(run_id))  # a row per (model, item), kept as columns
+    models = [m.get("name") or m.get("spec") for m in (run.get("config") or {}).get("models") or []]
+    sheets["items"] = ItemScoreSheet(store.item_score_rows(run_id), models or None)  # a row per (model, item)
+    header = run_header(store, run_id, run, models)
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
-            "git_hash": run["git_hash"], "versions": run["versions"], "config": run["config"], "notes": notes}
+            "created (UTC)": utc_time(run.get("created")), "finished (UTC)": utc_time(run.get("finished")),
+            "git_hash": run["git_hash"],
+            "versions": run["versions"], "config": run["config"],
+            "notes": {k: v for k, v in notes.items() if k not in STORE_FINGERPRINTS}}
     out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
     write_csvs(run_dir / "tables", sheets)
     gaps: dict[str, list[str]] = {f: [] for f in ("behavior", "evidence", "attributes", "information", "attack")}
@@ -188,7 +261,7 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
     out["samples"], out["html"] = run_dir / "samples.jsonl", run_dir / "report.html"
     with atomic_open(out["samples"], "w") as samples, atomic_open(out["html"], "w") as html:
         views = _item_pass(store, run_id, run_chunks(store, run_id, data), samples)
-        stream_html(html, run, tables, views, sheets, images, gaps)
+        stream_html(html, run, tables, views, sheets, images, gaps, header=header, about=demo_caveats(run, summary))
         for _ in views:  # every line of samples.jsonl, whatever the page showed
             pass
     return out

@@ -11,6 +11,13 @@ The headline of each family, and why:
 * attributes: the judged correctness attribute (else the first attribute scored), mean 0-1;
 * attack: attack success rate of the first attack method, over the decided attacks (higher = more
   fragile reasoning).
+
+Caveats: a card whose numbers cannot mean much says so first, in its own box above the numbers
+(:func:`caveats`): an information evaluator whose accuracy on the gold rationales is at most
+:data:`CHANCE_MARGIN` above chance (1 / number of labels; 0 when the labels are decoded, more than
+20), a headline over fewer than :data:`FEW_ITEMS` items, a judge that is also a judged model. A card's
+warnings are listed in full (the first :data:`FIRST_WARNINGS`, the rest behind "more"); the report's
+banners hold only run-level warnings, so each warning is written once.
 """
 
 from __future__ import annotations
@@ -18,16 +25,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..metric_specs import metric_spec
+from ..family_order import SUMMARY_ORDER
+from ..metric_specs import attribute_label, metric_spec
 from .evidence_view import HIGHLIGHT_PREFERENCE
-from .numbers import format_estimate
+from .numbers import format_estimate, format_number
 
 FIRST_WARNINGS = 2
-WARNING_CHARS = 180
+FEW_ITEMS = 30
+"""Fewer items than this behind a headline: its interval is wide and the card says the numbers show the
+pipeline rather than measure a model."""
+CHANCE_MARGIN = 0.1
+"""An evaluator within this much of chance accuracy on the gold rationales makes REV/LAREV meaningless."""
+MAX_LISTED_LABELS = 20
+"""The information family ranks at most this many labels; with more, labels are decoded (chance ~ 0)."""
 
 
 @dataclass
 class CardLine:
+    """One line of a summary card: a model (or model and method), its formatted value and n."""
+
     name: str
     value: str
     n: str = ""
@@ -35,6 +51,11 @@ class CardLine:
 
 @dataclass
 class Card:
+    """A summary card of one family: headline metric and direction, and one line per model.
+
+    Also what computed it, and the family's warnings and caveats.
+    """
+
     family: str
     title: str
     anchor: str
@@ -43,10 +64,38 @@ class Card:
     lines: list[CardLine]
     backend: str
     warnings: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
 
     @property
     def first_warnings(self) -> list[str]:
-        return [w if len(w) <= WARNING_CHARS else w[: WARNING_CHARS - 1] + "…" for w in self.warnings[:FIRST_WARNINGS]]
+        """The warnings shown open on the card, in full."""
+        return self.warnings[:FIRST_WARNINGS]
+
+    @property
+    def more_warnings(self) -> list[str]:
+        """The warnings behind the card's "more" (in full)."""
+        return self.warnings[FIRST_WARNINGS:]
+
+
+def few_items_caveat(what: str, n: int | None) -> list[str]:
+    """``["only n <what>: ..."]`` when ``n`` is below :data:`FEW_ITEMS`, else ``[]``."""
+    if n is None or n >= FEW_ITEMS:
+        return []
+    return [f"only {n} {what}: the intervals are wide; these numbers show the pipeline at work, they do not "
+            "measure the model"]
+
+
+def information_caveats(t: dict[str, Any]) -> list[str]:
+    """Why REV/LAREV cannot be read: the evaluator's accuracy on the gold rationales near chance."""
+    labels = t.get("labels") or []
+    chance = 1 / len(labels) if 0 < len(labels) <= MAX_LISTED_LABELS else 0.0
+    gold = {m.upper(): acc.get("gold") for m, acc in (t.get("accuracy") or {}).items() if acc.get("gold") is not None}
+    if not gold or max(gold.values()) > chance + CHANCE_MARGIN:
+        return []
+    accs = ", ".join(f"{m} {format_number(a, 2)}" for m, a in gold.items())
+    return [f"these scores cannot mean much: with the gold rationales the evaluators rank the true label first for "
+            f"{accs} of the test items (chance {format_number(chance, 2)}); an evaluator that has not learnt the task "
+            "gives log-probability differences that carry no label information, however tight their intervals"]
 
 
 def _direction(family: str, key: str) -> str:
@@ -63,17 +112,21 @@ def _line(name: str, e: dict[str, Any] | None, unit: str = "", n: Any = None) ->
 
 
 def behavior_card(t: dict[str, Any]) -> Card:
+    """The behaviour card: CQ per model, with the answer matching, NLI and similarity backends."""
     lines = [_line(m, mets.get("CQ")) for m, mets in t.get("metrics", {}).items()]
     b = t.get("backends", {})
+    n = max((mets.get("CQ", {}).get("n") or 0 for mets in t.get("metrics", {}).values()), default=None)
     return Card("behavior", "Behaviour", "behavior", metric_spec("behavior", "CQ").label, _direction("behavior", "CQ"),
                 lines, f"answers: {b.get('answer_matching')}; NLI: {b.get('nli')}; similarity: {b.get('similarity')}",
-                list(t.get("warnings", [])))
+                list(t.get("warnings", [])), few_items_caveat("items per model", n))
 
 
 def evidence_card(evidence: dict[str, Any]) -> Card:
-    lines, matchers, warnings = [], set(), []
+    """The evidence card: support coverage of correctly predicted instances per model (preferred matcher)."""
+    lines, matchers, warnings, sizes = [], set(), [], []
     for model, t in evidence.items():
         warnings += t.get("warnings", [])
+        sizes.append((t.get("llm") or {}).get("n") or 0)
         matcher = next((m for m in HIGHLIGHT_PREFERENCE if m in t["coverage"]), next(iter(t["coverage"]), None))
         if matcher is None:
             lines.append(CardLine(model, "n/a (no matcher ran)"))
@@ -83,51 +136,61 @@ def evidence_card(evidence: dict[str, Any]) -> Card:
         lines.append(_line(model, group["support"], n=group["n"]))
     return Card("evidence", "Evidence (RACE)", "evidence", "Support coverage of correct predictions",
                 _direction("evidence", "coverage_support"), lines,
-                f"TF-IDF + logistic regression; matcher: {', '.join(sorted(matchers)) or 'none'}", warnings)
+                f"TF-IDF + logistic regression; matcher: {', '.join(sorted(matchers)) or 'none'}", warnings,
+                few_items_caveat("test instances per model", max(sizes, default=None)))
 
 
 def information_card(t: dict[str, Any]) -> Card:
+    """The information card: REV and LAREV of the gold rationales in nats (higher = more label info)."""
     lines = [_line(m.upper(), row.get("gold"), "nats") for m, row in t.get("absolute", {}).items()]
     return Card("information", "Information (REV, LAREV)", "information", "Score of the gold rationales",
                 "higher = more new label information", lines,
                 f"evaluator: {t.get('evaluator')}; baseline: {t.get('baseline')}; log p {t.get('reduction')} over y's "
-                "tokens", list(t.get("warnings", [])))
+                "tokens", list(t.get("warnings", [])),
+                information_caveats(t) + few_items_caveat("test items", t.get("n_test")))
 
 
 def attributes_card(t: dict[str, Any]) -> Card:
+    """The attributes card: judged correctness per model (else the first attribute scored), judges."""
     scores = t.get("scores") or {}
     attrs = list(next(iter(scores.values()), {}))
     scored = [a for a in attrs if any(scores[m][a]["value"] is not None for m in scores)]
     attr = "correctness" if "correctness" in scored else (scored[0] if scored else None)
     lines = [_line(m, row.get(attr)) for m, row in scores.items()] if attr else []
     judges = ", ".join(t.get("judges") or []) or "none"
+    self_judged = sorted(set(t.get("judges") or []) & set(scores))
+    caveats = [f"{', '.join(self_judged)} judges its own answers"] if self_judged else []
+    label = attribute_label(attr) if attr else ""
     return Card("attributes", "Attributes", "attributes",
-                f"{attr.replace('_', ' ').capitalize()} (mean score 0-1)" if attr else "No attribute scored",
+                f"{label} (mean score 0-1)" if attr else "No attribute scored",
                 _direction("attributes", "score"), lines, f"judges: {judges} (scale {t.get('scale')})",
-                list(t.get("warnings", [])))
+                list(t.get("warnings", [])), caveats + few_items_caveat("judged answers", t.get("n_targets")))
 
 
 def attack_card(t: dict[str, Any]) -> Card:
-    lines = []
+    """The attack card: each model's attack success rate of its first method, over the decided attacks."""
+    lines, decided = [], []
     for model, m in t.get("models", {}).items():
         method = next(iter(m.get("rates", {})), None)
         if method is None:
             lines.append(CardLine(model, "n/a (not attacked)"))
             continue
         r = m["rates"][method]
+        decided.append(r["n"])
         line = _line(f"{model} · {method}", r["success"], n=r["n"]) if r["n"] else \
             CardLine(f"{model} · {method}", "n/a (no decided attack)", f"n=0 of {r['attacked']} attacked")
         lines.append(line)
     return Card("attack", "Attack (MATCHA)", "attack", metric_spec("attack", "success").label,
                 "higher = more fragile reasoning", lines, f"reasoning check: {t.get('reasoning_check')}",
-                list(t.get("warnings", [])))
+                list(t.get("warnings", [])), few_items_caveat("decided attacks", max(decided, default=None)))
 
 
 def family_cards(behavior=None, evidence=None, information=None, attributes=None, attack=None) -> list[Card]:
-    """The cards of the families present, in the report's order."""
-    out = []
-    for table, make in ((behavior, behavior_card), (evidence, evidence_card), (attributes, attributes_card),
-                        (information, information_card), (attack, attack_card)):
-        if table:
-            out.append(make(table))
-    return out
+    """The cards of the families present, in the report's order.
+
+    The order is :data:`reasonscope.family_order.SUMMARY_ORDER`, also the terminal's.
+    """
+    tables = {"behavior": (behavior, behavior_card), "evidence": (evidence, evidence_card),
+              "attributes": (attributes, attributes_card), "information": (information, information_card),
+              "attack": (attack, attack_card)}
+    return [tables[name][1](tables[name][0]) for name in SUMMARY_ORDER if tables[name][0]]

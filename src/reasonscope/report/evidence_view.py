@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .plots import pyplot, save
-from .tables import fmt_p
+from .numbers import round_estimate, round_p
+from .plots import HALF, pyplot, save, text_colour
 
 HIGHLIGHT_PREFERENCE = ("edit", "edit_chars", "token", "exact")
 
@@ -16,6 +16,7 @@ def _r(v):
 
 
 def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The evidence family's flat tables: summary, coverage, tests and the three sweeps, over every model."""
     summary, coverage, tests, sweep_k, sweep_delta, sweep_delta_chars = [], [], [], [], [], []
     for model, t in evidence.items():
         summary.append({"model": model, "classifier_test_accuracy": _r(t["classifier"]["test_accuracy"]),
@@ -24,34 +25,92 @@ def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
                         "unparseable": t["llm"]["unparseable"], "no_rationale": t["llm"]["no_rationale"],
                         "label_reading": t["llm"].get("label_method") or "sampled (the label the model wrote)",
                         **{f"setting_{k}": v for k, v in t["settings"].items()}})
-        for matcher, tab in t["coverage"].items():
+        for matcher, tab in merged_matchers(t["coverage"]).items():
             for group in ("correct", "incorrect"):
                 g = tab[group]
-                coverage.append({"model": model, "matcher": matcher, "threshold": tab.get("threshold", ""),
-                                 "group": group, "n": g["n"],
-                                 "support": _r(g["support"]["value"]), "support_low": _r(g["support"]["low"]),
-                                 "support_high": _r(g["support"]["high"]),
-                                 "contradict": _r(g["contradict"]["value"]),
-                                 "contradict_low": _r(g["contradict"]["low"]),
-                                 "contradict_high": _r(g["contradict"]["high"]), "asymmetry": _r(g["asymmetry"])})
+                row = {"model": model, "matcher": matcher, "threshold": tab.get("threshold", ""), "group": group,
+                       "n": g["n"]}
+                for side in ("support", "contradict"):
+                    row[side], row[f"{side}_low"], row[f"{side}_high"] = round_estimate(
+                        g[side]["value"], g[side]["low"], g[side]["high"])
+                coverage.append({**row, "asymmetry": _r(g["asymmetry"])})
             d = tab["asymmetry_difference"]
             tests.append({"model": model, "matcher": matcher, "threshold": tab.get("threshold", ""),
                           "asymmetry_difference": _r(d["value"]),
-                          "p_value": fmt_p(d["p_value"]), "p_adjusted": fmt_p(d.get("p_adjusted")),
+                          "p_value": round_p(d["p_value"]), "p_adjusted": round_p(d.get("p_adjusted")),
                           "p_adjust": d.get("p_adjust"), "test": d.get("test"), "null": d.get("null"),
-                          "n_permutations": d["n_permutations"]})
-        sweep_k += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_k"]]
-        sweep_delta += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in t["sweep_delta"]]
+                          "relabellings": relabellings(d)})
+        sweep_k += [{"model": model, **{k: _r(v) for k, v in row.items()}} for row in merged_sweep(t["sweep_k"], "k")]
+        sweep_delta += [{"model": model, **{k: _r(v) for k, v in row.items()}}
+                        for row in merged_sweep(t["sweep_delta"], "delta")]
         sweep_delta_chars += [{"model": model, **{k: _r(v) for k, v in row.items()}}
-                              for row in t.get("sweep_delta_chars", [])]
+                              for row in merged_sweep(t.get("sweep_delta_chars", []), "delta_chars")]
     return {"evidence_summary": summary, "evidence_coverage": coverage, "evidence_tests": tests,
             "evidence_sweep_k": sweep_k, "evidence_sweep_delta": sweep_delta,
             "evidence_sweep_delta_chars": sweep_delta_chars}
 
 
+def merged_matchers(coverage: dict[str, Any]) -> dict[str, Any]:
+    """A model's coverage tables, matchers that found exactly the same numbers merged into one entry.
+
+    The merged entry is named like ``"exact = token"`` (the tables and plots would otherwise repeat identical
+    rows and lines); the threshold column then names each merged matcher that has a threshold with it
+    (``"edit: normalised Levenshtein <= 0.2; edit_chars: ..."``).
+    """
+    groups: dict[str, list[str]] = {}
+    for matcher, tab in coverage.items():
+        same = next((first for first in groups
+                     if {k: v for k, v in coverage[first].items() if k != "threshold"}
+                     == {k: v for k, v in tab.items() if k != "threshold"}), None)
+        groups.setdefault(same or matcher, []).append(matcher)
+    out = {}
+    for first, names in groups.items():
+        thresholds = {m: str(coverage[m].get("threshold") or "") for m in names}
+        shown = [f"{m}: {t}" if len(names) > 1 else t for m, t in thresholds.items() if t]
+        out[" = ".join(names)] = {**coverage[first], "threshold": "; ".join(shown)}
+    return out
+
+
+def merged_sweep(rows: list[dict[str, Any]], param: str) -> list[dict[str, Any]]:
+    """Sweep rows with matchers whose whole sweep is identical merged (as :func:`merged_matchers`)."""
+    by_matcher: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_matcher.setdefault(r["matcher"], []).append(r)
+
+    def numbers(m: str) -> list[tuple]:
+        return [tuple((k, v) for k, v in r.items() if k not in ("matcher", "threshold")) for r in by_matcher[m]]
+
+    groups: dict[str, list[str]] = {}
+    for m in by_matcher:
+        same = next((first for first in groups if numbers(first) == numbers(m)), None)
+        groups.setdefault(same or m, []).append(m)
+    out = []
+    for first, names in groups.items():
+        for r in by_matcher[first]:
+            out.append({**r, "matcher": " = ".join(names)})
+    return sorted(out, key=lambda r: (r[param] is None, r[param] if r[param] is not None else 0))
+
+
+def relabellings(d: dict[str, Any]) -> str:
+    """How many relabellings the permutation test drew.
+
+    ``"exact: all 56"`` when it enumerated them, else ``"Monte Carlo: 2000"`` (the test's own text says which;
+    the configured number is a cap); ``"none (test undefined)"`` when the test gave no p-value.
+    """
+    test = d.get("test") or ""
+    if d.get("p_value") is None:
+        return "none (test undefined)"
+    if "exact" in test and "all " in test:
+        count = test.split("all ", 1)[1].split(" ", 1)[0]
+        return f"exact: all {count}"
+    return f"Monte Carlo: {d.get('n_permutations')}"
+
+
 def highlight_segments(text: str, matches: dict[str, list[dict]]) -> list[tuple[str, str | None]]:
-    """Split ``text`` into (piece, css class) with supporting / contradicting matches marked; the
-    template escapes every piece. Overlapping spans keep the earlier one."""
+    """Split ``text`` into (piece, css class) with supporting / contradicting matches marked.
+
+    The template escapes every piece. Overlapping spans keep the earlier one.
+    """
     spans = sorted([(m["start"], m["end"], side) for side in ("support", "contradict") for m in matches.get(side, [])])
     out: list[tuple[str, str | None]] = []
     pos = 0
@@ -68,6 +127,10 @@ def highlight_segments(text: str, matches: dict[str, list[dict]]) -> list[tuple[
 
 
 def instance_views(t: dict[str, Any]) -> list[dict[str, Any]]:
+    """One view per evidence instance for the HTML drill-down.
+
+    Gold and predicted label, evidence, and the rationale highlighted by the preferred matcher.
+    """
     matcher = next((m for m in HIGHLIGHT_PREFERENCE if m in t["settings"]["matchers"]), t["settings"]["matchers"][0])
     views = []
     for inst in t["instances"]:
@@ -82,8 +145,10 @@ def instance_views(t: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def evidence_plots(evidence: dict[str, Any], run_dir: Path, gaps: list[str] | None = None) -> dict[str, Path]:
-    """Per model: coverage scatter, confusion matrix, coverage bars by matcher and the sweeps. A plot with
-    nothing to draw is not drawn; why is appended to ``gaps`` (shown in the report instead)."""
+    """Per model: coverage scatter, confusion matrix, coverage bars by matcher and the sweeps.
+
+    A plot with nothing to draw is not drawn; why is appended to ``gaps`` (shown in the report instead).
+    """
     plt = pyplot()
     gaps = [] if gaps is None else gaps
     out: dict[str, Path] = {}
@@ -105,12 +170,13 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path, gaps: list[str] | No
             gaps.append(f"{model}: no confusion matrix: no prediction could be compared with a gold label")
         else:
             _confusion(plt, model, conf, run_dir, safe, out)
-        matchers = list(t["coverage"])
-        if not any(t["coverage"][m][g][side]["value"] is not None for m in matchers for g in ("correct", "incorrect")
+        coverage = merged_matchers(t["coverage"])
+        matchers = list(coverage)
+        if not any(coverage[m][g][side]["value"] is not None for m in matchers for g in ("correct", "incorrect")
                    for side in ("support", "contradict")):
             gaps.append(f"{model}: no coverage bars: every coverage is n/a (empty feature sets or no instances)")
         else:
-            _coverage_bars(plt, model, t, matchers, run_dir, safe, out)
+            _coverage_bars(plt, model, {**t, "coverage": coverage}, matchers, run_dir, safe, out)
         _sweeps(plt, model, t, run_dir, safe, out, gaps)
     return out
 
@@ -118,7 +184,7 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path, gaps: list[str] | No
 
 def _scatter(plt, model, matcher, points, run_dir, safe, out) -> None:
     """Per-instance scatter: support vs contradiction coverage, coloured by correctness."""
-    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    fig, ax = plt.subplots(figsize=HALF)
     for flag, color, label in ((True, "tab:green", "correct"), (False, "tab:red", "incorrect")):
         pts = points[flag]
         xs = [p[0] if p[0] is not None else -0.05 for p in pts]
@@ -131,28 +197,28 @@ def _scatter(plt, model, matcher, points, run_dir, safe, out) -> None:
     ax.set_title(f"{model}: per-instance coverage", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out[f"evidence_scatter_{safe}"] = save(fig, run_dir / f"evidence_scatter_{safe}.png", dpi=100)
+    out[f"evidence_scatter_{safe}"] = save(fig, run_dir / f"evidence_scatter_{safe}.png")
 
 
 def _confusion(plt, model, conf, run_dir, safe, out) -> None:
     """Confusion matrix of the LLM's predictions against the gold labels."""
-    fig, ax = plt.subplots(figsize=(5, 4.2))
-    ax.imshow(conf["matrix"], cmap="Blues")
-    ax.set_xticks(range(len(conf["predicted"])), conf["predicted"], rotation=45, ha="right", fontsize=7)
-    ax.set_yticks(range(len(conf["gold"])), conf["gold"], fontsize=7)
+    fig, ax = plt.subplots(figsize=HALF)
+    image = ax.imshow(conf["matrix"], cmap="Blues")
+    ax.set_xticks(range(len(conf["predicted"])), conf["predicted"], rotation=30, ha="right", fontsize=9)
+    ax.set_yticks(range(len(conf["gold"])), conf["gold"], fontsize=9)
     for i, row in enumerate(conf["matrix"]):
         for j, v in enumerate(row):
-            ax.text(j, i, str(v), ha="center", va="center", fontsize=7)
-    ax.set_xlabel("LLM prediction")
-    ax.set_ylabel("gold")
+            ax.text(j, i, str(v), ha="center", va="center", fontsize=9, color=text_colour(image.to_rgba(v)))
+    ax.set_xlabel("LLM prediction (count of test instances)")
+    ax.set_ylabel("gold label")
     ax.set_title(f"{model}: confusion matrix", fontsize=9)
     fig.tight_layout()
-    out[f"evidence_confusion_{safe}"] = save(fig, run_dir / f"evidence_confusion_{safe}.png", dpi=100)
+    out[f"evidence_confusion_{safe}"] = save(fig, run_dir / f"evidence_confusion_{safe}.png")
 
 
 def _coverage_bars(plt, model, t, matchers, run_dir, safe, out) -> None:
     """Coverage by matcher: support and contradiction, correct and incorrect, with 95% CIs (n/a drawn as no bar)."""
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=HALF)
     bars = [("correct", "support"), ("correct", "contradict"), ("incorrect", "support"), ("incorrect", "contradict")]
     width = 0.8 / len(bars)
     for b, (group, side) in enumerate(bars):
@@ -166,37 +232,53 @@ def _coverage_bars(plt, model, t, matchers, run_dir, safe, out) -> None:
             lo.append(e["value"] - e["low"] if e["low"] is not None else 0)
             hi.append(e["high"] - e["value"] if e["high"] is not None else 0)
         ax.bar(xs, vals, width, yerr=[lo, hi], capsize=2, label=f"{side} | {group}")
-    ax.set_xticks([i + width * 1.5 for i in range(len(matchers))], matchers)
-    ax.set_ylabel("coverage (95% CI)")
+    ax.set_xticks([i + width * 1.5 for i in range(len(matchers))], [m.replace(" = ", " =\n") for m in matchers],
+                  fontsize=8)
+    ax.set_ylabel("coverage (share of features, 0-1; 95% CI)")
+    ax.set_xlabel("matcher (matchers with identical results merged)")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8)
     ax.set_title(f"{model}: coverage by matcher", fontsize=9)
     fig.tight_layout()
-    out[f"evidence_bars_{safe}"] = save(fig, run_dir / f"evidence_bars_{safe}.png", dpi=100)
+    out[f"evidence_bars_{safe}"] = save(fig, run_dir / f"evidence_bars_{safe}.png")
 
 
-SWEEP_LINES = (("support_correct", "-"), ("contradict_incorrect", "--"), ("asymmetry_difference", ":"))
+SWEEP_LINES = (("support_correct", "-", "support coverage, correct"),
+               ("contradict_incorrect", "--", "contradiction coverage, incorrect"),
+               ("asymmetry_difference", ":", "A(correct) - A(incorrect)"))
+SWEEP_AXES = {"k": "top-k features (k)", "delta": "delta (normalised Levenshtein: edits / length)",
+              "delta_chars": "delta (Levenshtein, characters)"}
 
 
 def _sweeps(plt, model, t, run_dir, safe, out, gaps) -> None:
-    """One line plot per sweep (k, delta, delta in characters); a sweep whose every value is n/a is not drawn."""
+    """One line plot per sweep (k, delta, delta in characters), with the legend under the axes.
+
+    Matchers with identical sweeps are merged into one series (:func:`merged_sweep`); a sweep whose every
+    value is n/a is not drawn. The sweep tables hold no intervals, so the lines have none.
+    """
+    from matplotlib.ticker import MaxNLocator
+
     for param, rows_key in (("k", "sweep_k"), ("delta", "sweep_delta"), ("delta_chars", "sweep_delta_chars")):
-        rows = t.get(rows_key, [])
+        rows = merged_sweep(t.get(rows_key, []), param)
         if not rows:
             continue
-        if all(r[key] is None for r in rows for key, _ in SWEEP_LINES):
+        if all(r[key] is None for r in rows for key, _, _ in SWEEP_LINES):
             gaps.append(f"{model}: no sweep over {param}: every coverage in the sweep is n/a")
             continue
-        fig, ax = plt.subplots(figsize=(5.5, 3.6))
-        for m in sorted({r["matcher"] for r in rows}):
+        fig, ax = plt.subplots(figsize=HALF)
+        for m in dict.fromkeys(r["matcher"] for r in rows):
             sub = [r for r in rows if r["matcher"] == m]
             xs = [r[param] for r in sub]
-            for key, style in SWEEP_LINES:
+            for key, style, label in SWEEP_LINES:
                 ys = [r[key] if r[key] is not None else float("nan") for r in sub]
-                ax.plot(xs, ys, style, marker="o", ms=3, label=f"{m}: {key}")
-        ax.set_xlabel({"delta": "delta (normalised Levenshtein)",
-                       "delta_chars": "delta (Levenshtein, characters)"}.get(param, param))
-        ax.set_title(f"{model}: sweep over {param}", fontsize=9)
-        ax.legend(fontsize=6)
-        fig.tight_layout()
-        out[f"evidence_sweep_{param}_{safe}"] = save(fig, run_dir / f"evidence_sweep_{param}_{safe}.png", dpi=100)
+                ax.plot(xs, ys, style, marker="o", ms=3, label=f"{label} [{m}]")
+        ax.set_xlabel(SWEEP_AXES[param])
+        ax.set_ylabel("coverage or asymmetry (share, -1 to 1)")
+        if param == "k":  # ticks at the k values swept, whole numbers
+            ax.set_xticks(sorted({r["k"] for r in rows if r["k"] is not None}))
+        elif param == "delta_chars":
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.set_title(f"{model}: sweep over {param}", fontsize=10)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False)
+        out[f"evidence_sweep_{param}_{safe}"] = save(fig, run_dir / f"evidence_sweep_{param}_{safe}.png")

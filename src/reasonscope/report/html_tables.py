@@ -5,7 +5,9 @@ labels (:func:`reasonscope.report.labels.column_label`), each estimate and its 9
 ``value [low, high]`` cell rounded by :func:`reasonscope.report.numbers.format_estimate`, its ``n``,
 failed count, not-applicable reason or left-out metrics as a small note under the value, p-values to
 two significant digits, per-run settings (``setting_*``) moved out of the table into a settings line,
-columns empty in every row dropped, and a "how computed" note: the sheet's own note followed by the
+columns empty in every row dropped, a descriptive column with the same text in every row (a test's
+paragraph: :data:`SAID_ONCE`) written once in the line under the table (with a few different texts:
+a mark ``(a)`` per row and each text once under the table), and a "how computed" note: the sheet's own note followed by the
 catalogue description of each metric column it shows.
 
 Columns merged into a cell: ``K_low``/``K_high`` (the CI of ``K``), plain ``low``/``high`` (the CI of
@@ -18,16 +20,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..metric_specs import attribute_label, find_spec
 from .labels import column_label, column_spec
 from .numbers import format_estimate, format_number, format_p
 
 P_COLUMNS = ("p_value", "p_adjusted", "alpha_p_value", "alpha_p_adjusted")
 PLAIN_CI_OWNERS = ("value", "score", "bt", "difference")
 ATTACHED = ("_low", "_high", "_n", "_failed", "_reason", "_left_out")
+SAID_ONCE = ("test", "null", "alpha_test", "alpha_null", "p_adjust", "log p reduction", "reading",
+             "failed_generations", "label_reading", "ES_reading", "threshold")
+"""Descriptive columns (a test's paragraph, its null hypothesis, the adjustment, how to read a rate): when
+every row holds the same text it is written once, in the line under the table, not on every row."""
+
+
+MARKED = ("test", "null", "alpha_test", "alpha_null", "p_adjust")
+MAX_NOTED = 5
+"""A descriptive column with at most this many different texts shows a mark per row, ``(a)``, and each
+text once under the table."""
+
+
+def _said_once(key: str, rows: list[dict[str, Any]]) -> bool:
+    return key in SAID_ONCE and len({str(r.get(key)) for r in rows}) == 1 and rows[0].get(key) not in (None, "")
 
 
 @dataclass
 class Cell:
+    """One cell of an HTML table: text, an optional second line (``sub``), and whether it is right-aligned."""
+
     text: str
     sub: str = ""
     numeric: bool = True  # right-aligned; text (names, labels, test descriptions) is left-aligned
@@ -79,7 +98,7 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
     consumed = {"low", "high"} if plain_owner else set()
     shown: list[str] = []
     for k in keys:
-        if k in hide or k.startswith("setting_") or k in consumed:
+        if k in hide or k.startswith("setting_") or k in consumed or _said_once(k, rows):
             continue
         if any(k.endswith(s) and k[: -len(s)] in present for s in ATTACHED):
             continue
@@ -95,8 +114,16 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
         if spec and spec.unit and f"({spec.unit})" not in label:
             label += f" ({spec.unit})"
         headers.append(label)
-    out_rows = [[_cell(r, k, present, plain_owner) for k in shown] for r in rows]
-    settings = []
+    out_rows = [[_cell(r, k, present, plain_owner, family) for k in shown] for r in rows]
+    settings = [(column_label(k, family), _text(rows[0].get(k))) for k in keys if k not in hide and _said_once(k, rows)]
+    for col, k in enumerate(shown):  # a descriptive column with a few texts: a mark per row, each text once below
+        texts = list(dict.fromkeys(str(r.get(k)) for r in rows if r.get(k) not in (None, "")))
+        if k in MARKED and 1 < len(texts) <= MAX_NOTED and len(rows) > len(texts):
+            marks = {t: f"({chr(ord('a') + i)})" for i, t in enumerate(texts)}
+            for row, r in zip(out_rows, rows, strict=True):
+                if r.get(k) not in (None, ""):
+                    row[col] = Cell(marks[str(r.get(k))], numeric=False)
+            settings += [(f"{column_label(k, family)} {marks[t]}", t) for t in texts]
     for k in keys:
         if k.startswith("setting_"):
             values = list(dict.fromkeys(", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
@@ -107,7 +134,7 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
     return TableView(key, title, headers, out_rows, how, settings)
 
 
-def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None) -> Cell:
+def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None, family: str | None = None) -> Cell:
     v = r.get(k)
     subs = []
     if v is None and r.get(f"{k}_reason"):
@@ -123,6 +150,10 @@ def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None)
         text = format_p(v) if isinstance(v, float | int) else _text(v)
     elif ci and isinstance(v, float | int) and not isinstance(v, bool):
         text = format_estimate(v, r.get(ci[0]), r.get(ci[1]))
+    elif k == "attribute" and isinstance(v, str):
+        text = attribute_label(v)  # the catalogue's label (reasonscope.metric_specs), never the snake_case key
+    elif k == "metric" and isinstance(v, str) and family and find_spec(family, v):
+        text = find_spec(family, v).label
     else:
         text = _text(v)
     numeric = v is None or (isinstance(v, float | int) and not isinstance(v, bool))

@@ -1,16 +1,18 @@
-"""Information (REV, LAREV) outputs: the absolute score table (method x variant), the separation table
-(Gold - X and SUM) with CIs, both naming the log-likelihood reduction, accuracy per variant, the
-baseline-only check on held-out items, how baselines and antonym environments were built (stand-ins
-flagged), truncated inputs, training summary and penalty weights, and a grouped bar chart of REV and
-LAREV side by side."""
+"""Information (REV, LAREV) outputs.
+
+The absolute score table (method x variant), the separation table (Gold - X and SUM) with CIs, both naming the
+log-likelihood reduction, accuracy per variant, the baseline-only check on held-out items, how baselines and
+antonym environments were built (stand-ins flagged), truncated inputs, training summary and penalty weights,
+and a grouped bar chart of REV and LAREV side by side.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .plots import ci_bars, pyplot, save
-from .tables import fmt_p
+from .numbers import round_estimate, round_p
+from .plots import FULL, ci_bars, pyplot, save
 
 
 def _r(v):
@@ -27,13 +29,16 @@ def information_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     reduction = _reduction(t)
     for m, row in t["absolute"].items():
         for v, e in row.items():
-            absolute.append({"method": m.upper(), "variant": v, "score": _r(e["value"]), "low": _r(e["low"]),
-                             "high": _r(e["high"]), "n": e["n"], "log p reduction": reduction})
+            score, low, high = round_estimate(e["value"], e["low"], e["high"])
+            absolute.append({"method": m.upper(), "variant": v, "score": score, "low": low, "high": high, "n": e["n"],
+                             "interval": e.get("method"), "log p reduction": reduction})
     for m, row in t["separation"].items():
         for pair, e in row.items():
-            separation.append({"method": m.upper(), "separation": pair.replace("-", " - "), "value": _r(e["value"]),
-                               "low": _r(e["low"]), "high": _r(e["high"]), "n": e["n"], "p_value": fmt_p(e["p_value"]),
-                               "p_adjusted": fmt_p(e.get("p_adjusted")), "test": e.get("test"), "null": e.get("null"),
+            value, low, high = round_estimate(e["value"], e["low"], e["high"])
+            separation.append({"method": m.upper(), "separation": pair.replace("-", " - "), "value": value,
+                               "low": low, "high": high, "n": e["n"], "interval": e.get("method"),
+                               "p_value": round_p(e["p_value"]),
+                               "p_adjusted": round_p(e.get("p_adjusted")), "test": e.get("test"), "null": e.get("null"),
                                "log p reduction": reduction})
     for m, row in t["accuracy"].items():
         accuracy.append({"method": m.upper(), **{v: _r(a) for v, a in row.items()},
@@ -69,6 +74,7 @@ def substitution_rows(t: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def truncation_rows(t: dict[str, Any]) -> list[dict[str, Any]]:
+    """How many inputs were shortened to the evaluator's input limit, in training and per variant."""
     tr = t.get("truncation") or {}
     rows = []
     for scope, counts in [("training (Phi)", tr.get("training")), *[(f"scoring: {v}", c)
@@ -80,8 +86,10 @@ def truncation_rows(t: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def information_plot(t: dict[str, Any], folder: Path, gaps: list[str] | None = None) -> dict[str, Path]:
-    """REV and LAREV per rationale variant and their separations, side by side (95% CIs); with no score
-    nothing is drawn and why is appended to ``gaps``."""
+    """REV and LAREV per rationale variant and their separations, side by side (95% CIs).
+
+    With no score nothing is drawn and why is appended to ``gaps``.
+    """
     methods = [m for m in t["absolute"] if any(e.get("value") is not None for e in t["absolute"][m].values())]
     if not methods:
         if gaps is not None:
@@ -89,15 +97,17 @@ def information_plot(t: dict[str, Any], folder: Path, gaps: list[str] | None = N
         return {}
     variants = list(t["absolute"][methods[0]])
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=FULL)
     seps = list(t["separation"][methods[0]])
-    for ax, keys, rows, title in ((axes[0], variants, t["absolute"], "score per rationale variant"),
-                                  (axes[1], seps, t["separation"], "separation (Gold - X)")):
-        ci_bars(ax, keys, {m.upper(): rows[m] for m in methods}, rotation=20, fontsize=7,
+    unit = f"nats, {_reduction(t)}; 95% CI"
+    for ax, keys, rows, title, ylabel in (
+            (axes[0], variants, t["absolute"], "Score per rationale variant", f"log p(y|r,b) - log p(y|b) ({unit})"),
+            (axes[1], seps, t["separation"], "Separation Gold - X (> 0: Gold adds more)",
+             f"score(Gold) - score(X) ({unit})")):
+        ci_bars(ax, keys, {m.upper(): rows[m] for m in methods}, rotation=20, ha="right",
                 labels=[k.replace("gold_leaky", "gold-leaky").replace("generated:", "gen:") for k in keys])
         ax.axhline(0, color="grey", lw=0.5)
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
-    axes[0].set_ylabel(f"log p(y|r,b) - log p(y|b)\n({_reduction(t)}; 95% CI)", fontsize=8)
-    fig.tight_layout()
+        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        ax.legend()
     return {"information_scores": save(fig, folder / "information_scores.png")}

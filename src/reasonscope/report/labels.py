@@ -18,7 +18,7 @@ COLUMNS: dict[str, str] = {
     "n": "n", "items": "Items", "failed": "Failed generations", "pending": "Pending", "unparseable": "Unparseable",
     "truncated": "Truncated", "failed_generations": "Failed generations policy", "user": "User strategy",
     "p_value": "p", "p_adjusted": "p (adjusted)", "p_adjust": "Adjustment", "test": "Test", "null": "Null hypothesis",
-    "n_permutations": "Permutations", "model_a": "Model A", "model_b": "Model B", "metric": "Metric",
+    "n_permutations": "Permutations", "relabellings": "Relabellings drawn", "model_a": "Model A", "model_b": "Model B", "metric": "Metric",
     "ES_reading": "ES reading", "reading": "How to read",
     # evidence
     "no_rationale": "No rationale", "label_reading": "Label read as",

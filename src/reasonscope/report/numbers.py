@@ -1,4 +1,6 @@
-"""How the HTML report writes a number: rounded to what its confidence interval supports.
+"""How reasonscope writes a number: rounded to what its confidence interval supports.
+
+The one rule of every output: the terminal tables, report.html, results.xlsx and tables/*.csv.
 
 The rule (also in the docs' Reports page):
 
@@ -8,14 +10,15 @@ The rule (also in the docs' Reports page):
   (``0.82 [0.79, 0.85]``), 0.3 gives 1, 0.004 gives 3, 12 (an Elo interval) gives 0. Digits below the
   first significant digit of the uncertainty are noise; the cap of 4 keeps very tight intervals
   readable. The bounds get the same number of decimals as the value.
-* A degenerate CI (``h = 0``, e.g. every item scored 1) or a number without a CI keeps
-  :data:`DEFAULT_DECIMALS` decimals below 10, 1 decimal below 1000 and none above (an Elo rating,
-  a count of seconds), so nothing is shown with more precision than the tables had before.
+* A degenerate CI (``h = 0``) or a number without a CI keeps :data:`DEFAULT_DECIMALS` decimals below
+  10, 1 decimal below 1000 and none above (an Elo rating, a count of seconds).
 * A value whose bounds are whole numbers too (a rank and its bootstrap rank bounds) keeps no decimals.
-* p-values keep 2 significant digits and never round to 0 (``3e-07`` stays ``3e-07``).
+* p-values keep 2 significant digits and never round to 0 (``3e-07`` stays ``3.0e-07``).
 
-The xlsx and csv files keep the unrounded (4-decimal) values: rounding is for reading, not for
-further computation.
+Text (:func:`format_estimate`, :func:`format_p`) is what the terminal and report.html print. The
+spreadsheet and csv cells stay numbers, rounded by the same rule (:func:`round_estimate`,
+:func:`round_p`), so a cell shows the digits the report shows; ``summary.json`` keeps every value
+unrounded for further computation.
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ MAX_DECIMALS = 4
 
 
 def ci_decimals(low: float | None, high: float | None) -> int | None:
-    """Decimals that a CI ``[low, high]`` supports: ``-floor(log10(half-width))`` within ``[0, 4]``;
-    None when there is no usable interval (a bound missing or not finite, or zero width)."""
+    """Decimals that a CI ``[low, high]`` supports.
+
+    ``-floor(log10(half-width))`` within ``[0, 4]``; None when there is no usable interval (a bound missing or
+    not finite, or zero width).
+    """
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return None
     half = abs(high - low) / 2
@@ -38,8 +44,14 @@ def ci_decimals(low: float | None, high: float | None) -> int | None:
 
 
 def plain_decimals(value: float) -> int:
-    """Decimals for a number without a CI: 3 below 10, 1 below 1000, 0 above."""
+    """Decimals for a number without a CI.
+
+    3 below 10 (more for a non-zero number below 0.001, down to its first significant digit: 0.0005 stays
+    ``0.0005``, never ``0.001``), 1 below 1000, 0 above.
+    """
     a = abs(value)
+    if 0 < a < 10 ** -DEFAULT_DECIMALS:
+        return -math.floor(math.log10(a))
     return DEFAULT_DECIMALS if a < 10 else 1 if a < 1000 else 0
 
 
@@ -58,15 +70,27 @@ def format_number(value: float | int | None, decimals: int | None = None) -> str
     return "0" + out[2:] if out.startswith("-0") and float(out) == 0 else out  # never "-0.00"
 
 
+def estimate_decimals(value: float | int, low: float | None = None, high: float | None = None) -> int:
+    """Decimals of a value and its CI bounds (module docstring).
+
+    0 for whole numbers with whole bounds, :func:`ci_decimals` of the bounds, else :func:`plain_decimals` of
+    the value.
+    """
+    if all(isinstance(x, int) for x in (value, low, high) if x is not None):
+        return 0
+    d = ci_decimals(low, high)
+    return plain_decimals(value) if d is None else d
+
+
 def format_estimate(value: float | None, low: float | None = None, high: float | None = None,
                     unit: str = "") -> str:
-    """``"value [low, high] unit"``, rounded by :func:`ci_decimals` (see the module docstring)."""
+    """``"value [low, high] unit"``, rounded by :func:`estimate_decimals` (see the module docstring).
+
+    ``"n/a"`` without a value, the value alone without both bounds.
+    """
     if value is None:
         return "n/a"
-    whole = all(isinstance(x, int) for x in (value, low, high) if x is not None)
-    d = 0 if whole else ci_decimals(low, high)
-    if d is None:
-        d = plain_decimals(value) if isinstance(value, float) else 0
+    d = estimate_decimals(value, low, high)
     text = format_number(float(value), d)
     if low is not None and high is not None:
         text += f" [{format_number(float(low), d)}, {format_number(float(high), d)}]"
@@ -74,7 +98,39 @@ def format_estimate(value: float | None, low: float | None = None, high: float |
 
 
 def format_p(p: float | None) -> str:
-    """A p-value to 2 significant digits; ``"n/a"`` for None."""
+    """A p-value to 2 significant digits, trailing zero kept (``1.0``, ``0.50``, never a bare ``1``).
+
+    ``"n/a"`` for None.
+    """
     if p is None:
         return "n/a"
-    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+    return f"{p:#.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def format_counts(e: dict) -> str:
+    """`` n=12`` and, when some were failed generations, ``, 2 failed`` (an estimate dict's counts)."""
+    failed = e.get("failed") or 0
+    if e.get("value") is None:
+        return f" ({failed} failed)" if failed else ""
+    return f" n={e['n']}" + (f", {failed} failed" if failed else "")
+
+
+def format_estimate_of(e: dict) -> str:
+    """:func:`format_estimate` of an estimate dict (``value``, ``low``, ``high``)."""
+    return format_estimate(e.get("value"), e.get("low"), e.get("high"))
+
+
+def round_estimate(value, low=None, high=None) -> tuple:
+    """``(value, low, high)`` as numbers rounded to :func:`estimate_decimals` (None and non-floats kept).
+
+    The spreadsheet and csv cells of an estimate.
+    """
+    if not isinstance(value, float) or not math.isfinite(value):
+        return value, low, high
+    d = estimate_decimals(value, low, high)
+    return tuple(round(x, d) if isinstance(x, float) and math.isfinite(x) else x for x in (value, low, high))
+
+
+def round_p(p: float | None) -> float | None:
+    """A p-value as a number with 2 significant digits (the digits :func:`format_p` prints); None kept."""
+    return None if p is None else float(f"{p:.2g}")

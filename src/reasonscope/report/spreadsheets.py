@@ -19,6 +19,21 @@ So no text ever becomes a formula, a link or a number:
   one of those six.
 
 Sheet names are cut to Excel's 31 characters, stripped of the characters it forbids, and made unique.
+
+Layout of results.xlsx (what a researcher pasting from it sees):
+
+* every table sheet has its header row (the machine column keys, as in the csv files) frozen together
+  with the first column, an autofilter over the header, and column widths from the longest of the
+  header and the first :data:`WIDTH_SAMPLE_ROWS` cells (between :data:`MIN_WIDTH` and
+  :data:`MAX_WIDTH` characters);
+* a number that is not a whole number is shown with 4 decimals (``0.0000``), the documented
+  precision of the tables; the cell keeps the number itself (an estimate already rounded to what its
+  CI supports, :mod:`reasonscope.report.numbers`). p-value columns (``p_*``, ``*_p_value``,
+  ``*_p_adjusted``) are shown as stored (2 significant digits: ``3.0e-07`` would read ``0.0000``);
+* a table without rows gets no sheet: the ``metadata`` sheet lists the tables left out;
+* ``metadata`` is a two-column table (key, value): nested values (the plan, the versions, the run's
+  notes) are flattened into dotted keys (``config.families.behavior.samples``), a list of plain values
+  is one comma-separated cell, so no cell holds a JSON blob.
 """
 
 from __future__ import annotations
@@ -34,13 +49,19 @@ from typing import Any
 from ..atomic_files import atomic_open, atomic_path
 
 MAX_CELL_CHARS = 32_000
+WIDTH_SAMPLE_ROWS = 200
+MIN_WIDTH, MAX_WIDTH = 6, 60
+FLOAT_FORMAT = "0.0000"
+"""The number format of a cell holding a number that is not whole (4 decimals)."""
 CSV_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 _BAD_SHEET_CHARS = re.compile(r"[\[\]:*?/\\]")
 
 
 def text_cell(v: Any) -> Any:
-    """A value as it goes into a cell: numbers, booleans and None unchanged, dicts and lists as JSON,
-    everything else as (possibly cut) text."""
+    """A value as it goes into a cell.
+
+    Numbers, booleans and None unchanged, dicts and lists as JSON, everything else as (possibly cut) text.
+    """
     if v is None or isinstance(v, bool | int):
         return v
     if isinstance(v, float):
@@ -77,7 +98,12 @@ def sheet_names(names: list[str]) -> dict[str, str]:
     return out
 
 
-def _write_row(ws: Any, row: int, values: list[Any]) -> None:
+def is_p_column(key: str) -> bool:
+    """Whether column ``key`` holds p-values (shown as stored, never as ``0.0000``)."""
+    return key.startswith("p_") or key.endswith(("_p_value", "_p_adjusted"))
+
+
+def _write_row(ws: Any, row: int, values: list[Any], formats: list[Any] | None = None) -> None:
     for col, v in enumerate(values):
         v = text_cell(v)
         if v is None:
@@ -85,31 +111,89 @@ def _write_row(ws: Any, row: int, values: list[Any]) -> None:
         if isinstance(v, bool):
             ws.write_boolean(row, col, v)
         elif isinstance(v, int | float):
-            ws.write_number(row, col, v)
+            fmt = formats[col] if formats and isinstance(v, float) and not float(v).is_integer() else None
+            ws.write_number(row, col, v, fmt)
         else:
             ws.write_string(row, col, v)
 
 
+def _shown_width(v: Any) -> int:
+    """Characters a cell needs: 4 decimals for a float, the longest line of a text."""
+    v = text_cell(v)
+    if v is None:
+        return 0
+    if isinstance(v, float) and not v.is_integer():
+        return len(f"{v:.4f}")
+    return max((len(line) for line in str(v).splitlines()), default=0)
+
+
+def column_widths(cols: list[str], rows: Iterable[dict[str, Any]]) -> list[int]:
+    """Width per column: the longest of the header and the first :data:`WIDTH_SAMPLE_ROWS` cells, bounded.
+
+    The width is kept within [:data:`MIN_WIDTH`, :data:`MAX_WIDTH`].
+    """
+    widths = [len(c) for c in cols]
+    for i, r in enumerate(rows):
+        if i >= WIDTH_SAMPLE_ROWS:
+            break
+        widths = [max(w, _shown_width(r.get(c))) for w, c in zip(widths, cols, strict=True)]
+    return [min(MAX_WIDTH, max(MIN_WIDTH, w + 2)) for w in widths]
+
+
+def flatten(value: Any, key: str = "") -> list[tuple[str, Any]]:
+    """``(dotted key, cell value)`` rows of a nested value.
+
+    Dicts by key, lists of dicts by index (``models[0].spec``), a list of plain values as one comma-separated
+    text, an empty one as ``(none)``.
+    """
+    if isinstance(value, dict):
+        if not value:
+            return [(key, "(none)")]
+        return [row for k, v in value.items() for row in flatten(v, f"{key}.{k}" if key else str(k))]
+    if isinstance(value, list | tuple):
+        if any(isinstance(v, dict | list | tuple) for v in value):
+            return [row for i, v in enumerate(value) for row in flatten(v, f"{key}[{i}]")]
+        return [(key, ", ".join(str(v) for v in value) if value else "(none)")]
+    return [(key, value)]
+
+
 def write_xlsx(path: Path, sheets: dict[str, Collection[dict[str, Any]]], metadata: dict[str, Any]) -> Path:
-    """One worksheet per table (header row, then one row per dict), plus ``metadata`` (key, value)."""
+    """One worksheet per table with rows, plus a ``metadata`` sheet.
+
+    Each table: a header row, then one row per dict (layout in the module docstring). ``metadata``: a (key,
+    value) table of ``metadata`` flattened, and the tables left out.
+    """
     import xlsxwriter
 
-    names = sheet_names([*sheets, "metadata"])
+    kept = {name: rows for name, rows in sheets.items() if len(rows)}
+    omitted = [name for name in sheets if name not in kept]
+    names = sheet_names([*kept, "metadata"])
     with atomic_path(path) as tmp:
         wb = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False,
                                             "strings_to_numbers": False, "constant_memory": True})
         try:
-            for name, rows in sheets.items():
+            bold = wb.add_format({"bold": True, "bg_color": "#F3F3F3", "bottom": 1})
+            decimals = wb.add_format({"num_format": FLOAT_FORMAT})
+            for name, rows in kept.items():
                 ws = wb.add_worksheet(names[name])
-                if not rows:
-                    _write_row(ws, 0, ["(no rows)"])
-                    continue
                 cols = _columns(rows)
-                _write_row(ws, 0, cols)
+                for col, width in enumerate(column_widths(cols, rows)):
+                    ws.set_column(col, col, width)
+                ws.freeze_panes(1, 1)
+                ws.autofilter(0, 0, len(rows), len(cols) - 1)
+                for col, key in enumerate(cols):
+                    ws.write_string(0, col, key, bold)
+                formats = [None if is_p_column(c) else decimals for c in cols]
                 for i, r in enumerate(rows, start=1):
-                    _write_row(ws, i, [r.get(c) for c in cols])
+                    _write_row(ws, i, [r.get(c) for c in cols], formats)
             ws = wb.add_worksheet(names["metadata"])
-            for i, (k, v) in enumerate(metadata.items()):
+            meta = flatten(metadata) + [("tables without rows (no sheet)", ", ".join(omitted) or "(none)")]
+            ws.set_column(0, 0, min(MAX_WIDTH, max(len(k) for k, _ in meta) + 2))
+            ws.set_column(1, 1, MAX_WIDTH)
+            ws.freeze_panes(1, 0)
+            ws.write_string(0, 0, "key", bold)
+            ws.write_string(0, 1, "value", bold)
+            for i, (k, v) in enumerate(meta, start=1):
                 _write_row(ws, i, [k, v])
         finally:
             wb.close()

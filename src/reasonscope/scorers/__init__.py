@@ -1,15 +1,17 @@
-"""Reusable model-based scorers: NLI and similarity (BERTScore, embedding cosine), on torch or, for the NLI
-cross-encoder and BERTScore, on ONNX Runtime (``runtime: onnx``). Public names are re-exported here,
-imported on first use."""
+"""Reusable model-based scorers.
+
+NLI and similarity (BERTScore, embedding cosine), on torch or, for the NLI cross-encoder and BERTScore, on
+ONNX Runtime (``runtime: onnx``). Public names are re-exported here, imported on first use.
+"""
 
 from .._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "NLIScorer": "nli",
+    "NLIScorer": "base",
     "HFCrossEncoderNLI": "nli",
     "LLMJudgeNLI": "nli",
     "make_nli": "nli",
-    "Similarity": "similarity",
+    "Similarity": "base",
     "BERTScoreF1": "similarity",
     "EmbeddingCosine": "similarity",
     "make_similarity": "similarity",

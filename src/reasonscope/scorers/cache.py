@@ -60,8 +60,11 @@ class ScorerUnavailable(RuntimeError):
 
 
 def load_or_unavailable(make: Callable[[], tuple[Any, str | None]], fallback: str) -> Any:
-    """The scorer ``make()`` builds, or :class:`ScorerUnavailable` with its reason (``fallback`` when it gives
-    none): the ``load`` of a cached scorer built from a ``make_*(cfg) -> (scorer | None, reason)`` factory."""
+    """The scorer ``make()`` builds, or :class:`ScorerUnavailable` with its reason.
+
+    The reason is ``fallback`` when ``make()`` gives none. This is the ``load`` of a cached scorer built from
+    a ``make_*(cfg) -> (scorer | None, reason)`` factory.
+    """
     scorer, reason = make()
     if scorer is None:
         raise ScorerUnavailable(reason or fallback)
@@ -69,6 +72,7 @@ def load_or_unavailable(make: Callable[[], tuple[Any, str | None]], fallback: st
 
 
 def library_versions() -> dict[str, str | None]:
+    """The installed versions of the libraries that can change a score (None for one not installed)."""
     return installed_versions(_LIBRARIES)
 
 
@@ -91,6 +95,7 @@ def scorer_identity(kind: str, model: str, settings: dict[str, Any]) -> dict[str
 
 
 def input_key(value: Any) -> str:
+    """The cache key of one input: a 32-character stable hash of its value."""
     return stable_hash(value, length=32)
 
 
@@ -122,18 +127,22 @@ class ScoreCache:
 
     @property
     def conn(self):
+        """The store's SQLite connection."""
         return self.store.conn
 
     def register(self, scorer: str, kind: str, description: str, identity: dict[str, Any]) -> None:
+        """Record a scorer's identity (first registration kept; the description is updated)."""
         self.conn.execute("INSERT INTO score_models(scorer, kind, description, identity, created) VALUES "
                           "(?,?,?,?,?) ON CONFLICT(scorer) DO UPDATE SET description=excluded.description",
                           (scorer, kind, description, canonical_json(identity), time.time()))
 
     def description(self, scorer: str) -> str | None:
+        """The recorded description of ``scorer``; None when it was never registered."""
         row = self.conn.execute("SELECT description FROM score_models WHERE scorer=?", (scorer,)).fetchone()
         return None if row is None else row[0]
 
     def get_many(self, scorer: str, kind: str, keys: Sequence[str]) -> dict[str, Any]:
+        """The cached values of ``scorer`` among ``keys``, decoded as ``kind``; keys not cached are absent."""
         found: dict[str, Any] = {}
         for i in range(0, len(keys), 500):
             chunk = list(keys[i:i + 500])
@@ -143,6 +152,7 @@ class ScoreCache:
         return found
 
     def put_many(self, scorer: str, kind: str, values: dict[str, Any]) -> None:
+        """Store ``values`` (key -> value, encoded as ``kind``) for ``scorer`` in one transaction."""
         with self.store.transaction() as c:
             c.executemany("INSERT OR REPLACE INTO score_cache(scorer, input, value) VALUES (?,?,?)",
                           [(scorer, k, _encode(kind, v)) for k, v in values.items()])
@@ -186,6 +196,7 @@ def clear_score_cache(store, kind: str | None = None) -> int:
 # ----------------------------------------------------------------------------------------- the wrapper
 @dataclass
 class CacheStats:
+    """Counters of a cached scorer: inputs requested, unique, found cached, computed, compute calls, loads."""
     requested: int = 0
     unique: int = 0
     cached: int = 0
@@ -199,8 +210,11 @@ def _length(value: Any) -> int:
 
 
 class CachedScorer:
-    """A model-based scorer behind the score cache (module docstring). ``load`` builds the real scorer
-    on the first cache miss; ``compute(scorer, inputs)`` scores a list of inputs with it."""
+    """A model-based scorer behind the score cache (module docstring).
+
+    ``load`` builds the real scorer on the first cache miss; ``compute(scorer, inputs)`` scores a list of
+    inputs with it.
+    """
 
     def __init__(self, *, kind: str, model: str, settings: dict[str, Any], load: Callable[[], Any],
                  compute: Callable[[Any, list], list], description: str, cache: ScoreCache | None = None,
@@ -227,15 +241,19 @@ class CachedScorer:
 
     @property
     def description(self) -> str:
+        """The real scorer's description once loaded, else the recorded or given one."""
         return self._scorer.description if getattr(self._scorer, "description", None) else self._description
 
     @property
     def loaded(self) -> bool:
+        """Whether the real scorer has been built."""
         return self._scorer is not None
 
     def scorer(self) -> Any:
-        """The real scorer, loaded now if needed (raises :class:`ScorerUnavailable`). Thread-safe, so
-        the runner may load it in the background while the providers answer."""
+        """The real scorer, loaded now if needed (raises :class:`ScorerUnavailable`).
+
+        Thread-safe, so the runner may load it in the background while the providers answer.
+        """
         with self._lock:
             if self._scorer is None:
                 try:
@@ -249,6 +267,11 @@ class CachedScorer:
         return self._scorer
 
     def run(self, inputs: Sequence[Any]) -> list:
+        """The values of ``inputs``, in order, from memory, the cache or the model.
+
+        Equal inputs are scored once; missing ones are computed shortest first in chunks of ``chunk`` (the
+        real scorer is loaded on the first miss) and stored in the cache. Updates :attr:`stats`.
+        """
         keys = [input_key(x) for x in inputs]
         unique: dict[str, Any] = {}
         for k, x in zip(keys, inputs, strict=True):
@@ -316,9 +339,11 @@ def _progress(show: bool):
 def logprob_scorer(model: Any, *, kind: str, template: str, continuations: Sequence[str],
                    compute: Callable[[Any, list], list], what: str, store: Any, chunk: int, label: str
                    ) -> CachedScorer:
-    """A language model's log-probabilities of fixed ``continuations`` behind the cache: the scorer's identity
-    is (kind, the model's spec, the prompt template's version, the continuations); an input is a prompt (or
-    a list of prompts scored together)."""
+    """A language model's log-probabilities of fixed ``continuations`` behind the cache.
+
+    The scorer's identity is (kind, the model's spec, the prompt template's version, the continuations); an
+    input is a prompt (or a list of prompts scored together).
+    """
     return CachedScorer(kind=kind, model=model.config.spec,
                         settings={"template": template, "continuations": list(continuations)},
                         load=lambda: model, compute=compute, description=f"{model.name}: {what}",
@@ -330,6 +355,7 @@ class CachedNLI(CachedScorer):
     """An :class:`~reasonscope.scorers.nli.NLIScorer` behind the cache: ``contradiction(pairs)``."""
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """p(contradiction) of each ``(premise, hypothesis)`` pair, in [0, 1], through the cache."""
         return self.run([[p, h] for p, h in pairs])
 
 
@@ -337,6 +363,7 @@ class CachedSimilarity(CachedScorer):
     """A :class:`~reasonscope.scorers.similarity.Similarity` behind the cache: ``pairwise(a, b)``."""
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
+        """The similarity of each pair ``(a[i], b[i])`` through the cache."""
         return self.run([[x, y] for x, y in zip(a, b, strict=True)])
 
 
@@ -344,6 +371,7 @@ class CachedEmbedding(CachedScorer):
     """Sentence vectors behind the cache: ``embed(texts)`` -> (n, dim) float32 array."""
 
     def embed(self, texts: Sequence[str]):
+        """The vectors of ``texts`` as an (n, dim) float32 array; (0, 0) for no texts."""
         import numpy as np
 
         rows = self.run(list(texts))
@@ -354,4 +382,5 @@ class CachedPerplexity(CachedScorer):
     """Token log-probabilities of a text under a causal LM behind the cache: ``token_logprobs(text)``."""
 
     def token_logprobs(self, text: str) -> list[float]:
+        """The log-probability of each token of ``text`` (natural log) through the cache."""
         return self.run([text])[0]

@@ -26,18 +26,17 @@ from typing import Any
 
 from ..models.loading import model_loading
 from ..settings import NLIConfig
+from .base import NLIScorer
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 
 
-class NLIScorer:
-    description = "nli"
-
-    def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        raise NotImplementedError
-
-
 class HFCrossEncoderNLI(NLIScorer):
+    """A Hugging Face cross-encoder NLI model on torch.
+
+    The model must have exactly one label containing "contradict" (else ``ValueError`` on loading); pairs
+    are scored in batches of ``batch_size``, truncated to 512 tokens.
+    """
     def __init__(self, model: str, batch_size: int = 16):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -53,6 +52,7 @@ class HFCrossEncoderNLI(NLIScorer):
         self.description = f"hf-cross-encoder:{model}"
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """p(contradiction) = softmax(logits)[contradiction label] of each pair, in [0, 1]."""
         import torch
 
         out: list[float] = []
@@ -67,6 +67,10 @@ class HFCrossEncoderNLI(NLIScorer):
 
 
 def judge_prompt(premise: str, hypothesis: str) -> str:
+    """The completion prompt that asks an LLM for the relation of ``hypothesis`` to ``premise``.
+
+    The continuation read after it is `` entailment``, `` neutral`` or `` contradiction``.
+    """
     return ("Decide how the second statement relates to the first.\n"
             f"First statement: {premise}\nSecond statement: {hypothesis}\n"
             "If the first makes the second true, say entailment; if they cannot both be true, say contradiction; "
@@ -74,11 +78,14 @@ def judge_prompt(premise: str, hypothesis: str) -> str:
 
 
 class LLMJudgeNLI(NLIScorer):
-    """An LLM as NLI judge. The pairs of one call are sent together through the model's concurrent path
-    (``logprobs`` coroutines gathered, at most ``model.concurrency`` in flight: an API model answers
-    them in parallel); a white-box model with ``logprobs_sync`` scores them in this thread, one pair
-    (three continuations in one forward pass) at a time. Caching, deduplication and the progress bar
-    come from :class:`reasonscope.scorers.cache.CachedNLI` (:func:`cached_nli`)."""
+    """An LLM as NLI judge.
+
+    The pairs of one call are sent together through the model's concurrent path (``logprobs`` coroutines
+    gathered, at most ``model.concurrency`` in flight: an API model answers them in parallel); a white-box
+    model with ``logprobs_sync`` scores them in this thread, one pair (three continuations in one forward
+    pass) at a time. Caching, deduplication and the progress bar come from
+    :class:`reasonscope.scorers.cache.CachedNLI` (:func:`cached_nli`).
+    """
 
     def __init__(self, model: Any):
         self.model = model
@@ -91,6 +98,10 @@ class LLMJudgeNLI(NLIScorer):
         return weights[2] / sum(weights)
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """p(contradiction) of each pair, in [0, 1].
+
+        The probability of the `` contradiction`` continuation renormalised over the three labels.
+        """
         from ..judge.logprob_scores import logprobs_many
 
         conts = [" " + lab for lab in NLI_LABELS]
@@ -99,6 +110,12 @@ class LLMJudgeNLI(NLIScorer):
 
 
 def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
+    """The NLI scorer of ``cfg``: ``(scorer, None)`` or ``(None, reason)``.
+
+    ``hf`` builds a cross-encoder (on ONNX Runtime with ``runtime: onnx``); any other backend uses
+    ``cfg.model`` as an LLM judge. ``none``, a judge with missing requirements or a model that fails to
+    load gives the reason instead of raising.
+    """
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
     try:
@@ -120,15 +137,19 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
 
 
 def nli_description(cfg: NLIConfig) -> str:
+    """The description of ``cfg``'s NLI backend, as its scorer reports it (without loading it)."""
     if cfg.backend == "hf":
         return f"hf-cross-encoder:{cfg.model}" + (":onnx" if cfg.runtime == "onnx" else "")
     return f"llm-judge-logprobs:{cfg.model}"
 
 
 def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, str | None]:
-    """The NLI backend of ``cfg`` behind the score cache (:class:`reasonscope.scorers.cache.CachedNLI`),
-    loaded on its first cache miss; ``(None, reason)`` for ``backend: none``. A backend that fails to
-    load raises :class:`~reasonscope.scorers.cache.ScorerUnavailable` at that moment."""
+    """The NLI backend of ``cfg`` behind the score cache.
+
+    A :class:`reasonscope.scorers.cache.CachedNLI`, loaded on its first cache miss; ``(None, reason)`` for
+    ``backend: none``. A backend that fails to load raises
+    :class:`~reasonscope.scorers.cache.ScorerUnavailable` at that moment.
+    """
     from .cache import CachedNLI, load_or_unavailable
     from .onnx_export import runtime_settings
 

@@ -78,24 +78,31 @@ class Converted:
 
     @property
     def onnx_path(self) -> Path:
+        """The converted ``model.onnx`` file."""
         return self.folder / "model.onnx"
 
     @property
     def tokenizer_path(self) -> Path:
+        """The model's ``tokenizer.json`` file."""
         return self.folder / "tokenizer.json"
 
 
 def runtime_settings(runtime: str) -> dict[str, Any]:
-    """What a runtime adds to a scorer's identity in the score cache: nothing for torch (its libraries are
-    in every identity); for onnx the runtime, ONNX Runtime's version and the conversion's version."""
+    """What a runtime adds to a scorer's identity in the score cache.
+
+    Nothing for torch (its libraries are in every identity); for onnx the runtime, ONNX Runtime's version and
+    the conversion's version.
+    """
     if runtime != "onnx":
         return {}
     return {"runtime": "onnx", "onnxruntime": installed_versions(["onnxruntime"])["onnxruntime"], "conversion": CONVERSION_VERSION}
 
 
 def local_folder(model: str) -> Path | None:
-    """The model's files on this machine: the path itself, or the hub cache's snapshot of an HF id
-    (``None`` when it was never downloaded)."""
+    """The model's files on this machine.
+
+    The path itself, or the hub cache's snapshot of an HF id (``None`` when it was never downloaded).
+    """
     path = Path(model).expanduser()
     if path.is_dir():
         return path.resolve()
@@ -108,8 +115,10 @@ def local_folder(model: str) -> Path | None:
 
 
 def conversion_key(task: Task, folder: Path, num_layers: int | None) -> str:
-    """Hash of what decides the conversion: task, layers, the folder and its files' names and sizes, and
-    the exporter's versions."""
+    """Hash of what decides the conversion.
+
+    Task, layers, the folder and its files' names and sizes, and the exporter's versions.
+    """
     files = sorted((p.name, p.stat().st_size) for p in folder.iterdir() if p.is_file())
     blob = json.dumps({"task": task, "num_layers": num_layers, "folder": str(folder), "files": files,
                        "versions": installed_versions(EXPORTER), "conversion": CONVERSION_VERSION},
@@ -118,8 +127,11 @@ def conversion_key(task: Task, folder: Path, num_layers: int | None) -> str:
 
 
 def converted(model: str, task: Task, num_layers: int | None = None) -> Converted:
-    """The verified ONNX conversion of ``model`` for ``task``, converting it on first use (see the module
-    docstring). Raises :class:`ConversionError` when the exporter is missing or the check fails."""
+    """The verified ONNX conversion of ``model`` for ``task``.
+
+    Converting it on first use (see the module docstring). Raises :class:`ConversionError` when the exporter
+    is missing or the check fails.
+    """
     folder = local_folder(model)
     if folder is not None:
         target = cache_root() / "onnx" / conversion_key(task, folder, num_layers)
@@ -257,8 +269,10 @@ def _export(model: str, task: Task, num_layers: int | None, tokenizer, module, n
 
 
 def tokenizer_for(meta: dict, tokenizer):
-    """Set truncation and padding of a ``tokenizers.Tokenizer`` as the torch runtime encodes (longest-first
-    truncation at ``meta["max_length"]``, padding to the longest in the batch)."""
+    """Set truncation and padding of a ``tokenizers.Tokenizer`` as the torch runtime encodes.
+
+    Longest-first truncation at ``meta["max_length"]``, padding to the longest in the batch.
+    """
     tokenizer.enable_truncation(max_length=int(meta["max_length"]), strategy="longest_first")
     tokenizer.enable_padding(direction=meta["padding_side"], pad_id=int(meta["pad_id"]), pad_token=meta["pad_token"],
                              pad_type_id=int(meta["pad_type_id"] or 0))
@@ -266,8 +280,11 @@ def tokenizer_for(meta: dict, tokenizer):
 
 
 def encode(tokenizer, meta: dict, texts: list[Any]) -> dict[str, Any]:
-    """The ONNX model's inputs for a batch: sentence pairs (``nli``) or texts (``hidden-states``, stripped
-    as ``bert-score`` does), as int64 arrays named as the model's inputs."""
+    """The ONNX model's inputs for a batch.
+
+    Sentence pairs (``nli``) or texts (``hidden-states``, stripped as ``bert-score`` does), as int64 arrays
+    named as the model's inputs.
+    """
     import numpy as np
 
     if meta["task"] == "nli":

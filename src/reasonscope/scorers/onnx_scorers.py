@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .nli import NLIScorer
+from .base import NLIScorer, Similarity, resolve_model
 from .onnx_export import Converted, converted, encode, tokenizer_for
-from .similarity import Similarity, resolve_model
 
 
 def _session(conv: Converted):
@@ -31,8 +30,11 @@ def _session(conv: Converted):
 
 
 class OnnxCrossEncoderNLI(NLIScorer):
-    """p(contradiction) = softmax(logits)[contradiction label] of the converted cross-encoder, the pair
-    encoded as the torch runtime does (longest-first truncation at 512 tokens)."""
+    """NLI by the converted cross-encoder on ONNX Runtime.
+
+    p(contradiction) = softmax(logits)[contradiction label] of the converted cross-encoder, the pair encoded
+    as the torch runtime does (longest-first truncation at 512 tokens).
+    """
 
     def __init__(self, model: str, batch_size: int = 16):
         conv = converted(model, "nli")
@@ -48,6 +50,7 @@ class OnnxCrossEncoderNLI(NLIScorer):
                             f"{conv.meta['verified_max_abs_diff']:.1e})")
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """p(contradiction) of each pair, in [0, 1], in batches of ``batch_size``."""
         import numpy as np
 
         pairs = [(p, h) for p, h in pairs]
@@ -101,6 +104,11 @@ class OnnxBERTScoreF1(Similarity):
         return out
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
+        """BERTScore F1 of each pair ``(a[i], b[i])``, in [-1, 1]; higher is more similar.
+
+        Greedy matching of unit token vectors with [CLS] and [SEP] left out: precision and recall are the mean
+        best cosine of each token, F1 their harmonic mean; 0.0 when either text has no token or p + r = 0.
+        """
         if not a:
             return []
         unique = sorted(set(a) | set(b), key=len)  # batches of similar length

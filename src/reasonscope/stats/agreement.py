@@ -102,6 +102,17 @@ def alpha_permutation_test(scores: dict[str, dict[str, float | None]], *, n_resa
 
 
 def mean_spearman(scores: dict[str, dict[str, float | None]]) -> float | None:
+    """The mean pairwise Spearman rho between raters.
+
+    For every pair of raters, rho over the units both scored; a pair with fewer than 3 common units, or
+    constant scores on either side, is left out. Range [-1, 1], higher is more agreement.
+
+    Args:
+        scores: rater -> unit -> score (None: not scored).
+
+    Returns:
+        The mean rho over the pairs kept; None when no pair qualifies (fewer than two raters included).
+    """
     from scipy.stats import spearmanr
 
     rhos = []

@@ -67,10 +67,8 @@ def _raise_first_problem(battles: Sequence) -> None:
 def count_battles(battles: Sequence[Battle]) -> Counter:
     """Identical battles counted, ``{(a, b, outcome): n}`` with float outcomes; every record validated.
 
-    Raises
-    ------
-    BattleError
-        naming the first invalid record (index and value) and what was expected.
+    Raises:
+        BattleError: Naming the first invalid record (index and value) and what was expected.
     """
     try:
         counts = Counter(battles)
@@ -135,6 +133,7 @@ class ComparisonGraph:
 
     @property
     def connected(self) -> bool:
+        """Whether all models lie in one comparable group."""
         return len(self.components) <= 1
 
     @property
@@ -143,6 +142,7 @@ class ComparisonGraph:
         return not self.unbounded
 
     def as_dict(self) -> dict:
+        """The graph's fields and properties as a JSON-ready dict (``absent`` excluded)."""
         return {"components": self.components, "connected": self.connected, "mle_exists": self.mle_exists,
                 "never_lost": self.never_lost, "never_won": self.never_won,
                 "unbounded_groups": self.unbounded_groups, "unbounded": self.unbounded}
@@ -205,5 +205,8 @@ def comparison_graph(wm: WinMatrix) -> ComparisonGraph:
 
 
 def elo_scale(scale: float = 400.0, base: float = 10.0) -> float:
-    """Elo points per unit of the natural-log Bradley-Terry strength: ``scale / ln(base)`` (173.7 by default)."""
+    """Elo points per unit of the natural-log Bradley-Terry strength.
+
+    ``scale / ln(base)``: 173.7 with the defaults.
+    """
     return scale / math.log(base)

@@ -1,17 +1,32 @@
-"""Bootstrap confidence intervals.
+"""Intervals of means and paired differences, chosen from the values.
 
-* :func:`bootstrap_mean`: the mean of per-item values with a CI from ``scipy.stats.bootstrap``
-  (items resampled with replacement; ``percentile`` by default, ``BCa`` and ``basic`` available;
-  2,000 resamples; seeded). With fewer than 2 values the CI is ``None``; with all values equal the
-  interval is that value (no sampling variability is observable). The resamples are drawn in batches
-  of :func:`resample_batch` rows, so that memory does not grow with n_resamples x n (scipy draws the
-  same resamples batched or not: the same interval, tested).
-* :func:`paired_difference`: mean of ``a_i - b_i`` over the items both sides have, its CI by the same
-  bootstrap on the paired differences (one resampling), and the two-sided p-value of the paired
-  sign-flip permutation test (:func:`reasonscope.stats.permutation.sign_flip_test`; H0: differences
-  symmetric about 0). The bootstrap is not used for the p-value: a bootstrap percentile p rejects
-  too often on small item counts (false-positive rate 0.15 at n = 6 for a 0.05 test) and gives 0
-  for differences that are all equal; ``benchmarks/p_value_calibration.py`` measures both.
+Coverage is measured by ``benchmarks/interval_coverage.py``; the formulas are in
+:mod:`reasonscope.stats.intervals`.
+
+* :func:`bootstrap_mean`: the mean of per-item values and its interval (none from fewer than 2 values):
+
+  - every value 0 or 1 (a share): the exact Clopper-Pearson interval, whatever ``method`` says;
+  - every value equal (and a known range): the exact bound on the share of items that could differ
+    (:func:`~reasonscope.stats.intervals.equal_values_interval`), never zero-width; 0 of 6 gives
+    [0, 0.459]. Without a known range there is no interval;
+  - otherwise, with ``method="auto"`` (the default): in a known range, the quasi-binomial score
+    interval with a dispersion floor, widened to the Student t interval
+    (:func:`~reasonscope.stats.intervals.bounded_mean`); without one, the hull of the Student t and
+    the studentized bootstrap intervals.
+    ``percentile``, ``basic`` or ``BCa`` ask for that ``scipy.stats.bootstrap`` interval instead (a
+    ``BCa`` interval that cannot be computed falls back to percentile), clipped to the range.
+
+  Items are the resampled unit: ``clusters`` (one label per value: the item of each sample,
+  paraphrase, step or judge) averages the values of each cluster first, so the interval is the
+  item-level one. The range (``bounds``) is [0, 1] when every value lies in it unless given; ``None``
+  for unbounded values. Bootstrap resamples (``percentile``, ``basic``, ``BCa``) are drawn in batches of
+  :func:`resample_batch` rows, so that memory does not grow with n_resamples x n.
+* :func:`paired_difference`: mean of ``a_i - b_i`` over the items both sides have. Its interval:
+  Newcombe's hybrid score interval when both sides are 0/1 (paired shares), else the interval of
+  :func:`bootstrap_mean` on the differences (range [lo_a - hi_b, hi_a - lo_b]). The two-sided p-value
+  is the paired sign-flip permutation test's (:func:`reasonscope.stats.permutation.sign_flip_test`;
+  H0: differences symmetric about 0), never a bootstrap p (too many false positives on small item
+  counts; ``benchmarks/p_value_calibration.py``).
 """
 
 from __future__ import annotations
@@ -22,20 +37,47 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
+from .intervals import (
+    Bounds,
+    bounded_mean,
+    clopper_pearson,
+    equal_values_interval,
+    is_binary,
+    newcombe_paired,
+    student_t,
+    studentized_bootstrap,
+    value_range,
+)
+
 # values one bootstrap call holds at once (n_resamples x n unbatched: 160 MB of float64 at 20,000 items
 # and 1,000 resamples, twice that with the resampling indices); batched, about 16 MB (8 MB of values,
 # 8 MB of indices) whatever n
 RESAMPLE_BUDGET = 1_000_000
+# below this many values, a mean without a known range is marked: its coverage on skewed data was
+# measured below 0.93 (benchmarks/interval_coverage.py, docs/statistics.md)
+SMALL_UNBOUNDED = 30
 
 
 def resample_batch(n: int) -> int:
-    """Resamples per batch (``scipy.stats.bootstrap``'s ``batch``) for n items: at most
-    :data:`RESAMPLE_BUDGET` resampled values at once, at least one resample."""
+    """Resamples per batch for n items.
+
+    Resamples per batch (``scipy.stats.bootstrap``'s ``batch``) for n items: at most :data:`RESAMPLE_BUDGET`
+    resampled values at once, at least one resample.
+    """
     return max(1, RESAMPLE_BUDGET // max(1, n))
 
 
 @dataclass
 class Estimate:
+    """A mean with its interval.
+
+    Attributes:
+        value: the mean; None without values.
+        low: the lower bound; None when no interval exists.
+        high: the upper bound; None when no interval exists.
+        n: the number of values (of clusters when clustered).
+        method: how the interval was computed, or why there is none.
+    """
     value: float | None
     low: float | None
     high: float | None
@@ -43,6 +85,7 @@ class Estimate:
     method: str
 
     def as_dict(self) -> dict:
+        """The fields as a dict."""
         return asdict(self)
 
 
@@ -58,17 +101,29 @@ def mean_or_none(values) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def bootstrap_mean(values, *, confidence: float = 0.95, n_resamples: int = 2000, method: str = "percentile",
-                   seed: int = 0) -> Estimate:
-    arr = _clean(values)
+def _clusters_mean(values, clusters) -> tuple[list, int]:
+    """Per-cluster means of the values that are not missing, in the order clusters first appear."""
+    values = list(values)
+    if len(values) != len(clusters):
+        raise ValueError(f"clusters: expected one label per value ({len(values)}), got {len(clusters)}")
+    sums: dict = {}
+    for v, c in zip(values, clusters, strict=True):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        total, count = sums.get(c, (0.0, 0))
+        sums[c] = (total + float(v), count + 1)
+    return [total / count for total, count in sums.values()], len(sums)
+
+
+def _resolve_bounds(arr: np.ndarray, bounds) -> Bounds | None:
+    if bounds == "infer":
+        return value_range(arr)
+    return None if bounds is None else (float(bounds[0]), float(bounds[1]))
+
+
+def _scipy_interval(arr: np.ndarray, confidence: float, n_resamples: int, method: str, seed: int
+                    ) -> tuple[float, float, str]:
     label = f"bootstrap-{method}-{n_resamples}"
-    if arr.size == 0:
-        return Estimate(None, None, None, 0, label)
-    mean = float(arr.mean())
-    if arr.size < 2:
-        return Estimate(mean, None, None, int(arr.size), label)
-    if np.all(arr == arr[0]):
-        return Estimate(mean, mean, mean, int(arr.size), label)
     res = stats.bootstrap((arr,), np.mean, confidence_level=confidence, n_resamples=n_resamples, method=method,
                           random_state=np.random.default_rng(seed), vectorized=True, batch=resample_batch(arr.size))
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
@@ -78,19 +133,76 @@ def bootstrap_mean(values, *, confidence: float = 0.95, n_resamples: int = 2000,
                               batch=resample_batch(arr.size))
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
         label += "(percentile fallback)"
-    return Estimate(mean, low, high, int(arr.size), label)
+    return low, high, label
 
 
-def estimate(values, stats, seed: int = 0) -> dict:
+def bootstrap_mean(values, *, confidence: float = 0.95, n_resamples: int = 2000, method: str = "auto",
+                   seed: int = 0, bounds: Bounds | None | str = "infer", clusters=None,
+                   shares: bool = True) -> Estimate:
+    """The mean of ``values`` (None and NaN left out) and its interval (module docstring).
+
+    Args:
+        values (Sequence[float | None]): per-item values; with ``clusters``, any number of values per item.
+        confidence: the interval's level.
+        n_resamples: bootstrap resamples (percentile, basic, BCa; ``auto`` on values without a range).
+        method: ``auto`` (exact for shares, equal-values bound, else the bounded score interval) or a
+            ``scipy.stats.bootstrap`` method for values that are neither 0/1 nor all equal.
+        seed: seeds the resampling.
+        bounds: the range the values are known to lie in; ``"infer"``: [0, 1] when every value does,
+            else unbounded; ``None``: unbounded.
+        clusters (Sequence | None): one label per value (the item it belongs to): values are averaged per
+            label first and ``n`` counts labels.
+        shares: False keeps 0/1 values off the exact share interval (a difference that happens to be 0/1).
+    """
+    if clusters is not None:
+        values, _ = _clusters_mean(values, clusters)
+    arr = _clean(values)
+    if arr.size == 0:
+        return Estimate(None, None, None, 0, "no values")
+    n, mean = int(arr.size), float(arr.mean())
+    if n < 2:
+        return Estimate(mean, None, None, n, "one value: no interval")
+    if shares and is_binary(arr):
+        low, high = clopper_pearson(int(arr.sum()), n, confidence)
+        return Estimate(mean, low, high, n, "clopper-pearson")
+    rng = _resolve_bounds(arr, bounds)
+    if np.all(arr == arr[0]):
+        if rng is None:
+            return Estimate(mean, None, None, n, "all values equal; no interval without a known range")
+        low, high = equal_values_interval(mean, n, rng, confidence)
+        return Estimate(mean, low, high, n, f"equal-values-bound in [{rng[0]:g}, {rng[1]:g}]")
+    if method == "auto" and rng is not None:
+        low, high = bounded_mean(arr, rng, confidence)
+        label = f"quasi-binomial-score-t in [{rng[0]:g}, {rng[1]:g}]"
+    elif method == "auto":
+        low, high = student_t(arr, confidence)
+        b_low, b_high = studentized_bootstrap(arr, confidence, n_resamples, seed, batch=RESAMPLE_BUDGET)
+        if math.isfinite(b_low) and math.isfinite(b_high):
+            low, high = min(low, b_low), max(high, b_high)
+            label = f"student-t + studentized-bootstrap-{n_resamples} (no known range"
+        else:
+            label = "student-t (no known range"
+        label += "; coverage measured below 0.93 on skewed data under 30 items)" if n < SMALL_UNBOUNDED else ")"
+    else:
+        low, high, label = _scipy_interval(arr, confidence, n_resamples, method, seed)
+        if rng is not None:
+            low, high = max(rng[0], low), min(rng[1], high)
+    return Estimate(mean, low, high, n, label)
+
+
+def estimate(values, stats, seed: int = 0, *, clusters=None, bounds: Bounds | None | str = "infer") -> dict:
     """:func:`bootstrap_mean` with a plan's ``stats`` settings (confidence, resamples, method), as a dict."""
     return bootstrap_mean(values, confidence=stats.confidence, n_resamples=stats.n_resamples, method=stats.method,
-                          seed=seed).as_dict()
+                          seed=seed, clusters=clusters, bounds=bounds).as_dict()
 
 
 @dataclass
 class PairedDifference(Estimate):
-    """The mean paired difference with its bootstrap CI, and the sign-flip test's p-value and description
-    (``test``: :meth:`Significance.as_dict`, ``test_label``: one line for a table cell)."""
+    """The mean paired difference with its interval and sign-flip test.
+
+    The mean paired difference with its interval, and the sign-flip test's p-value and description (``test``:
+    :meth:`Significance.as_dict`, ``test_label``: one line for a table cell).
+    """
 
     p_value: float | None = None
     test: dict | None = None
@@ -98,29 +210,49 @@ class PairedDifference(Estimate):
 
 
 def paired_difference(a, b, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
-                      n_permutations: int = 9999, method: str = "percentile") -> PairedDifference:
-    """Mean of a_i - b_i over the pairs where both are present, bootstrap CI, sign-flip p-value.
+                      n_permutations: int = 9999, method: str = "auto", bounds: Bounds | None | str = "infer",
+                      clusters=None) -> PairedDifference:
+    """Mean of a_i - b_i over the pairs where both are present, its interval, sign-flip p-value.
 
-    Parameters
-    ----------
-    a, b
-        per-item values of the two sides, aligned; a pair with a None is left out.
-    confidence, n_resamples, method
-        the bootstrap interval of the mean difference (:func:`bootstrap_mean`).
-    n_permutations
-        sign patterns of the permutation test: all of them when 2^n is at most this, else this many
-        random ones (lattice data, e.g. 0/1 correctness, is always exact).
-    seed
-        seeds both the bootstrap and the Monte Carlo permutations.
+    Args:
+        a (Sequence[float | None]): Per-item values of the first side; a pair with a None is left out.
+        b (Sequence[float | None]): Per-item values of the second side, aligned with ``a``.
+        confidence: Confidence level of the interval (module docstring).
+        n_resamples: Bootstrap resamples of the interval.
+        method: The interval method (module docstring); paired 0/1 values always get Newcombe's hybrid
+            score interval.
+        n_permutations: sign patterns of the permutation test: all of them when 2^n is at most this, else
+            this many random ones (lattice data, e.g. 0/1 correctness, is always exact).
+        seed: seeds the bootstrap and the Monte Carlo permutations.
+        bounds: the range of a and b (``"infer"``: [0, 1] when every value of both lies in it); the
+            differences lie in [lo - hi, hi - lo].
+        clusters (Sequence | None): one label per pair (its item): the pairs of a label are averaged first.
     """
     from .permutation import sign_flip_test
 
-    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
-    d = np.asarray([x - y for x, y in pairs], dtype=float)
-    label = f"paired-bootstrap-{method}-{n_resamples}"
+    keep = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x is not None and y is not None
+            and not (isinstance(x, float) and math.isnan(x)) and not (isinstance(y, float) and math.isnan(y))]
+    xa, xb = [a[i] for i in keep], [b[i] for i in keep]
+    if clusters is not None:
+        labels = [clusters[i] for i in keep]
+        xa, _ = _clusters_mean(xa, labels)
+        xb, _ = _clusters_mean(xb, labels)
+    va, vb = np.asarray(xa, dtype=float), np.asarray(xb, dtype=float)
+    d = va - vb
     if d.size == 0:
-        return PairedDifference(None, None, None, 0, label)
-    est = bootstrap_mean(d, confidence=confidence, n_resamples=n_resamples, method=method, seed=seed)
+        return PairedDifference(None, None, None, 0, "no pairs")
     sig = sign_flip_test(d, n_resamples=n_permutations, seed=seed)
-    return PairedDifference(est.value, est.low, est.high, int(d.size), "paired-" + est.method, sig.p_value, sig.as_dict(),
-                            sig.label)
+    if is_binary(va) and is_binary(vb):
+        low, high = newcombe_paired(va, vb, confidence)
+        return PairedDifference(float(d.mean()), low, high, int(d.size),
+                                "paired-newcombe-score-cc", sig.p_value, sig.as_dict(),
+                                sig.label)
+    if bounds == "infer":
+        ra, rb = value_range(va), value_range(vb)
+        rng = None if ra is None or rb is None else (ra[0] - rb[1], ra[1] - rb[0])
+    else:
+        rng = None if bounds is None else (float(bounds[0]) - float(bounds[1]), float(bounds[1]) - float(bounds[0]))
+    est = bootstrap_mean(d, confidence=confidence, n_resamples=n_resamples, method=method, seed=seed, bounds=rng,
+                         shares=False)
+    return PairedDifference(est.value, est.low, est.high, int(d.size), "paired-" + est.method, sig.p_value,
+                            sig.as_dict(), sig.label)

@@ -32,6 +32,18 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 
 
 def adjust(p_values: Sequence[float | None], method: PAdjust = "holm") -> list[float | None]:
+    """Adjust p-values for multiple comparisons.
+
+    Args:
+        p_values: the p-values; None entries are not tests and stay None.
+        method: ``holm`` (step-down, module docstring) or ``none`` (unchanged).
+
+    Returns:
+        The adjusted p-values in the input order.
+
+    Raises:
+        ValueError: for another method.
+    """
     if method == "holm":
         return holm(p_values)
     if method == "none":
@@ -41,8 +53,11 @@ def adjust(p_values: Sequence[float | None], method: PAdjust = "holm") -> list[f
 
 def adjust_rows(rows: list[dict], method: PAdjust = "holm", *, key: str = "p_value",
                 out: str = "p_adjusted") -> dict:
-    """Adjust ``row[key]`` over all ``rows`` into ``row[out]`` (in place); returns what was applied,
-    ``{"method": ..., "m": number of tests, "family": "..."}`` for the output to record."""
+    """Adjust the p-values ``row[key]`` over all ``rows`` into ``row[out]``.
+
+    Adjust ``row[key]`` over all ``rows`` into ``row[out]`` (in place); returns what was applied, ``{"method":
+    ..., "m": number of tests, "family": "..."}`` for the output to record.
+    """
     adjusted = adjust([r.get(key) for r in rows], method)
     for r, p in zip(rows, adjusted, strict=True):
         r[out] = p

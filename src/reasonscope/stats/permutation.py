@@ -66,6 +66,7 @@ class Significance:
     resamples: int | None = None
 
     def as_dict(self) -> dict:
+        """The fields as a dict."""
         return asdict(self)
 
     @property
@@ -118,16 +119,16 @@ def sign_flip_test(differences, *, n_resamples: int = 9999, seed: int = 0,
                    alternative: str = "two-sided") -> Significance:
     """Paired sign-flip permutation test of mean(d) = 0 (see the module docstring).
 
-    Parameters
-    ----------
-    differences
-        the paired differences; None and NaN are left out.
-    n_resamples
-        the largest number of sign patterns enumerated exactly, and the number drawn otherwise.
-    seed
-        seeds the Monte Carlo draws.
-    alternative
-        ``two-sided``, ``greater`` (mean > 0) or ``less``.
+    Args:
+        differences (Sequence[float | None]): The paired differences; None and NaN are left out.
+        n_resamples: The largest number of sign patterns enumerated exactly, and the number drawn otherwise.
+        seed: Seeds the Monte Carlo draws.
+        alternative: ``two-sided``, ``greater`` (mean > 0) or ``less``.
+
+    Returns:
+        The observed mean difference and its p-value in [0, 1] (lower: stronger evidence against the
+        null), with the test, null and method in words. No pair: statistic and p-value None; every
+        difference 0: p-value 1.0.
     """
     d = _clean(differences)
     name = SIGN_FLIP

@@ -1,5 +1,6 @@
-"""Ratings from pairwise battles: online Elo and Bradley-Terry at the maximum-likelihood optimum, with
-bootstrap intervals and rank bounds.
+"""Ratings from pairwise battles.
+
+Online Elo and Bradley-Terry at the maximum-likelihood optimum, with bootstrap intervals and rank bounds.
 
 A battle is ``(model_a, model_b, outcome)`` with outcome 1 (a wins), 0 (b wins) or 0.5 (tie); records
 are validated by :mod:`reasonscope.stats.battles` (bad outcomes, names that are not strings and
@@ -104,15 +105,19 @@ class BradleyTerryFit:
     strengths: np.ndarray
 
     def as_dict(self) -> dict:
+        """The fit's diagnostics as a JSON-ready dict (ratings and strengths excluded)."""
         return {"log_likelihood": self.log_likelihood, "l2": self.l2, "iterations": self.iterations,
                 "gradient": self.gradient, "converged": self.converged, "solver": "trust-exact Newton, gtol 1e-10",
                 "graph": self.graph.as_dict()}
 
 
 def _gauge(wm: WinMatrix, graph: ComparisonGraph) -> np.ndarray:
-    """G with b' G b = sum over connected groups of (sum of b in the group)^2 / size, plus b_i^2 for a model
-    without battles: it fixes each group's free offset (the likelihood only sees differences) and
-    leaves the differences at their optimum, where every group's gradient sums to zero."""
+    """The gauge matrix G that fixes each group's free offset.
+
+    G with b' G b = sum over connected groups of (sum of b in the group)^2 / size, plus b_i^2 for a model
+    without battles: it fixes each group's free offset (the likelihood only sees differences) and leaves the
+    differences at their optimum, where every group's gradient sums to zero.
+    """
     index = {m: i for i, m in enumerate(wm.models)}
     g = np.zeros((len(wm.models), len(wm.models)))
     for group in graph.components:
@@ -192,21 +197,19 @@ def fit_bradley_terry(battles: Sequence[Battle] | Counter | WinMatrix, *, l2: fl
                       start: np.ndarray | None = None) -> BradleyTerryFit:
     """Bradley-Terry ratings at the maximum of the likelihood (module docstring).
 
-    Parameters
-    ----------
-    battles
-        battle records, counted cells (:func:`~reasonscope.stats.battles.count_battles`) or a win matrix.
-    l2
-        None (default): no penalty when the MLE exists, ``UNBOUNDED_L2`` when it does not (recorded);
-        0: exact MLE or a ``ValueError``; > 0: that penalty always.
-    scale, base, initial
-        the Elo scale: rating = initial + b * scale / ln(base), each connected group centred on ``initial``.
-    start
-        starting strengths (natural-log scale, one per model), e.g. a previous fit's ``strengths``.
+    Args:
+        battles: Battle records, counted cells (:func:`~reasonscope.stats.battles.count_battles`) or a win
+            matrix.
+        l2: None (default): no penalty when the MLE exists, ``UNBOUNDED_L2`` when it does not (recorded);
+            0: exact MLE or a ``ValueError``; > 0: that penalty always.
+        scale: The Elo scale: rating = initial + b * scale / ln(base).
+        base: The base of the Elo scale's logarithm.
+        initial: The rating each connected group is centred on.
+        start: Starting strengths (natural-log scale, one per model), e.g. a previous fit's ``strengths``.
 
-    Returns
-    -------
-    BradleyTerryFit
+    Returns:
+        The fit: a rating per model (Elo scale, unbounded, higher is stronger), the log-likelihood, the
+        penalty used, the comparison graph and the convergence record.
     """
     wm = battles if isinstance(battles, WinMatrix) else win_matrix(battles)
     graph = comparison_graph(wm)
@@ -331,8 +334,11 @@ def bootstrap_ratings(battles: Sequence[Battle], fit: Callable[[Sequence[Battle]
 
 def rate_battles(battles: Sequence[Battle], *, n_resamples: int = 100, seed: int = 0, confidence: float = 0.95,
                  l2: float | None = None) -> dict:
-    """Everything the report shows for one set of battles: counts, online Elo, bootstrapped Bradley-Terry,
-    the fit's diagnostics and warnings naming the models concerned."""
+    """Everything the report shows for one set of battles.
+
+    Counts, online Elo, bootstrapped Bradley-Terry, the fit's diagnostics and warnings naming the models
+    concerned.
+    """
     cells = count_battles(battles)
     bt, fit = _rated(cells, n_resamples=n_resamples, seed=seed, confidence=confidence, l2=l2)
     warnings = fit.graph.warnings()

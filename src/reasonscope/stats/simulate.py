@@ -28,6 +28,17 @@ def _battles(strength: np.ndarray, a: np.ndarray, b: np.ndarray, ties: float, rn
 
 
 def balanced_battles(n: int = 50_000, models: int = 12, *, ties: float = 0.1, seed: int = 0) -> list[Battle]:
+    """``n`` battles between ``models`` models of N(0, 1) strengths, pairs drawn uniformly.
+
+    Args:
+        n: the number of battles.
+        models: the number of models, named ``model-00``, ``model-01``...
+        ties: the probability of a tie.
+        seed: seeds the strengths and the battles.
+
+    Returns:
+        ``(model_a, model_b, score of a)`` battles (1 win, 0.5 tie, 0 loss).
+    """
     rng = np.random.default_rng(seed)
     strength = rng.normal(0.0, 1.0, models)
     a = rng.integers(0, models, n)
@@ -37,6 +48,18 @@ def balanced_battles(n: int = 50_000, models: int = 12, *, ties: float = 0.1, se
 
 def leaderboard_battles(n: int = 50_000, models: int = 40, *, spread: float = 1100.0, ties: float = 0.15,
                         seed: int = 0) -> list[Battle]:
+    """``n`` leaderboard-shaped battles (module docstring).
+
+    Args:
+        n: the number of battles.
+        models: the number of models, with Elo ratings uniform over [0, ``spread``].
+        spread: the range of the true Elo ratings.
+        ties: the probability of a tie.
+        seed: seeds the ratings, the pair weights and the battles.
+
+    Returns:
+        ``(model_a, model_b, score of a)`` battles (1 win, 0.5 tie, 0 loss).
+    """
     rng = np.random.default_rng(seed)
     strength = np.sort(rng.uniform(0.0, spread, models)) * math.log(10) / 400
     first, second = np.triu_indices(models, k=1)

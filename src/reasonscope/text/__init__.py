@@ -1,4 +1,7 @@
-"""Answer extraction and matching, numbers and math answers, step splitting. Public names are re-exported here, imported on first use."""
+"""Answer extraction and matching, numbers and math answers, step splitting.
+
+Public names are re-exported here, imported on first use.
+"""
 
 from .._lazy import lazy_exports
 

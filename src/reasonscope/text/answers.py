@@ -1,12 +1,12 @@
-"""Typed answer extraction and comparison (the full rules: ``docs/answers.md``).
+r"""Typed answer extraction and comparison (the full rules: ``docs/answers.md``).
 
 The answer is read from the *final-answer statement*, never from a substring anywhere in the text:
 
 1. terminal escape sequences and control characters are removed from the copy that is read
-   (:mod:`reasonscope.text.sanitize`; ``\\x1b[1mAnswer: 1\\x1b[0m`` reads as ``Answer: 1``);
+   (:mod:`reasonscope.text.sanitize`; ``\x1b[1mAnswer: 1\x1b[0m`` reads as ``Answer: 1``);
 2. reasoning blocks (``<think>...</think>``, ``<reasoning>``, ``<thought>``) are set aside as trace;
 3. the statement is, by priority: a prompt-specified regex (``answer_pattern``, group 1), the last
-   GSM8K ``#### X``, the last ``\\boxed{X}``, the last ``Answer: X`` / ``Final answer: X``, the last
+   GSM8K ``#### X``, the last ``\boxed{X}``, the last ``Answer: X`` / ``Final answer: X``, the last
    "the (final) answer is X" (cut at the end of its sentence), else the last non-empty line
    with a letter or digit (not used when the generation was truncated: a cut-off text has no
    final answer);
@@ -15,8 +15,8 @@ The answer is read from the *final-answer statement*, never from a substring any
 ``number``  an ``=`` in the statement keeps only what follows the last ``=``. Plain text is read by the
             number grammar of :mod:`reasonscope.text.numbers` (signs, decimals, thousands separators
             including LaTeX ``{,}``, scientific notation, fractions, mixed numbers, percent, currency,
-            units; a value outside the double range is unparseable). LaTeX (``\\frac{3}{4}``,
-            ``2\\sqrt{2}``) and arithmetic expressions (``5 + 3``, ``2^10``) are read by math-verify in a
+            units; a value outside the double range is unparseable). LaTeX (``\frac{3}{4}``,
+            ``2\sqrt{2}``) and arithmetic expressions (``5 + 3``, ``2^10``) are read by math-verify in a
             bounded child process (:mod:`reasonscope.text.mathexpr`) and must denote one real number.
             An explicit statement with words takes its first number (or math part); a last-line
             fallback, or a statement made only of numbers ("3, 4"), must hold exactly one (otherwise:
@@ -92,6 +92,7 @@ class Extraction:
 
     @property
     def ok(self) -> bool:
+        """Whether an answer was read."""
         return self.answer is not None
 
 
@@ -204,8 +205,10 @@ def read_statement(statement: str, answer_type: str, choices: list[str] | None =
 
 
 def parse_target(target: Any, answer_type: str, choices: list[str] | None = None) -> Any:
-    """The gold answer in the same typed form as :func:`extract_answer` returns; raises ``ValueError``
-    (with what was expected) when the target cannot be read as its type."""
+    """The gold answer in the same typed form as :func:`extract_answer` returns.
+
+    Raises ``ValueError`` (with what was expected) when the target cannot be read as its type.
+    """
     if target is None:
         return None
     if isinstance(target, str):
@@ -259,8 +262,11 @@ def parse_target(target: Any, answer_type: str, choices: list[str] | None = None
 
 
 def answers_match(pred: Any, gold: Any, answer_type: str, rel_tol: float = 1e-6) -> bool:
-    """Typed equality: numbers within ``rel_tol`` (absolute 1e-9), math answers by value or math-verify,
-    labels after normalisation, everything else exactly. ``None`` never matches."""
+    """Typed equality of two answers.
+
+    Typed equality: numbers within ``rel_tol`` (absolute 1e-9), math answers by value or math-verify, labels
+    after normalisation, everything else exactly. ``None`` never matches.
+    """
     if pred is None or gold is None:
         return False
     if answer_type == "number":

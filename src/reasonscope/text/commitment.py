@@ -75,8 +75,11 @@ def clauses(text: str) -> list[tuple[int, int, bool]]:
 
 
 def _status(text: str, clause_start: int, mention: Mention, tail_end: int) -> str:
-    """``negated`` / ``hedged`` / ``rejected`` / ``committed``; ``tail_end`` is where the next mention (or the
-    clause) starts."""
+    """The status of one mention.
+
+    ``negated`` / ``hedged`` / ``rejected`` / ``committed``; ``tail_end`` is where the next mention (or the
+    clause) starts.
+    """
     before = text[max(clause_start, mention.start - _LOOK):mention.start]
     if _NEGATED_BEFORE_RE.search(before):
         return "negated"
@@ -95,8 +98,10 @@ def _status(text: str, clause_start: int, mention: Mention, tail_end: int) -> st
 
 
 def _statuses(text: str, start: int, end: int, inside: list[Mention]) -> list[str]:
-    """The status of each mention of one clause; joined mentions ("A and B") share a negation before the
-    first and a rejection after the last."""
+    """The status of each mention of one clause.
+
+    Joined mentions ("A and B") share a negation before the first and a rejection after the last.
+    """
     status = [_status(text, start, m, inside[i + 1].start if i + 1 < len(inside) else end)
               for i, m in enumerate(inside)]
     joined = [bool(_JOINED_RE.match(text[a.end:b.start])) for a, b in zip(inside, inside[1:], strict=False)]
@@ -111,8 +116,11 @@ def _statuses(text: str, start: int, end: int, inside: list[Mention]) -> list[st
 
 def committed_value(text: str, mentions: list[Mention], what: str,
                     show: Callable[[Any], str] = str) -> tuple[Any, str | None]:
-    """The value ``text`` finally commits to among ``mentions`` (see the module docstring), or ``(None, reason)``.
-    ``what`` names the kind of value in reasons ("option", "yes/no"), ``show`` writes a value in them."""
+    """The value ``text`` finally commits to among ``mentions``.
+
+    See the module docstring; ``(None, reason)`` when it commits to none. ``what`` names the kind of value in
+    reasons ("option", "yes/no"), ``show`` writes a value in them.
+    """
     if not mentions:
         return None, f"unparseable: no {what} in final answer {text.strip()!r:.80}"
     mentions = sorted(mentions, key=lambda m: m.start)

@@ -1,39 +1,39 @@
-"""LaTeX and expression answers, read and compared with math-verify in a bounded child process.
+r"""LaTeX and expression answers, read and compared with math-verify in a bounded child process.
 
 When it applies
 ---------------
 An answer statement goes here when, after :func:`reasonscope.text.numbers.normalize_markup`, it still
-holds LaTeX (a command such as ``\\frac``/``\\sqrt``/``\\pi``, braces, ``^``, ``_``) or an arithmetic
+holds LaTeX (a command such as ``\frac``/``\sqrt``/``\pi``, braces, ``^``, ``_``) or an arithmetic
 expression (``5 + 3``, ``2^10``), and always for ``answer_type: math``. Plain numbers never do: the plain
 grammar reads them (``The answer is 18.`` is 18, ``-5`` is -5), because math-verify reads some plain forms
 differently (``1e3`` as 1·e·3, ``1 1/2`` as 1).
 
 The library
 -----------
-`math-verify <https://github.com/huggingface/Math-Verify>`_ turns LaTeX into SymPy
-(through latex2sympy2-extended) and compares two answers symbolically and numerically (``verify``: about
-1 ms per answer once loaded). Its timeouts use ``signal.alarm``, which only works in the main thread, and
-a SymPy comparison can run without end (``2^{10^{10}}`` against 3). So math-verify runs in a child
-process (``_math_worker.py``, started with ``python -P`` so that this package's ``numbers`` module cannot
-shadow the standard library's) with its own timeouts off; every request has a deadline
-(:data:`MATH_TIMEOUT_S`, 10 s, counted from when the worker has loaded its grammar) after which the child is killed and restarted, and the answer is
-unparseable with the reason. This works from any thread and any process (a worker thread, a Ray
-actor). Requests are serialised by a lock; results are cached per input in this process, so a statement
-that timed out once is not retried in the same process.
+`math-verify <https://github.com/huggingface/Math-Verify>`_ turns LaTeX into SymPy (through
+latex2sympy2-extended) and compares two answers symbolically and numerically (``verify``: about 1 ms per
+answer once loaded). Its timeouts use ``signal.alarm``, which only works in the main thread, and a SymPy
+comparison can run without end (``2^{10^{10}}`` against 3). So math-verify runs in a child process
+(``_math_worker.py``, started with ``python -P`` so that this package's ``numbers`` module cannot shadow
+the standard library's) with its own timeouts off; every request has a deadline (:data:`MATH_TIMEOUT_S`,
+10 s, counted from when the worker has loaded its grammar) after which the child is killed and
+restarted, and the answer is unparseable with the reason. This works from any thread and any process (a
+worker thread, a Ray actor). Requests are serialised by a lock; results are cached per input in this
+process, so a statement that timed out once is not retried in the same process.
 
 Which part of the statement is read
 -----------------------------------
 ``$...$`` / ``$$...$$`` spans holding math when there are any (then an ``=`` inside the chosen span keeps
 what follows the last ``=``), else the statement split at prose words (two or more
-letters outside braces and not a ``\\command``): ``\\frac{3}{4} of the cake`` is read as ``\\frac{3}{4}``. An
+letters outside braces and not a ``\command``): ``\frac{3}{4} of the cake`` is read as ``\frac{3}{4}``. An
 explicit answer statement takes its first math part, a last-line fallback must hold exactly one. A
 trailing ``%`` is dropped (25% is 25, as for plain numbers); ``×``, ``÷``, ``·``, ``**`` are written as
-``\\times``, ``\\div``, ``\\cdot``, ``^``.
+``\times``, ``\div``, ``\cdot``, ``^``.
 
 Representation
 --------------
-* ``answer_type: number``: a LaTeX statement must denote one real, finite number: ``\\frac{3}{4}`` is
-  0.75, ``2\\sqrt{2}`` is 2.8284271247461903 (SymPy evaluated to 20 digits, then a double); the answer is
+* ``answer_type: number``: a LaTeX statement must denote one real, finite number: ``\frac{3}{4}`` is
+  0.75, ``2\sqrt{2}`` is 2.8284271247461903 (SymPy evaluated to 20 digits, then a double); the answer is
   a ``float`` compared as every number (relative tolerance). A set, an interval, an equation, an
   expression with a variable, a complex or an infinite value is unparseable with the reason.
 * ``answer_type: math``: a :class:`MathAnswer`, a ``str`` whose text is SymPy's form of the expression
@@ -84,6 +84,7 @@ class MathAnswer(str):
     value: float | None
 
     def __new__(cls, text: str, latex: str, value: float | None = None) -> MathAnswer:
+        """A math answer: SymPy's text ``text``, the LaTeX read, and the real value (None if not one real)."""
         obj = super().__new__(cls, text)
         obj.latex = latex
         obj.value = value
@@ -98,8 +99,11 @@ class MathAnswer(str):
 
 
 def dollar_math(span: str) -> list[str]:
-    """The contents of the ``$...$`` / ``$$...$$`` spans that hold math (markup, ``=``, or one token without
-    spaces: ``$\\frac{1}{2}$``, ``$x = 5$``, ``$5$``); ``$5 and $6`` are two amounts of money, not math."""
+    r"""The contents of the ``$...$`` / ``$$...$$`` spans that hold math.
+
+    A span holds math when it has markup, ``=``, or one token without spaces: ``$\frac{1}{2}$``, ``$x = 5$``,
+    ``$5$``; ``$5 and $6`` are two amounts of money, not math.
+    """
     found = [(a or b).strip() for a, b in _DOLLAR_SPAN_RE.findall(span)]
     return [f for f in found if _MATH_CONTENT_RE.search(f)]
 
@@ -130,8 +134,10 @@ def math_parts(span: str) -> list[str]:
 
 
 def prepare(part: str) -> str:
-    """A math part as math-verify is given it: a trailing percent dropped, a leading currency symbol dropped,
-    unicode operators written in LaTeX."""
+    """A math part as math-verify is given it.
+
+    A trailing percent dropped, a leading currency symbol dropped, unicode operators written in LaTeX.
+    """
     part = part.strip()
     part = re.sub(r"\\?%$", "", part).strip()
     part = re.sub(r"^[-+]?\s*\\?\$\s*", lambda m: "-" if m.group(0).lstrip().startswith("-") else "", part)
@@ -139,8 +145,11 @@ def prepare(part: str) -> str:
 
 
 def pick_part(span: str, *, explicit: bool) -> tuple[str | None, str | None]:
-    """``(math part, None)`` or ``(None, reason)``: the first part of an explicit statement, the only part of
-    a last-line fallback."""
+    """The math part of a statement, or the reason there is none.
+
+    ``(math part, None)`` or ``(None, reason)``: the first part of an explicit statement, the only part of a
+    last-line fallback.
+    """
     if len(span) > 10 * MAX_MATH_CHARS:
         return None, f"unparseable: final answer longer than {10 * MAX_MATH_CHARS} characters to read as math"
     parts = math_parts(span)
@@ -278,8 +287,11 @@ def math_number_answer(value: float, text: str) -> MathAnswer:
 
 def math_equal(gold: MathAnswer, pred: MathAnswer, rel_tol: float = 1e-6, *,
                timeout: float | None = None) -> bool:
-    """Two math answers are equal: as numbers (relative tolerance) when both are real numbers, else by
-    math-verify's ``verify(gold, prediction)``. A comparison that times out is not equal."""
+    """Whether two math answers are equal.
+
+    Two math answers are equal: as numbers (relative tolerance) when both are real numbers, else by
+    math-verify's ``verify(gold, prediction)``. A comparison that times out is not equal.
+    """
     if gold.value is not None and pred.value is not None:
         return math.isclose(gold.value, pred.value, rel_tol=rel_tol, abs_tol=1e-9)
     reply = _request({"op": "equal", "gold": gold.latex, "pred": pred.latex}, timeout)

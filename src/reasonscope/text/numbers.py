@@ -1,18 +1,18 @@
-"""The number grammar: reading a number written in plain text (or in light LaTeX markup).
+r"""The number grammar: reading a number written in plain text (or in light LaTeX markup).
 
 A *numeral* is, in this order of parts:
 
 ==================  =============================================================================
 sign                ``-`` ``+`` ``−`` (U+2212) ``–`` (en dash), before or after a currency symbol
-currency            ``$ € £ ¥ ₹`` (``\\$`` in LaTeX); dropped
+currency            ``$ € £ ¥ ₹`` (``\$`` in LaTeX); dropped
 body                a decimal ``1234`` ``3.50`` ``.5``; thousands separators ``1,234,567`` (groups
-                    of exactly three digits; LaTeX ``1{,}000`` and thin spaces ``1\\,000`` are
+                    of exactly three digits; LaTeX ``1{,}000`` and thin spaces ``1\,000`` are
                     the same); a fraction of integers ``3/4``; a mixed number ``1 1/2``
 exponent            scientific notation ``1e3`` ``2.5e-1`` ``1.5E+2``, and ``2 × 10^3``,
-                    ``2 \\times 10^{3}``, ``2.5 \\cdot 10^{-1}``, ``3*10**2``
-percent             ``25%`` / ``25\\%`` -> 25 (the sign is dropped, not divided: questions state
+                    ``2 \times 10^{3}``, ``2.5 \cdot 10^{-1}``, ``3*10**2``
+percent             ``25%`` / ``25\%`` -> 25 (the sign is dropped, not divided: questions state
                     percentages as numbers)
-units               words after the number (``5 km``, ``18 apples``, ``5\\text{ km}``) are ignored
+units               words after the number (``5 km``, ``18 apples``, ``5\text{ km}``) are ignored
 ==================  =============================================================================
 
 What is **not** a number here (the numeral is unparseable, with the reason, never read as its
@@ -25,7 +25,7 @@ leading digits):
   largest finite double; comparing two such numbers would compare two infinities). Tiny values
   underflow to 0 and then compare within the absolute tolerance.
 
-Statements that hold LaTeX (``\\frac``, ``\\sqrt``, braces...) or an arithmetic expression with an
+Statements that hold LaTeX (``\frac``, ``\sqrt``, braces...) or an arithmetic expression with an
 operator other than ``-`` and ``/`` (``5 + 3``, ``2^10``) are not read here but by
 :mod:`reasonscope.text.mathexpr`; :func:`normalize_markup` and :func:`needs_math` decide the route.
 
@@ -93,10 +93,10 @@ class Numeral:
 
 
 def normalize_markup(span: str) -> str:
-    """Rewrite the light LaTeX and scientific-notation forms that the plain grammar reads itself.
+    r"""Rewrite the light LaTeX and scientific-notation forms that the plain grammar reads itself.
 
-    ``1{,}000`` / ``1\\,000`` -> ``1,000``; ``\\$`` -> ``$``; ``\\%`` -> ``%``; ``\\text{ km}`` -> `` km ``;
-    ``\\(``, ``\\)``, ``\\[``, ``\\]`` are dropped; ``2 \\times 10^{3}`` / ``2 × 10^3`` -> ``2e3``.
+    ``1{,}000`` / ``1\,000`` -> ``1,000``; ``\$`` -> ``$``; ``\%`` -> ``%``; ``\text{ km}`` -> `` km ``;
+    ``\(``, ``\)``, ``\[``, ``\]`` are dropped; ``2 \times 10^{3}`` / ``2 × 10^3`` -> ``2e3``.
     """
     span = _LATEX_GROUP_RE.sub(",", span)
     span = span.replace("\\$", "$").replace("\\%", "%")
@@ -106,16 +106,22 @@ def normalize_markup(span: str) -> str:
 
 
 def needs_math(span: str) -> bool:
-    """True when a (normalised) span holds LaTeX markup or an arithmetic expression that the plain grammar
-    would misread (``\\frac{3}{4}`` is not 3, ``2^10`` is not 2, ``5 + 3`` is not 5)."""
+    r"""Whether a span needs the math reader.
+
+    True when a (normalised) span holds LaTeX markup or an arithmetic expression that the plain grammar would
+    misread (``\frac{3}{4}`` is not 3, ``2^10`` is not 2, ``5 + 3`` is not 5).
+    """
     if _MARKUP_RE.search(span):
         return True
     return is_expression(span)
 
 
 def is_expression(span: str) -> bool:
-    """The span, less trailing words and punctuation, is an arithmetic expression of numbers with at least
-    one operator among ``+ * × ÷ · ^ **`` (a lone ``-`` or ``/`` is a range, a date or a fraction)."""
+    """Whether a span is an arithmetic expression.
+
+    The span, less trailing words and punctuation, is an arithmetic expression of numbers with at least one
+    operator among ``+ * × ÷ · ^ **`` (a lone ``-`` or ``/`` is a range, a date or a fraction).
+    """
     span = span.strip().lstrip("$")
     if len(span) > MAX_EXPRESSION_CHARS or not _STRONG_OPERATOR_RE.search(span):
         return False
@@ -146,7 +152,10 @@ def _value(m: re.Match) -> tuple[float | None, str | None]:
 
 
 def read_numerals(span: str) -> list[Numeral]:
-    """Every numeral of ``span``, in order; a glued or out-of-range one carries its reason instead of a value."""
+    """Every numeral of ``span``, in order.
+
+    A glued or out-of-range numeral carries its reason instead of a value.
+    """
     out: list[Numeral] = []
     pos = 0
     while True:
@@ -166,8 +175,11 @@ def read_numerals(span: str) -> list[Numeral]:
 
 
 def parse_plain_number(span: str, *, explicit: bool) -> tuple[float | None, str | None]:
-    """A number from a plain-text span: the first numeral of an explicit answer statement, the only numeral
-    of a last-line fallback (several: ambiguous), else one small number word (``eight``)."""
+    """A number from a plain-text span.
+
+    The first numeral of an explicit answer statement, the only numeral of a last-line fallback (several:
+    ambiguous), else one small number word (``eight``).
+    """
     numerals = read_numerals(span)
     if not numerals:
         words = [w for w in re.findall(r"[a-z]+", span.lower()) if w in _NUMBER_WORDS]

@@ -24,6 +24,14 @@ def _segmenter():
 
 
 def split_steps(trace: str) -> list[str]:
+    """The steps of a reasoning trace (module docstring for the rules).
+
+    Args:
+        trace: the reasoning text; None or empty gives no steps.
+
+    Returns:
+        The steps in order, stripped.
+    """
     steps: list[str] = []
     for line in (trace or "").splitlines():
         line = _MARKER_RE.sub("", line).strip()

@@ -1,6 +1,9 @@
-"""Reading a final answer statement as a typed value: numbers (one numeral, or a math expression),
-booleans, choice letters or texts, and labels; each reader returns the value or None with the reason.
-Used by :func:`reasonscope.text.answers.extract_answer` and :func:`~reasonscope.text.answers.read_statement`."""
+"""Reading a final answer statement as a typed value.
+
+Numbers (one numeral, or a math expression), booleans, choice letters or texts, and labels; each reader
+returns the value or None with the reason. Used by :func:`reasonscope.text.answers.extract_answer` and
+:func:`~reasonscope.text.answers.read_statement`.
+"""
 
 from __future__ import annotations
 
@@ -48,8 +51,11 @@ def _after_equals(statement: str) -> str:
 
 
 def _number_span(statement: str, explicit: bool) -> tuple[str | None, bool, str | None]:
-    """``(span, explicit, None)``: the part of a statement that holds its number (a ``$...$`` math span is
-    chosen before the ``=`` rule applies inside it), or ``(None, explicit, reason)``."""
+    """The part of a statement that holds its number.
+
+    ``(span, explicit, None)``: the part of a statement that holds its number (a ``$...$`` math span is chosen
+    before the ``=`` rule applies inside it), or ``(None, explicit, reason)``.
+    """
     span = normalize_markup(statement)
     if dollar_math(span):
         part, why = pick_part(span, explicit=explicit)
@@ -61,8 +67,10 @@ def _number_span(statement: str, explicit: bool) -> tuple[str | None, bool, str 
 
 def parse_number(statement: str, *, explicit: bool) -> tuple[float | None, str | None]:
     """A real number from an answer statement (plain grammar, or math-verify for LaTeX and expressions).
-    A statement without words that holds several numbers ("3, 4", "(1, 2]") states no single number,
-    even after ``Answer:``."""
+
+    A statement without words that holds several numbers ("3, 4", "(1, 2]") states no single number, even
+    after ``Answer:``.
+    """
     span, explicit, why = _number_span(statement, explicit)
     if span is None:
         return None, why
@@ -94,8 +102,11 @@ def parse_math(statement: str, *, explicit: bool) -> tuple[MathAnswer | None, st
 
 
 def _bool_mentions(statement: str) -> list[Mention]:
-    """yes/no/true/false used as a value: first or last word of its clause, after *say/answer/reply*, or
-    (true/false) after *is/be/was...* ("there is no doubt" holds no value)."""
+    """Mentions of yes/no/true/false used as a value.
+
+    yes/no/true/false used as a value: first or last word of its clause, after *say/answer/reply*, or
+    (true/false) after *is/be/was...* ("there is no doubt" holds no value).
+    """
     out = []
     for start, end, _ in clauses(statement):
         first_word = _ANY_WORD_RE.search(statement, start, end)
@@ -118,6 +129,7 @@ def parse_boolean(statement: str) -> tuple[bool | None, str | None]:
 
 
 def normalize_text(s: str) -> str:
+    """Lower-cased text with punctuation turned into spaces and the articles a/an/the dropped."""
     s = s.lower().translate(str.maketrans({c: " " for c in string.punctuation}))
     return " ".join(w for w in s.split() if w not in _ARTICLES)
 
@@ -172,8 +184,11 @@ def _text_mentions(statement: str, choices: list[str], letters: str) -> list[Men
 
 
 def parse_choice(statement: str, choices: list[str] | None) -> tuple[str | None, str | None]:
-    """An option letter: the option the statement finally commits to (see :mod:`.commitment`); option texts
-    count only when no letter is named."""
+    """An option letter from an answer statement.
+
+    An option letter: the option the statement finally commits to (see :mod:`.commitment`); option texts count
+    only when no letter is named.
+    """
     letters = _letters(choices)
     mentions = _letter_mentions(statement, letters)
     if not mentions and choices:
@@ -187,6 +202,19 @@ def parse_choice(statement: str, choices: list[str] | None) -> tuple[str | None,
 
 
 def parse_label(statement: str, labels: list[str] | None) -> tuple[str | None, str | None]:
+    """``(label, None)`` or ``(None, reason)`` from an answer statement.
+
+    Without ``labels`` the normalised statement is the label. Otherwise a label counts when its normalised
+    text occurs as whole words in the normalised statement; a label found only inside a longer label that is
+    also found ("entailment" in "not entailment") is dropped.
+
+    Args:
+        statement: the final answer statement.
+        labels: the allowed labels, or None for free text.
+
+    Returns:
+        The one label found, or the reason: ``unparseable`` (empty, or no label) or ``ambiguous`` (several).
+    """
     norm = normalize_text(statement)
     if not labels:
         return (norm, None) if norm else (None, "unparseable: empty final answer")

@@ -39,6 +39,10 @@ Choices
   sample, so the bad sample is named (and skipped with ``--skip-bad-rows``); a ``.json`` log is one
   document, so a malformed sample in it names the log, its position and the field.
 * The record's source is ``sample=<id>,epoch=<epoch>`` in the log file.
+* Several logs of one task and model in a folder (the eval run again into the same ``--log-dir``):
+  the latest, by ``eval.created``, is read and the others are named in the notes; ``--log-run`` picks
+  one (a file name, the eval's ``run_id`` or ``eval_id``, or its created time).
+* An lm-eval samples or results file is refused with an error naming ``--from lm-eval``.
 """
 
 from __future__ import annotations
@@ -50,7 +54,16 @@ from urllib.parse import unquote, urlparse
 
 from ..loaders import BadRow, DatasetError, RowError, convert_rows
 from ..predictions import VALID_TYPES, assemble_records
-from .common import ForeignImport, answer_type_of, new_record
+from .common import (
+    KINDS,
+    ForeignImport,
+    LogRun,
+    answer_type_of,
+    choose_runs,
+    new_record,
+    sniff_log,
+    utc_stamp,
+)
 
 TRUNCATED_STOPS = ("max_tokens", "model_length")
 SKIPPED_FIELDS = {"events", "store", "attachments"}  # large and not needed to score the output
@@ -85,13 +98,43 @@ def _unreadable(path: Path, err: Exception) -> DatasetError:
 
 def _log_files(path: Path) -> list[Path]:
     if path.is_file():
+        kind = sniff_log(path)
+        if kind in ("lm-eval-samples", "lm-eval-results"):
+            raise DatasetError(f"{path}: {KINDS[kind]}, not an inspect-ai log: read "
+                               + ("it" if kind == "lm-eval-samples" else "the samples files of its run")
+                               + " with --from lm-eval")
         return [path]
     if not path.is_dir():
         raise DatasetError(f"{path}: no such file or folder")
     files = [Path(unquote(urlparse(info.name).path)) for info in _inspect_log().list_eval_logs(str(path), recursive=True)]
     if not files:
-        raise DatasetError(f"{path}: no inspect-ai logs (.eval or .json named as inspect names them) in this folder")
+        hint = ("; it holds lm-eval samples files: read them with --from lm-eval"
+                if next(path.rglob("samples_*.jsonl"), None) is not None else "")
+        raise DatasetError(f"{path}: no inspect-ai logs (.eval or .json named as inspect names them) in this folder"
+                           + hint)
     return sorted(files)
+
+
+PICK_HINT = "a log file name, an eval's run_id or eval_id, or its created time"
+
+
+def _header(path: Path):
+    try:
+        return _inspect_log().read_eval_log(str(path), header_only=True)
+    except Exception as err:
+        raise _unreadable(path, err) from None
+
+
+def _run_of(path: Path, root: Path, header) -> LogRun:
+    """The log as a run of (task, model), stamped with ``eval.created`` (in UTC)."""
+    ev = header.eval
+    created = str(ev.created)
+    names = {path.name, path.stem, str(ev.run_id or ""), str(ev.eval_id or ""), created, utc_stamp(created)}
+    if root.is_dir():
+        names.add(str(path.relative_to(root.resolve())))
+    completed = getattr(header.stats, "completed_at", None) or ""
+    return LogRun(path, (str(ev.task), str(ev.model)), utc_stamp(created), frozenset(n for n in names if n),
+                  (utc_stamp(str(completed)), path.stat().st_mtime_ns))
 
 
 def _label(sample_id: Any, epoch: Any) -> str:
@@ -123,8 +166,11 @@ def _samples(path: Path, header) -> Iterator[tuple[str, Any]]:
 
 
 def input_text(value: Any) -> str:
-    """A sample input as text: the string, or (a chat input) the text of its last user message, as
-    inspect's ``TaskState.input_text`` reads it."""
+    """A sample input as text.
+
+    The string, or (a chat input) the text of its last user message, as inspect's ``TaskState.input_text``
+    reads it.
+    """
     if isinstance(value, str):
         return value
     users = [m for m in value if getattr(m, "role", None) == "user"]
@@ -144,10 +190,13 @@ def single_target(value: Any) -> str:
 
 
 def output_fields(output, error: str | None = None) -> dict[str, Any]:
-    """The record fields of one inspect ``ModelOutput``: ``prediction`` (the completion, with any reasoning
-    block of the message kept before it as ``<think>...</think>``), ``completion_tokens``,
-    ``finish_reason`` (``length`` for ``max_tokens`` / ``model_length`` stops) and ``error`` (the
-    sample's error, else the output's). The log reader and the inspect scorers both read outputs here."""
+    """The record fields of one inspect ``ModelOutput``.
+
+    ``prediction`` (the completion, with any reasoning block of the message kept before it as
+    ``<think>...</think>``), ``completion_tokens``, ``finish_reason`` (``length`` for ``max_tokens`` /
+    ``model_length`` stops) and ``error`` (the sample's error, else the output's). The log reader and the
+    inspect scorers both read outputs here.
+    """
     reasoning: list[str] = []
     stop = None
     if output.choices:
@@ -171,13 +220,8 @@ def _generate_setting(header, name: str) -> Any:
     return None
 
 
-def _read_log(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_type: str | None, budget: int | None,
-              out: ForeignImport, records: list) -> None:
-    ilog = _inspect_log()
-    try:
-        header = ilog.read_eval_log(str(path), header_only=True)
-    except Exception as err:
-        raise _unreadable(path, err) from None
+def _read_log(path: Path, header, label_prefix: str, *, skip_bad_rows: bool, answer_type: str | None,
+              budget: int | None, out: ForeignImport, records: list) -> None:
     model, task = str(header.eval.model), str(header.eval.task)
     epochs = header.eval.config.epochs or 1
     max_tokens = _generate_setting(header, "max_tokens") or budget
@@ -221,26 +265,33 @@ def _read_log(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_type
 
 
 def read_inspect_log(path: str | Path, *, skip_bad_rows: bool = False, answer_type: str | None = None,
-                     budget: int | None = None, token_counter=None) -> ForeignImport:
+                     budget: int | None = None, token_counter=None, log_run: str | None = None) -> ForeignImport:
     """Read an inspect-ai eval log (or a folder of logs) into items and generations.
 
     One generation per sample and epoch (epoch e is sample index e - 1); see the module docstring
     for the field mapping. A sample that cannot be mapped raises :class:`DatasetError` naming the
     log, the sample id and epoch, and the field, or is skipped and listed with ``skip_bad_rows``.
+    A folder with several logs of one task and model (the eval run again into the same log folder)
+    gives the latest, by ``eval.created``; ``log_run`` (a file name, a run or eval id, or the created
+    time) reads that run instead.
     """
     path = Path(path)
     files = _log_files(path)
+    headers = {f: _header(f) for f in files}
+    chosen, run_notes = choose_runs([_run_of(f, path, h) for f, h in headers.items()], log_run, path, PICK_HINT)
     out = ForeignImport(items={}, generations=[], source=str(path))
+    out.notes.extend(run_notes)
     records: list[tuple[int | str, dict[str, Any]]] = []
-    for f in files:
+    for run in chosen:
+        f = run.path
         prefix = f"{f.relative_to(path.resolve())}:" if path.is_dir() else ""
-        _read_log(f, prefix, skip_bad_rows=skip_bad_rows, answer_type=answer_type, budget=budget, out=out,
-                  records=records)
+        _read_log(f, headers[f], prefix, skip_bad_rows=skip_bad_rows, answer_type=answer_type, budget=budget,
+                  out=out, records=records)
     if not records:
         raise DatasetError(f"{path}: no usable samples in the inspect-ai log"
                            + (f" ({len(out.bad_rows)} bad samples skipped)" if out.bad_rows else ""))
     assembled = assemble_records(records, path, out.bad_rows, token_counter)
     out.items, out.generations = assembled.items, assembled.generations
-    out.notes.insert(0, f"inspect-ai: {len(files)} log(s), tasks {', '.join(sorted(out.items))}, "
+    out.notes.insert(0, f"inspect-ai: {len(chosen)} log(s), tasks {', '.join(sorted(out.items))}, "
                         f"models {', '.join(sorted({g.model for g in out.generations}))}")
     return out

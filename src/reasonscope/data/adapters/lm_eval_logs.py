@@ -40,7 +40,19 @@ Choices
   text, so there is no answer statement and no reasoning to score. A row is recognised by its request
   (``arg_1`` is the continuation text, or absent) and by the task's ``output_type`` in the results file.
 * lm-eval logs no token counts and no finish reason: ES needs ``--tokenizer`` (or the counts are
-  absent and ES is "not applicable"); every output counts as finished (``stop``).
+  absent and ES is "not applicable"). With ``--tokenizer`` an output whose token count reaches
+  ``max_gen_toks`` is marked truncated (finish reason ``length``: lm-eval stopped it there); without
+  it, an output that used all ``max_gen_toks`` cannot be told from a finished one and every output
+  counts as finished (``stop``), which the notes say. The count re-tokenises the logged text with the
+  tokenizer given, so it is exact when that is the model's tokenizer and the text round-trips.
+* Several runs in one folder (lm-eval adds ``samples_<task>_<date>.jsonl`` and ``results_<date>.json``
+  per run to the same ``--output_path``): per model folder and task, the run with the latest date in
+  its file name is read and the others are named in the notes; ``--log-run`` picks a run (a file name
+  or the ``<date>``).
+* A samples file with fewer documents than its run's results file counts (``n-samples``: the file was
+  cut at a line boundary or copied in part) is read, with a warning giving both counts.
+* A file of another framework (an inspect-ai ``.eval`` or ``.json`` log) or lm-eval's results file is
+  refused with an error naming the right input (``--from inspect``; the run's samples files).
 * The record's source is ``<file>:<line>`` and its sample index, so every number traces back to the
   line of the samples file (a folder: the file's path relative to it).
 """
@@ -55,7 +67,16 @@ from typing import Any
 
 from ..loaders import BadRow, DatasetError, RowError, convert_rows, read_jsonl
 from ..predictions import assemble_records
-from .common import ForeignImport, answer_type_of, new_record, split_gold
+from .common import (
+    KINDS,
+    ForeignImport,
+    LogRun,
+    answer_type_of,
+    choose_runs,
+    new_record,
+    sniff_log,
+    split_gold,
+)
 
 SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)$")
 LOGLIKELIHOOD_TYPES = ("multiple_choice", "loglikelihood", "loglikelihood_rolling")
@@ -137,8 +158,20 @@ def _temperature(kwargs: dict[str, Any]) -> float | None:
         return None
 
 
+def _n_samples(info: dict[str, Any], task: str) -> int | None:
+    """The number of documents the run evaluated for ``task``.
+
+    ``n-samples[task].effective`` of the results file (``original`` less ``--limit``), None when the file does
+    not say.
+    """
+    counts = info.get("n-samples")
+    entry = counts.get(task) if isinstance(counts, dict) else None
+    value = entry.get("effective") if isinstance(entry, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_type: str | None,
-               budget: int | None, out: ForeignImport, records: list, prompts: dict) -> None:
+               budget: int | None, out: ForeignImport, records: list, prompts: dict, token_counter=None) -> None:
     task, info = _run_info(path)
     model = _model_name(info)
     configs = info.get("configs") if isinstance(info.get("configs"), dict) else {}
@@ -153,9 +186,11 @@ def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_typ
     set_aside = 0
     temps: set[float] = set()
     repeated = False
+    docs: set[int] = set()  # the documents read (rows of the first filter)
+    at_budget = 0  # outputs whose counted tokens reach max_gen_toks: truncated
 
     def convert(row: dict) -> list[dict[str, Any]] | None:
-        nonlocal set_aside, repeated
+        nonlocal set_aside, repeated, at_budget
         filt = row.get("filter")
         if not first_filter:
             first_filter.append(filt)
@@ -181,9 +216,18 @@ def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_typ
         repeated = repeated or len(outputs) > 1
         kind = answer_type_of(gold, None, answer_type)
         question = prompts.setdefault((task, doc_id), prompt)
-        return [new_record(input=question, target=gold, prediction=text, id=str(doc_id), model=model, sample=k,
-                           answer_type=kind, max_tokens=max_tokens, dataset=task)
-                for k, text in enumerate(outputs)]
+        docs.add(doc_id)
+        recs = []
+        for k, text in enumerate(outputs):
+            # lm-eval logs no token count and no finish reason: counted with --tokenizer, an output that
+            # reaches max_gen_toks was cut there (finish reason "length"); uncounted, it counts as finished
+            tokens = token_counter(text) if token_counter is not None else None
+            cut = tokens is not None and max_tokens is not None and tokens >= max_tokens
+            at_budget += cut
+            recs.append(new_record(input=question, target=gold, prediction=text, id=str(doc_id), model=model,
+                                   sample=k, answer_type=kind, max_tokens=max_tokens, dataset=task,
+                                   completion_tokens=tokens, finish_reason="length" if cut else "stop"))
+        return recs
 
     rows, bad = convert_rows(read_jsonl(path), str(path), convert, skip_bad_rows=skip_bad_rows)
 
@@ -199,39 +243,102 @@ def _read_file(path: Path, label_prefix: str, *, skip_bad_rows: bool, answer_typ
     if repeated and temps:
         # the lowest temperature of the model's repeated tasks: a greedy one makes its CS/SS trivial
         out.temperatures[model] = min([*temps, out.temperatures.get(model, math.inf)])
+    if at_budget:
+        out.notes.append(f"{path.name}: {at_budget} output(s) reach max_gen_toks (tokens counted with --tokenizer): "
+                         "marked truncated (finish reason length)")
+    expected = _n_samples(info, task)
+    if expected is not None and len(docs) < expected:
+        skipped = f"; {len(bad)} bad row(s) skipped" if bad else ""
+        out.warnings.append(f"{path.name}: {len(docs)} of the {expected} documents of task {task!r} that the run's "
+                            f"results file counts (n-samples) are in the samples file{skipped}: the file is cut short "
+                            f"or copied in part, and the metrics cover the {len(docs)} read")
+
+
+def _runs(path: Path, files: list[Path]) -> list[LogRun]:
+    runs = []
+    for f in files:
+        rel = str(f.relative_to(path)) if path.is_dir() else f.name
+        m = SAMPLES_RE.match(f.stem)
+        if m is None:  # not named as lm-eval names its files: a run of its own
+            runs.append(LogRun(f, (rel,), "", frozenset({f.name, rel})))
+            continue
+        folder = str(f.parent.relative_to(path)) if path.is_dir() else f.parent.name
+        runs.append(LogRun(f, (folder or ".", m["task"]), m["date"],
+                           frozenset({f.name, f.stem, rel, m["date"], f"results_{m['date']}.json"})))
+    return runs
+
+
+PICK_HINT = "a samples or results file name, or a run date as in results_<date>.json"
+
+
+def _foreign(path: Path) -> DatasetError | None:
+    """The error for a file that is another known log, not an lm-eval samples file, naming the right input."""
+    kind = sniff_log(path)
+    if kind in ("inspect-eval", "inspect-json"):
+        return DatasetError(f"{path}: {KINDS[kind]}, not an lm-eval samples file: read it with --from inspect")
+    if kind == "lm-eval-results":
+        m = re.match(r"^results_(.+)\.json$", path.name)
+        beside = sorted(path.parent.glob(f"samples_*_{m[1]}.jsonl")) if m else []
+        where = (f"its run's samples files ({', '.join(f.name for f in beside)}), or the folder {path.parent}" if beside
+                 else "the samples files of its run (samples_<task>_<date>.jsonl); none are beside it: run lm_eval "
+                      "with --log_samples")
+        return DatasetError(f"{path}: {KINDS[kind]}, not its per-sample log; give {where}")
+    return None
+
+
+def _folder_hint(path: Path) -> str:
+    """What a folder without lm-eval samples files holds, if it is another known log."""
+    if any(path.rglob("results_*.json")):
+        return "; it holds lm-eval results files only: run lm_eval with --log_samples as well"
+    for f in [*path.rglob("*.eval"), *path.rglob("*.json")][:50]:
+        if sniff_log(f) in ("inspect-eval", "inspect-json"):
+            return f"; it holds inspect-ai logs ({f.name}): read them with --from inspect"
+    return "; run lm_eval with --log_samples --output_path"
 
 
 def read_lm_eval(path: str | Path, *, skip_bad_rows: bool = False, answer_type: str | None = None,
-                 budget: int | None = None, token_counter=None) -> ForeignImport:
+                 budget: int | None = None, token_counter=None, log_run: str | None = None) -> ForeignImport:
     """Read an lm-eval samples file (``samples_<task>_<date>.jsonl``) or a folder of them.
 
     Returns items per task and one generation per document and repeat (see the module docstring for
     the field mapping). A row that cannot be mapped raises :class:`DatasetError` naming the file, the
-    line and the field, or is skipped and listed in ``bad_rows`` with ``skip_bad_rows``.
+    line and the field, or is skipped and listed in ``bad_rows`` with ``skip_bad_rows``. A folder with
+    several runs of a task (lm-eval run again with the same ``--output_path``) gives the latest run of
+    each task and model folder, by the run date in the file names; ``log_run`` (a file name or a run
+    date) reads that run instead. ``token_counter`` (``--tokenizer``) counts each output's tokens: an
+    output that reaches ``max_gen_toks`` is marked truncated.
     """
     path = Path(path)
     if path.is_dir():
         files = sorted(path.rglob("samples_*.jsonl"))
         if not files:
-            raise DatasetError(f"{path}: no lm-eval samples files (samples_<task>_<date>.jsonl) in this folder; "
-                               "run lm_eval with --log_samples --output_path")
+            raise DatasetError(f"{path}: no lm-eval samples files (samples_<task>_<date>.jsonl) in this folder"
+                               + _folder_hint(path))
     elif path.is_file():
+        if (err := _foreign(path)) is not None:
+            raise err
         files = [path]
     else:
         raise DatasetError(f"{path}: no such file or folder")
+    chosen, run_notes = choose_runs(_runs(path, files), log_run, path, PICK_HINT)
     out = ForeignImport(items={}, generations=[], source=str(path))
     records: list[tuple[int | str, dict[str, Any]]] = []
     prompts: dict[tuple[str, int], str] = {}  # (task, doc_id) -> the first prompt seen: the item's input
-    for f in files:
+    for run in chosen:
+        f = run.path
         prefix = f"{f.relative_to(path)}:" if path.is_dir() else ""
         _read_file(f, prefix, skip_bad_rows=skip_bad_rows, answer_type=answer_type, budget=budget, out=out,
-                   records=records, prompts=prompts)
+                   records=records, prompts=prompts, token_counter=token_counter)
     if not records:
         raise DatasetError(f"{path}: no usable lm-eval records"
                            + (f" ({len(out.bad_rows)} bad rows skipped)" if out.bad_rows else ""))
     assembled = assemble_records(records, path, out.bad_rows, token_counter)
     out.items, out.generations = assembled.items, assembled.generations
     tasks = sorted(out.items)
-    out.notes.insert(0, f"lm-eval: {len(files)} samples file(s), tasks {', '.join(tasks)}, "
-                        f"models {', '.join(sorted({g.model for g in out.generations}))}")
+    out.notes[:0] = [f"lm-eval: {len(chosen)} samples file(s), tasks {', '.join(tasks)}, "
+                     f"models {', '.join(sorted({g.model for g in out.generations}))}", *run_notes]
+    if token_counter is None:
+        out.notes.append("lm-eval logs no finish reason and no token count: an output that used all max_gen_toks "
+                         "cannot be told from a finished one, and every output counts as finished; --tokenizer "
+                         "(the model's tokenizer) counts the tokens and marks those that reach max_gen_toks truncated")
     return out

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from ..cli.common import WAIT_LOCK, fail, run_plan
 from ..config import PlanError, load_plan, parse_plan
+from .common import WAIT_LOCK, fail, run_plan
 
 app = typer.Typer(name="information", no_args_is_help=True,
                   help="REV and LAREV: how much label information a rationale adds over a baseline "
@@ -32,6 +32,8 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                       baseline: str = typer.Option("rule", help="Baseline constructor: rule, llm or column."),
                       epochs: int = typer.Option(8, help="Epochs of Phi_base and Phi."),
                       probe_epochs: int = typer.Option(8), larev_epochs: int = typer.Option(2),
+                      larev_init: str = typer.Option("phi", help="Phi_LA starts from the trained Phi (phi) or "
+                                                     "the pretrained backbone (backbone)."),
                       lr: float = typer.Option(3e-5), size: int = typer.Option(50, help="Synthetic items per kind."),
                       reduction: str = typer.Option("sum", help="log p(y | .) over y's tokens: sum (the documents') "
                                                     "or mean."),
@@ -47,7 +49,8 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                                "train": _split(train, "train", format_, size, seed),
                                "test": _split(test, "test", format_, max(1, size // 5), seed) if test else None,
                                "evaluator": evaluator, "methods": method, "baseline": baseline, "epochs": epochs,
-                               "probe_epochs": probe_epochs, "larev_epochs": larev_epochs, "lr": lr,
+                               "probe_epochs": probe_epochs, "larev_epochs": larev_epochs,
+                               "larev_init": larev_init, "lr": lr,
                                "reduction": reduction, "lambda_irm": lambda_irm, "lambda_probe": lambda_probe}}},
                           "<command line>")
     except (PlanError, ValueError) as err:

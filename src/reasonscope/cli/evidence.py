@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from ..cli.common import WAIT_LOCK, fail, run_plan
 from ..config import PlanError, parse_plan
+from .common import WAIT_LOCK, fail, run_plan
 
 app = typer.Typer()
 

@@ -1,10 +1,12 @@
-"""The registry of families: name -> ``"module:object"``, imported on first use.
+"""The registry of families: name -> ``"reasonscope.<name>.entry:FAMILY"``, imported on first use.
 
 ``get_family(name)`` returns the registered :class:`reasonscope.family.Family` (an unknown name is a
 ``LookupError`` that suggests close names); ``all_families()`` returns all five in their canonical
-order; ``enabled_families(families_config)`` the ones a plan enables, in scoring order.
+order; ``enabled_families(families_config)`` the ones a plan enables, in scoring order (or in the
+canonical order, ``canonical=True``). The names and orders are declared in :mod:`reasonscope.family_order`.
 
-This is the assembly layer: shared layers never import it (the report renders what families return).
+This is the assembly layer: the run pipeline and the command line reach the families through it; shared
+layers never import it (the report renders what families return).
 """
 
 from __future__ import annotations
@@ -14,19 +16,11 @@ from importlib import import_module
 from typing import Any
 
 from .family import Family
+from .family_order import FAMILY_NAMES, SCORING_ORDER
 
 __all__ = ["FAMILIES", "SCORING_ORDER", "all_families", "enabled_families", "get_family"]
 
-FAMILIES: dict[str, str] = {
-    "behavior": "reasonscope.behavior.entry:FAMILY",
-    "evidence": "reasonscope.evidence.entry:FAMILY",
-    "information": "reasonscope.information.entry:FAMILY",
-    "attributes": "reasonscope.attributes.entry:FAMILY",
-    "attack": "reasonscope.attack.entry:FAMILY",
-}
-# Attack and information generate or train on their own: they score first, then the families that
-# read the run's generations (the order the runner has always used; console output follows it).
-SCORING_ORDER: tuple[str, ...] = ("attack", "information", "behavior", "evidence", "attributes")
+FAMILIES: dict[str, str] = {name: f"reasonscope.{name}.entry:FAMILY" for name in FAMILY_NAMES}
 _loaded: dict[str, Family] = {}
 
 
@@ -48,11 +42,14 @@ def all_families() -> tuple[Family, ...]:
     return tuple(get_family(name) for name in FAMILIES)
 
 
-def enabled_families(families: Any) -> list[tuple[Family, Any]]:
+def enabled_families(families: Any, *, canonical: bool = False) -> list[tuple[Family, Any]]:
     """``(family, its settings)`` for each family set in a plan's ``families`` section, in scoring order.
-    A section without a family's field (``reasonscope score`` has no attack) leaves it disabled."""
+
+    With ``canonical``, in the canonical order. A section without a family's field (``reasonscope score`` has
+    no attack) leaves it disabled.
+    """
     out = []
-    for name in SCORING_ORDER:
+    for name in FAMILY_NAMES if canonical else SCORING_ORDER:
         settings = getattr(families, name, None)
         if settings is not None:
             out.append((get_family(name), settings))

@@ -1,5 +1,6 @@
-"""The attack family (MATCHA, *Misaligning Reasoning with Answers*): does the reasoning break while the
-answer stays right?
+"""The attack family: does the reasoning break while the answer stays right?
+
+MATCHA, from *Misaligning Reasoning with Answers*.
 
 Per white-box model (``hf/...`` or ``smollm2``) and item:
 
@@ -38,7 +39,6 @@ record is committed as soon as it is yielded.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -49,13 +49,12 @@ from ..settings import ModelConfig, StatsConfig
 from ..store import Store
 from ..types import Completion, Item, Score, stable_hash
 from .answers import same_answer
-from .attacker import AttackSettings
 from .executor import attack_items
 from .item import RECORD_VERSION, attack_item
 from .judging import judge_chains, meaning_checks
 from .layout import PROMPT_VERSION
 from .outcomes import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
-from .settings import AttackConfig
+from .settings import AttackConfig, AttackSearch, AttackSettings
 from .transfer import run_transfer
 
 FAMILY = "attack"
@@ -65,20 +64,23 @@ EXCLUDED_LABELS = {"clean_wrong": "clean reasoning already wrong", "not_judged":
 
 
 def settings_of(cfg: AttackConfig, seed: int) -> AttackSettings:
-    return AttackSettings(ratio=cfg.ratio, steps=cfg.steps, top_k=cfg.top_k, candidates=cfg.candidates, lam=cfg.lam,
-                          epsilon_p=cfg.epsilon_p, embedding_steps=cfg.embedding_steps,
-                          min_similarity=cfg.min_similarity, answer_tokens=cfg.answer_tokens,
-                          cot_tokens=cfg.cot_tokens, insert_draws=cfg.insert_draws, seed=seed)
+    """The attacker's settings: the plan's search parameters (:class:`~.settings.AttackSearch`) and ``seed``."""
+    return AttackSettings(**{name: getattr(cfg, name) for name in AttackSearch.model_fields}, seed=seed)
 
 
 def attack_key(spec: str, revision: str | None, item: Item, methods: list[str], settings: AttackSettings) -> str:
+    """The cache key of one item's white-box record: a hash of model, item, methods, settings, versions."""
     return "attack-" + stable_hash({"model": spec, "revision": revision, "input": item.input, "target": item.target,
                                     "answer_type": item.answer_type, "methods": sorted(methods),
-                                    "settings": asdict(settings), "prompt": PROMPT_VERSION,
+                                    "settings": settings.model_dump(), "prompt": PROMPT_VERSION,
                                     "record": RECORD_VERSION}, length=48)
 
 
 def white_box_targets(models: list[ModelConfig], console: Console) -> tuple[list[ModelConfig], dict[str, str]]:
+    """Split the run's models into the white-box ones the attacks target and the rest.
+
+    Returns the white-box models and, per skipped model, why (also printed to ``console``).
+    """
     from ..models.registry import split_spec
 
     out, skipped = [], {}
@@ -94,7 +96,7 @@ def white_box_targets(models: list[ModelConfig], console: Console) -> tuple[list
 
 def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig,
                 settings: AttackSettings, *, executor: str, console: Console) -> dict[str, dict]:
-    """item key -> white-box record, from the store when cached, else attacked (committed one by one)."""
+    """Map item key -> white-box record, from the store when cached, else attacked (committed one by one)."""
     keys = {k: attack_key(model_cfg.spec, model_cfg.revision, it, cfg.methods, settings) for k, it in items}
     done = store.cached_keys(keys.values())
     todo = [(k, it) for k, it in items if keys[k] not in done]
@@ -106,7 +108,7 @@ def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Ite
             for k, record in attack_items(model_cfg, todo, cfg, settings, attack=attack_item,
                                             executor=executor):
                 store.put_completion(keys[k], provider="attack", model_id=model_cfg.spec,
-                                     request={"item": k, "methods": cfg.methods, "settings": asdict(settings),
+                                     request={"item": k, "methods": cfg.methods, "settings": settings.model_dump(),
                                               "prompt": PROMPT_VERSION, "record": RECORD_VERSION},
                                      completion=Completion(text=json.dumps(record), finish_reason="stop"),
                                      source="attack")
@@ -124,8 +126,11 @@ def _case(model: str, method: str, key: str) -> str:
 
 def _verdicts(cfg: AttackConfig, model: str, items: list[tuple[str, Item]], records: dict[str, dict], store: Store,
               *, seed: int, console: Console) -> tuple[dict, dict]:
-    """The judge's reasoning verdicts (clean chains under case ``model|clean|key``, perturbed chains with the
-    answer kept) and meaning verdicts on the perturbed questions; both empty without a judge."""
+    """The judge's reasoning verdicts and meaning verdicts of one model's attacks.
+
+    Reasoning verdicts on the clean chains (case ``model|clean|key``) and on the perturbed chains with the
+    answer kept; meaning verdicts on the perturbed questions; both empty without a judge.
+    """
     if cfg.judge is None:
         return {}, {}
     chains, meanings = [], []
@@ -243,6 +248,11 @@ def _warnings(cfg: AttackConfig, name: str, t: dict[str, Any]) -> list[str]:
 def score_attack(store: Store, run_id: str, cfg: AttackConfig, stats: StatsConfig, datasets: dict[str, list[Item]],
                  models: list[ModelConfig], *, seed: int = 0, executor: str = "local",
                  console: Console | None = None) -> dict:
+    """Score the attack family over a run; returns the family's table.
+
+    Attacks each white-box model on the chosen items (``answer_types``, at most ``limit`` per dataset), scores
+    the outcomes, runs the transfer models when set, and stores the scores and ``attack.json``.
+    """
     console = console or Console(stderr=True)
     settings = settings_of(cfg, seed)
     targets, skipped = white_box_targets(models, console)
@@ -250,7 +260,7 @@ def score_attack(store: Store, run_id: str, cfg: AttackConfig, stats: StatsConfi
     for ds, lst in datasets.items():
         chosen = [it for it in lst if cfg.answer_types is None or it.answer_type in cfg.answer_types]
         items += [(f"{ds}/{it.id}", it) for it in chosen[: cfg.limit]]
-    table: dict[str, Any] = {"settings": asdict(settings), "methods": cfg.methods, "prompt": PROMPT_VERSION,
+    table: dict[str, Any] = {"settings": settings.model_dump(), "methods": cfg.methods, "prompt": PROMPT_VERSION,
                              "record_version": RECORD_VERSION, "judge": cfg.judge.spec if cfg.judge else None,
                              "reasoning_check": "arithmetic + judge" if cfg.judge else "arithmetic only (no judge)",
                              "direction": DIRECTION, "models": {}, "skipped_models": skipped, "warnings": []}

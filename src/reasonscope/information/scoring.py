@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from ..scorers.cache import ScoreCache
 from ..settings import StatsConfig
@@ -84,15 +83,23 @@ __all__ = ["FAMILY", "antonym_notes", "baseline_leak_warning", "baseline_notes",
 def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: StatsConfig, train_items: list[Item],
                     test_items: list[Item] | None, run_dir: Path, *, seed: int = 0,
                     console: Console | None = None) -> dict:
+    """Train the information family's evaluators and score the test items; returns the family's table.
+
+    Builds the baselines, trains Phi_base and Phi (and for LAREV the probe and Phi_LA), scores every
+    rationale variant and generated rationale of the test items, and stores the scores and
+    ``information.json`` (module docstring).
+
+    Raises:
+        ValueError: The training split has fewer than 2 items with gold rationales.
+    """
     from .evaluator import load_evaluator
     from .training import TrainSettings, train_erm
 
     console = console or Console(stderr=True)
     warnings: list[str] = []
 
-    def warn(message: str) -> None:
+    def warn(message: str) -> None:  # printed once, with the family's tables at the end of the run
         warnings.append(message)
-        console.print("[yellow]information:[/yellow] " + escape(message))
 
     # Train and test items may share ids (two splits of one generator, or of one file): every table below is
     # keyed by split-qualified ids, "train:<id>" and "test:<id>".
@@ -144,7 +151,9 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
             cfg, phi_base, phi, tr, va, baselines, y, folders, store, weights, seed=seed, console=console)
         scorers["larev"] = phi_la
         train_info.update(larev_info)
-        for note in antonym_notes(larev_info["antonym_sources"]):
+        for note in antonym_notes(larev_info["antonym_sources"],
+                                  antonym_model_error=larev_info.get("antonym_model_error"),
+                                  wordnet=larev_info.get("wordnet")):
             warn(note)
         why = collapse_warning(phi_la, larev_info["phi_la"]["best_val_loss"], train_info["phi"]["best_val_loss"])
         if why:
@@ -186,7 +195,8 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
     scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"),
                     item_id=f"{test_name}/{r.pop('item').removeprefix('test:')}", value=r.pop("score"), details=r)
               for r in rows]
-    absolute = {m: {v: estimate(list(per_item[m][v].values()), stats, seed) for v in per_item[m]} for m in per_item}
+    absolute = {m: {v: estimate(list(per_item[m][v].values()), stats, seed, bounds=None) for v in per_item[m]}
+                for m in per_item}  # log-probability differences: no known range
     separation = {m: separations(per_item[m], stats, seed) for m in per_item}
     p_adjust = adjust_rows([row for sep in separation.values() for row in sep.values()], stats.p_adjust)
     table = {"methods": list(scorers), "evaluator": cfg.evaluator, "reduction": cfg.reduction,
@@ -211,10 +221,13 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
 
 def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[Item], baselines: dict[str, str],
                   seed: int, weights: PenaltyWeights | None = None) -> dict[str, Path]:
-    """``root/<model>-<fingerprint>`` per model: the fingerprint hashes everything that determines the
+    """The training folder ``root/<model>-<fingerprint>`` of each model.
+
+    The fingerprint hashes everything that determines the
     trained weights (evaluator, data, baselines, split, seed, input budget and that model's settings, for
     Phi_LA the penalty weights actually used), so a finished or interrupted model is resumed only when
-    nothing changed, and a changed setting trains a new one."""
+    nothing changed, and a changed setting trains a new one.
+    """
     data = stable_hash([[i.id, i.rationale, baselines[i.id], str(i.target)] for i in tr] + ["|"] +
                        [[i.id, i.rationale, baselines[i.id], str(i.target)] for i in va])
     common = {"evaluator": cfg.evaluator, "seed": seed, "data": data, "lr": cfg.lr,
@@ -224,6 +237,6 @@ def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[I
              "antonym_model": cfg.antonym_model.spec if cfg.antonym_model else None}
     weights = weights or PenaltyWeights(cfg.lambda_irm or 0.0, cfg.lambda_probe or 0.0, "plan")
     la = {**probe, "larev_epochs": cfg.larev_epochs, "lambda_irm": weights.lambda_irm,
-          "lambda_probe": weights.lambda_probe}
+          "lambda_probe": weights.lambda_probe, "larev_init": cfg.larev_init}
     return {name: root / f"{name}-{stable_hash({'model': name, **spec}, 10)}"
             for name, spec in (("phi_base", erm), ("phi", erm), ("probe", probe), ("phi_la", la))}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli.common import WAIT_LOCK, console, fail, locked, print_summary, run_plan
 from ..config import PlanError, parse_plan
 from ..rundir import RunDirLock, RunDirLocked
+from .common import WAIT_LOCK, console, fail, locked, print_summary, run_plan
 
 app = typer.Typer(name="attributes", no_args_is_help=True,
                   help="Rationale attributes: LLM judges, ROSCOE-style metrics, SHAP on human preferences, "
@@ -51,11 +51,11 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
                      name: str = typer.Option("attributes", help="Run name (--input)."),
                      seed: int = typer.Option(0), wait_lock: float = WAIT_LOCK) -> None:
     """Score rationales on the twelve attributes with LLM judges and ROSCOE-style metrics, then rate models."""
+    from ..attributes.settings import AttributesConfig
     from ..config import ScorePlan
     from ..data.loaders import DatasetError
     from ..data.predictions import parse_mapping
     from ..settings import StatsConfig
-    from .settings import AttributesConfig
 
     if (input_path is None) == (run_dir is None):
         fail("give exactly one of --input FILE or --run RUN_DIR")
@@ -64,10 +64,10 @@ def attributes_judge(input_path: Path | None = typer.Option(None, "--input", "-i
                                     show_reference)
     try:
         if run_dir is not None:
+            from ..attributes.scoring import score_attributes
             from ..report.build import write_report
             from ..results import load_run_data
             from ..store import Store
-            from .family import score_attributes
 
             cfg = parse_plan(settings, "<command line>", model=AttributesConfig)
             store = Store.open_existing(run_dir)
@@ -122,11 +122,13 @@ def attributes_explain(preferences: Path = typer.Option(..., help="Human prefere
 def attributes_elo(run_dir: Path = typer.Argument(..., help="A run directory with attribute scores."),
                    margin: float = _MARGIN, resamples: int = _RESAMPLES,
                    seed: int = typer.Option(0), wait_lock: float = WAIT_LOCK) -> None:
-    """Recompute per-attribute online Elo and Bradley-Terry (bootstrap CIs, ranks) from stored scores, for the
-    run's models and for the recorded battles of its preference set."""
+    """Recompute per-attribute online Elo and Bradley-Terry (bootstrap CIs, ranks) from stored scores.
+
+    For the run's models and for the recorded battles of its preference set.
+    """
+    from ..attributes.scoring import rebuild_ratings
     from ..report.build import write_report
     from ..store import Store
-    from .family import rebuild_ratings
 
     try:
         store = Store.open_existing(run_dir)

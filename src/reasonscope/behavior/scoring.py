@@ -1,5 +1,6 @@
-"""Scoring a run with the behaviour family: per-item scores, corpus estimates with 95% bootstrap CIs,
-strategies, breakdowns per dataset and per item type (``metadata.type``), and paired model
+"""Scoring a run with the behaviour family.
+
+Per-item scores, corpus estimates with 95% bootstrap CIs, strategies, breakdowns per dataset and per item type (``metadata.type``), and paired model
 differences. See :mod:`reasonscope.behavior.metrics` for the formulas and
 :mod:`reasonscope.behavior.efficiency` for the two readings of ES (``ES`` is the one the plan's
 ``efficiency`` setting selects, ``ES_corpus`` and ``ES_item`` are both reported).
@@ -24,26 +25,27 @@ from typing import Any
 
 import numpy as np
 
+from ..metric_specs import BEHAVIOR_METRICS
 from ..results import RunData, is_correct
 from ..scorers.cache import ScorerUnavailable
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
-from ..settings import BEHAVIOR_METRICS, StatsConfig
+from ..settings import StatsConfig
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
 from ..stats.multiple import adjust_rows
 from ..types import Item, Score
 from . import metrics as M
-from .efficiency import corpus_efficiency_of, paired_corpus_efficiency_of
+from .efficiency import NEEDS_BOTH, corpus_efficiency_of, missing_length_reason, paired_corpus_efficiency_of
 from .item_table import ItemTable
 from .settings import BehaviorConfig
-from .strategies import all_strategies, composite
+from .strategies import all_strategies, composite, composite_interval
 
 FAMILY = "behavior"
 NOT_APPLICABLE = {
     "CS": "CS needs 2+ samples per item",
     "SS": "SS needs 2+ samples per item",
     "RS": "RS needs an originally correct item with paraphrases",
-    "ES": "ES needs completion token counts and a token budget",
+    "ES": NEEDS_BOTH,
 }
 FAILED = "generation failed (left out: stats.failed_generations is exclude)"
 NOTHING_TO_COMPARE = "fewer than 2 successful samples to compare (failed generations are never compared)"
@@ -59,10 +61,12 @@ def _item_type(item: Item) -> str:
 
 @dataclass
 class _Tally:
-    """What scoring keeps of each (model, item) once its chunk is scored: the item-level values, the
-    failed generations each metric read and the item's dataset and type (columns of an
+    """What scoring keeps of each (model, item) once its chunk is scored.
+
+    The item-level values, the failed generations each metric read and the item's dataset and type (columns of an
     :class:`~reasonscope.behavior.item_table.ItemTable` per model), and the reasons of missing values. A few
-    numbers per item: the generations and the scores' details are not kept."""
+    numbers per item: the generations and the scores' details are not kept.
+    """
 
     per_item: dict[str, ItemTable] = field(default_factory=dict)  # model -> its items' values, failed counts, groups
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -75,13 +79,16 @@ def score_behavior(data: RunData | Iterable[RunData], cfg: BehaviorConfig, stats
                    nli_reason: str | None = None, sim: Similarity | None = None,
                    sim_reason: str | None = None,
                    write: Callable[[list[Score]], None] | None = None) -> tuple[list[Score], dict[str, Any]]:
-    """Score the run: ``data`` is the run (:class:`RunData`) or its chunks of whole items
+    """Score the run with the behaviour family.
+
+    ``data`` is the run (:class:`RunData`) or its chunks of whole items
     (:func:`reasonscope.results.iter_run_chunks`). Each chunk is scored on its own (the NLI and similarity
     inputs of a chunk go to the scorers in one batch each) and only a few numbers per item are kept
     for the corpus estimates. ``write``: called with each chunk's item-level scores, which are then
     not kept (the returned list holds the corpus-level scores only); without it, the returned list
     holds every score, item-level first. The estimates do not depend on the chunking (items keep
-    their order)."""
+    their order).
+    """
     chunks = [data] if isinstance(data, RunData) else data
     acc = _Tally()
     kept: list[Score] = []
@@ -101,8 +108,10 @@ def score_behavior(data: RunData | Iterable[RunData], cfg: BehaviorConfig, stats
     tables = _aggregate(per_item, cfg, stats, seed)
     for model, mets in tables["metrics"].items():
         for metric, est in mets.items():
-            if est["value"] is None and acc.reasons.get((model, metric)):
-                est["reason"] = "; ".join(sorted(acc.reasons[(model, metric)]))
+            # ES and ES_corpus have no per-item value: their items' reason is the length score's
+            why = acc.reasons.get((model, "conciseness" if metric in ("ES", "ES_corpus") else metric))
+            if est["value"] is None and why:
+                est["reason"] = "; ".join(sorted(why))
     tables["counts"] = counts
     tables["backends"] = {"nli": nli.description if nli else f"none ({nli_reason})",
                           "similarity": sim.description if sim else f"none ({sim_reason})",
@@ -140,8 +149,10 @@ def score_behavior(data: RunData | Iterable[RunData], cfg: BehaviorConfig, stats
 def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, nli: NLIScorer | None,
                  nli_reason: str | None, sim: Similarity | None,
                  sim_reason: str | None) -> tuple[list[Score], Any, str | None, Any, str | None]:
-    """The item-level scores of one chunk; its per-item values go to ``acc``. Returns the scores and
-    the scorers for the next chunk (a scorer that fails to load is None from then on, with its reason)."""
+    """The item-level scores of one chunk; its per-item values go to ``acc``.
+
+    Returns the scores and the scorers for the next chunk (a scorer that fails to load is None from then on, with its reason).
+    """
     for model, n in data.missing_by_model.items():
         acc.missing_by_model[model] = acc.missing_by_model.get(model, 0) + n
     groups = {key: M.split_variants(gens) for key, gens in M.group_by_item(data.generations, data.items).items()}
@@ -250,7 +261,7 @@ def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, n
             vals["conciseness"] = M.length_score(tokens, prim.max_tokens)
         for key in ("ES_item", "conciseness"):
             if vals[key] is None and not reasons.get(key):
-                reasons[key] = NOT_APPLICABLE["ES"]
+                reasons[key] = missing_length_reason(tokens, prim.max_tokens)
             details[key] = {"tokens": tokens, "budget": prim.max_tokens}
         # SS (successful samples only)
         if sim is None:
@@ -276,9 +287,11 @@ def _score_chunk(data: RunData, cfg: BehaviorConfig, policy: str, acc: _Tally, n
 
 def _estimates(table: ItemTable, stats: StatsConfig, seed: int, efficiency: str = "corpus",
                rows: np.ndarray | None = None) -> dict[str, dict]:
-    """Corpus estimates of the six metrics (``ES`` in the selected reading) plus ``ES_corpus``, ``ES_item``
-    and ``conciseness``, each with its CI and ``failed`` = failed generations the metric read on those
-    items; over every item of ``table`` or over ``rows`` (places, in item order)."""
+    """Corpus estimates of the six metrics plus ``ES_corpus``, ``ES_item`` and ``conciseness``.
+
+    ``ES`` is in the selected reading. Each estimate comes with its CI and ``failed`` = failed generations the metric read on those
+    items; over every item of ``table`` or over ``rows`` (places, in item order).
+    """
     out = {}
     for metric in [m for m in BEHAVIOR_METRICS if m != "ES"] + ["ES_item", "conciseness"]:
         est = bootstrap_mean(table.values(metric, rows), confidence=stats.confidence,
@@ -309,9 +322,14 @@ def _aggregate(per_item: dict[str, ItemTable], cfg: BehaviorConfig, stats: Stats
         tables["metrics"][model] = ests = _estimates(table, stats, seed, cfg.efficiency)
         point = {m: e["value"] for m, e in ests.items()}
         tables["strategies"][model] = {}
+        columns = {m: table.column(m) for m in ("CQ", "CS", "RS", "LS", "SS", "ES_item", "conciseness")}
         for name, weights in strategies.items():
             value, left_out = composite(weights, point)
-            tables["strategies"][model][name] = {"value": value, "left_out": left_out,
+            used = [m for m, w in weights.items() if w > 0 and m not in left_out]
+            low, high = composite_interval(columns, weights, used, efficiency=cfg.efficiency,
+                                           confidence=stats.confidence, n_resamples=stats.n_resamples,
+                                           seed=seed) if value is not None else (None, None)
+            tables["strategies"][model][name] = {"value": value, "low": low, "high": high, "left_out": left_out,
                                                  "renormalised": bool(left_out), "ES": f"ES_{cfg.efficiency}"}
         for label, part in (("per_dataset", "dataset"), ("per_type", "type")):
             # a bucket holding every item (one dataset, one type) is the whole corpus: the same values in the

@@ -1,5 +1,7 @@
-"""The attributes family (*Rethinking Human Preference Evaluation of LLM Rationales*): twelve rationale
-attributes by LLM judges, ROSCOE-style automatic metrics, preference explanation and per-attribute ratings.
+"""The attributes family.
+
+Following *Rethinking Human Preference Evaluation of LLM Rationales*: twelve rationale attributes by LLM
+judges, ROSCOE-style automatic metrics, preference explanation and per-attribute ratings.
 
 What is judged
 --------------
@@ -104,7 +106,10 @@ FAMILY = "attributes"
 def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: StatsConfig, data, *, seed: int = 0,
                      console: Console | None = None, base_dir: Path | None = None,
                      judges: list[LanguageModel] | None = None) -> dict:
-    """Judge, measure, rate and (with preferences) explain; stores scores and the ``attributes.json`` table."""
+    """Judge, measure, rate and (with preferences) explain.
+
+    Stores the scores and the ``attributes.json`` table.
+    """
     console = console or Console(stderr=True)
     names = cfg.names
     warnings: list[str] = []
@@ -224,8 +229,11 @@ def score_attributes(store: Store, run_id: str, cfg: AttributesConfig, stats: St
 
 def rebuild_ratings(store: Store, run_id: str, *, margin: float, n_resamples: int, seed: int,
                     confidence: float = 0.95) -> dict:
-    """Recompute the per-attribute ratings of a run (and of its preference records) from the stored scores,
-    with another margin or number of bootstrap rounds, and store them in ``attributes.json``."""
+    """Recompute and store the per-attribute ratings of a run.
+
+    Recompute the per-attribute ratings of a run (and of its preference records) from the stored scores, with
+    another margin or number of bootstrap rounds, and store them in ``attributes.json``.
+    """
     raw = store.artefact(run_id, "attributes.json")
     if raw is None:
         raise LookupError(f"run {run_id} has no attributes scores; run the attributes family first")

@@ -1,6 +1,7 @@
-"""RACE (*Framework for Machine Evaluation of Reasoning Completeness in Large Language Models for
-Classification Tasks*, arXiv:2510.21884): do an LLM's rationales cite the evidence a TF-IDF logistic
-regression relies on?
+"""RACE: do an LLM's rationales cite the evidence a TF-IDF logistic regression relies on?
+
+From *Framework for Machine Evaluation of Reasoning Completeness in Large Language Models for
+Classification Tasks* (arXiv:2510.21884).
 
 For each test instance with a parsed prediction and rationale:
 
@@ -48,6 +49,11 @@ GENERATION_FAILED = "generation failed"  # reason prefix of a failed generation 
 
 @dataclass
 class Prediction:
+    """A model's parsed answer to one test item.
+
+    ``label`` is None when the answer could not be parsed (``reason`` says why); ``raw`` is the reply text.
+    """
+
     label: str | None
     rationale: str
     reason: str | None = None
@@ -56,6 +62,14 @@ class Prediction:
 
 @dataclass
 class InstanceResult:
+    """RACE's reading of one test instance, one row of the per-item scores.
+
+    Holds the gold and predicted labels, the evaluated class (None when the instance is not scored, with
+    ``reason``), the supporting and contradicting top features, and per matcher the matches found in the
+    rationale and the coverage ``{"support": cov_S, "contradict": cov_C}`` (each in [0, 1], None for an
+    empty set).
+    """
+
     item_id: str
     gold: list[str]
     predicted: str | None
@@ -72,13 +86,34 @@ class InstanceResult:
 # ------------------------------------------------------------------------------------------- prompting
 
 
+ANSWER_FORM = ('{"label": "<one of the labels>", "rationale": "<one or two sentences on which words of the text '
+               'led to the label>"}')
+"""The answer form the prompt shows; its ``<...>`` parts are placeholders, not answers."""
+PLACEHOLDERS: tuple[str, ...] = tuple(re.findall(r"<([^<>]+)>", ANSWER_FORM))
+ECHO_WORDS = 4
+"""A rationale holding the first this many words of a placeholder echoes the prompt."""
+
+
 def build_messages(item: Item, labels: list[str]) -> list[dict[str, str]]:
+    """The chat prompt asking for one of ``labels`` and a rationale, as a JSON object, for ``item.input``."""
     return [{"role": "user", "content": (
         f"Classify the text into exactly one of these labels: {', '.join(labels)}.\n"
-        "Reply with a JSON object only, of the form "
-        '{"label": "<one of the labels>", "rationale": "<one or two sentences on which words of the text '
-        'led to the label>"}.\n\n'
+        f"Reply with a JSON object only, of the form {ANSWER_FORM}.\n\n"
         f"Text: {item.input}")}]
+
+
+def echoes_placeholder(rationale: str, placeholders: tuple[str, ...] = PLACEHOLDERS) -> bool:
+    """Whether ``rationale`` repeats the prompt's placeholder instead of answering.
+
+    True when it is nothing but an angle-bracketed span (``<...>``), or it holds the first
+    :data:`ECHO_WORDS` words of one of ``placeholders`` longer than that (case and spacing ignored, ``…``
+    or ``...`` cuts allowed). Such a rationale counts as no rationale.
+    """
+    text = _norm(rationale.replace("…", " ").replace("...", " "))
+    if re.fullmatch(r"<[^<>]*>?", text):
+        return True
+    return any(" ".join(_norm(p).split()[:ECHO_WORDS]) in text for p in placeholders
+               if len(p.split()) > ECHO_WORDS)
 
 
 def _norm(s: str) -> str:
@@ -86,9 +121,12 @@ def _norm(s: str) -> str:
 
 
 def parse_prediction(text: str, labels: list[str]) -> Prediction:
-    """Strict parse: the first ``{...}`` block as JSON, else as a Python literal (``ast.literal_eval``,
-    never ``eval``); it must hold a string ``label`` among ``labels`` (case-insensitive) and a string
-    ``rationale``."""
+    """Strict parse of a label-and-rationale answer.
+
+    The first ``{...}`` block as JSON, else as a Python literal (``ast.literal_eval``, never ``eval``); it
+    must hold a string ``label`` among ``labels`` (case-insensitive) and a string
+    ``rationale``.
+    """
     try:
         obj = load_object(text)
     except NoObject:
@@ -100,24 +138,41 @@ def parse_prediction(text: str, labels: list[str]) -> Prediction:
     label, rationale = obj.get("label"), obj.get("rationale")
     if not isinstance(rationale, str):
         rationale = ""
+    echo = bool(rationale) and echoes_placeholder(rationale)
+    if echo:  # the prompt's placeholder repeated: no rationale (counted as such)
+        rationale = ""
     if not isinstance(label, str):
         return Prediction(None, rationale, "unparseable: no string 'label'", text)
     by_norm = {_norm(lab): lab for lab in labels}
     if _norm(label) not in by_norm:
         return Prediction(None, rationale, f"unparseable: label {label!r} is not one of {labels}", text)
-    return Prediction(by_norm[_norm(label)], rationale, None if rationale else "no rationale", text)
+    why = "no rationale: it repeats the prompt's placeholder" if echo else "no rationale"
+    return Prediction(by_norm[_norm(label)], rationale, None if rationale else why, text)
 
 
 # ------------------------------------------------------------------------------------------- scoring
 
 
 def gold_labels(item: Item) -> list[str]:
+    """The item's gold labels: ``metadata['labels']`` when it is a non-empty list, else ``[target]``."""
     labels = item.metadata.get("labels")
     return [str(x) for x in labels] if isinstance(labels, list) and labels else [str(item.target)]
 
 
 def evaluate_instance(clf: EvidenceClassifier, row, item: Item, pred: Prediction, *, k: int, target: str,
                       matchers: tuple[str, ...], delta: float, delta_chars: int = 1) -> InstanceResult:
+    """RACE coverage of one instance: the share of the classifier's top features that its rationale cites.
+
+    The classifier's top-k features for the evaluated class (the predicted label, or the gold one with
+    ``target="gold"``) are split into supporting (contribution > 0) and contradicting (< 0) sets S and C;
+    per matcher, cov_S = |{f in S found in the rationale}| / |S| and cov_C likewise over C.
+
+    Returns:
+        The instance with its features, matches and coverage per matcher and side. Each coverage is in
+        [0, 1]: higher cov_S is better (the rationale cites the evidence the decision rests on), lower
+        cov_C is better. A coverage is None when its feature set is empty; ``evaluated`` is None (no
+        coverage) when the label is missing or unknown to the classifier, ``reason`` saying why.
+    """
     gold = gold_labels(item)
     res = InstanceResult(item_id=item.id, gold=gold, predicted=pred.label, correct=pred.label in gold,
                          evaluated=None, rationale=pred.rationale, reason=pred.reason)
@@ -138,6 +193,20 @@ def evaluate_instance(clf: EvidenceClassifier, row, item: Item, pred: Prediction
 
 
 def asymmetry(rows: list[dict[str, float | None]]) -> float | None:
+    """RACE asymmetry A = mean cov_S - mean cov_C over a group of instances.
+
+    Args:
+        rows: One ``{"support": cov_S, "contradict": cov_C}`` per instance; None values are left out of
+            their mean.
+
+    Returns:
+        A value in [-1, 1], higher is better (the rationales cite supporting evidence more than
+        contradicting evidence). None when either mean has no value.
+
+    Examples:
+        >>> asymmetry([{"support": 1.0, "contradict": 0.0}, {"support": 0.5, "contradict": None}])
+        0.75
+    """
     s, c = mean_or_none(r["support"] for r in rows), mean_or_none(r["contradict"] for r in rows)
     return None if s is None or c is None else s - c
 
@@ -145,6 +214,15 @@ def asymmetry(rows: list[dict[str, float | None]]) -> float | None:
 def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confidence: float = 0.95,
               n_resamples: int = 2000, n_permutations: int = 2000, seed: int = 0,
               p_adjust: str = "holm") -> dict[str, Any]:
+    """Corpus tables of RACE, one per matcher, over the scored instances.
+
+    For correct and incorrect predictions apart: n and the mean cov_S and cov_C with bootstrap CIs (each
+    in [0, 1]), and the asymmetry A = mean cov_S - mean cov_C (range [-1, 1]; higher = rationales cite more
+    supporting than contradicting evidence). ``asymmetry_difference`` is A(correct) - A(incorrect) with a
+    permutation test over the correct / incorrect split, its p-values adjusted across matchers
+    (``p_adjust``); ``all`` holds the means over every scored instance. A group with no instance has no
+    mean.
+    """
     scored = [r for r in results if r.evaluated is not None]
     out: dict[str, Any] = {}
     for m in matchers:
@@ -182,8 +260,12 @@ def fields_used(items: list[Item], text_fields: Sequence[str] | None) -> list[st
 
 
 def check_text_fields(items: list[Item], text_fields: Sequence[str] | None = None) -> None:
-    """Raise :class:`~reasonscope.evidence.analysis.TextFieldError` (a ValueError naming the item and the
-    field) for the first item whose text fields cannot be read; run before any model is called."""
+    """Check that every item's text fields can be read; run before any model is called.
+
+    Raises:
+        TextFieldError: For the first item whose text fields cannot be read (a ValueError naming the item
+            and the field, :class:`~reasonscope.evidence.analysis.TextFieldError`).
+    """
     for item in items:
         item_segments(item, text_fields)
 
@@ -297,6 +379,13 @@ def _sweep_row(param: str, value, matcher: str, agg: dict, threshold: str) -> di
 
 
 def confusion(results: list[InstanceResult], classes: list[str]) -> dict[str, Any]:
+    """Confusion matrix of gold labels (rows, ``classes``) against predicted ones (columns).
+
+    The columns are ``classes`` plus ``(unparseable)``.
+
+    An instance counts under its first gold label (skipped when that is not a class); a prediction that
+    matches any of its gold labels counts as that first gold label.
+    """
     labels = list(classes) + ["(unparseable)"]
     matrix = [[0] * len(labels) for _ in classes]
     for r in results:
@@ -340,4 +429,5 @@ def read_prediction_file(path: str) -> list[tuple[int, str, str, str]]:
 
 
 def class_labels(train: list[Item]) -> list[str]:
+    """The sorted distinct gold labels of the training set (the classifier's classes)."""
     return sorted({lab for it in train for lab in gold_labels(it)})

@@ -1,0 +1,205 @@
+"""Benchmark: the attack family (MATCHA) decided on a real model, beside the publication's GSM8K number.
+
+*Misaligning Reasoning with Answers: A Framework for Assessing LLM CoT Robustness* (arXiv:2505.17406)
+reports a success rate of 14.7% on GSM8K: the share of correctly answered questions whose reasoning
+became incorrect under the token-level attack while the answer stayed correct (7B-class models, an
+LLM judge of the reasoning). This script runs the family's own code
+(:func:`reasonscope.attack.scoring.score_attack`, the same call a plan makes) with the embedded
+SmolLM2-135M-Instruct on
+
+(a) the project's seeded one- and two-step arithmetic word problems
+    (:func:`reasonscope.data.word_problems.word_problem_items`), and
+(b) GSM8K training problems from a local ``gsm8k_train.jsonl.gz`` (``--gsm8k PATH``, the first
+    ``--gsm8k-limit`` problems),
+
+and prints per data set: items, answered correctly, clean chains that pass the arithmetic check, and
+per method (token, embedding, random) the attacks decided, the success / wrong / unattackable rates
+with 95% intervals (:func:`reasonscope.stats.estimate`: Clopper-Pearson for shares), the success rate
+over decided + not judged attacks (the publication's denominator, correctly answered questions, less
+the excluded groups), the share of valid perturbations that kept the answer, and the arithmetic
+check's detection rate on the same chains with one planted wrong result
+(:func:`reasonscope.attack.checker_validation.corrupt_result`). Wall time per data set.
+
+    python benchmarks/attack_replication.py --size 60 --gsm8k PATH/gsm8k_train.jsonl.gz --gsm8k-limit 40
+
+The defaults are the demo's attack settings and items (``reasonscope demo`` attacks the first 8 of the
+same seeded problems, seed 7), so the demo's attack outcomes are this run's first rows. White-box
+records are cached in ``--store`` (default ``runs/attack-replication``): a killed run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from reasonscope.attack.arithmetic import check_arithmetic
+from reasonscope.attack.checker_validation import corrupt_result
+from reasonscope.attack.scoring import score_attack
+from reasonscope.attack.settings import AttackConfig
+from reasonscope.data.loaders import load_dataset
+from reasonscope.settings import DatasetConfig, ModelConfig, StatsConfig
+from reasonscope.stats import estimate
+from reasonscope.store import Store
+from reasonscope.types import Item
+
+METHODS = ("token", "embedding", "random")
+# the publication's numbers where its document gives them (method -> (number, what it is))
+PUBLISHED = {"token": ("14.7%", "SR on GSM8K, 7B-class models, LLM judge (over correctly answered questions)"),
+             "embedding": ("n/a", "not given as a number in the document"),
+             "random": ("n/a", "below the token attack (no number in the document)")}
+
+
+def _pct(e: dict[str, Any] | None) -> str:
+    if not e or e.get("value") is None:
+        return "n/a"
+    if e.get("low") is None or e.get("high") is None:
+        return f"{100 * e['value']:.1f}% [no interval, n = {e.get('n')}]"
+    return f"{100 * e['value']:.1f}% [{100 * e['low']:.1f}, {100 * e['high']:.1f}]"
+
+
+def share(k: int, n: int, stats: StatsConfig) -> dict[str, Any]:
+    """k of n as an estimate with its 95% interval (n = 0: value None)."""
+    return estimate([1.0] * k + [0.0] * (n - k), stats, 0)
+
+
+def detection(chains: list[str], stats: StatsConfig, seed: int = 0) -> tuple[int, int, dict[str, Any]]:
+    """(corrupted, detected, rate): chains that pass the check with one stated result changed by a whole
+    number in [-5, 5]; detected = the check now fails."""
+    rng = random.Random(seed)
+    corrupted = detected = 0
+    for text in chains:
+        bad = corrupt_result(text, rng)
+        if bad is None or bad == text:
+            continue
+        corrupted += 1
+        detected += not check_arithmetic(bad).passed
+    return corrupted, detected, share(detected, corrupted, stats)
+
+
+def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float, out: Console) -> dict[str, Any]:
+    """Print one data set's table (module docstring) and return its numbers."""
+    (model, t), = table["models"].items()
+    rows = t["rows"]
+    attacked = t["attacked"]
+    clean_wrong = max(r["counts"]["clean_wrong"] for r in t["rates"].values()) if t["rates"] else 0
+    out.print(f"\n[bold]{label}[/bold]  ({model}, wall time {seconds / 60:.1f} min)")
+    out.print(f"  items {t['items']}; answered correctly {t['answered_correctly']}; attacked {attacked} "
+              f"(a non-empty chain); clean chain passes the arithmetic check {attacked - clean_wrong} "
+              f"({t['clean_chains_without_checked_equation']} of them state no equation the check reads)")
+    numbers: dict[str, Any] = {"items": t["items"], "correct": t["answered_correctly"], "attacked": attacked,
+                               "clean_pass": attacked - clean_wrong, "seconds": seconds, "methods": {}}
+    out.print("  method     | decided | success | wrong | unattackable | not judged | invalid | SR [95% CI] | "
+              "SR over decided + not judged | answer kept | publication")
+    for m in METHODS:
+        r = t["rates"].get(m)
+        if r is None:
+            continue
+        c = r["counts"]
+        valid = r["attacked"] - c["clean_wrong"] - c["invalid"]
+        kept = c["success"] + c["unattackable"] + c["not_judged"]
+        wide = share(c["success"], r["n"] + c["not_judged"], stats)
+        kept_share = share(kept, valid, stats)
+        pub = PUBLISHED[m][0]
+        out.print(f"  {m:<10} | {r['n']:>7} | {c['success']:>7} | {c['wrong']:>5} | {c['unattackable']:>12} | "
+                  f"{c['not_judged']:>10} | {c['invalid']:>7} | {_pct(r['success'])} | {_pct(wide)} | "
+                  f"{kept}/{valid} {_pct(kept_share)} | {pub}")
+        numbers["methods"][m] = {"decided": r["n"], "counts": c, "sr": r["success"], "sr_wide": wide,
+                                 "kept": kept_share, "kept_k": kept, "valid": valid,
+                                 "seconds_per_item": t["seconds_per_item"].get(m)}
+    clean = {r["item"]: r["clean"]["reasoning"] for r in rows}  # one clean chain per attacked item
+    clean_ok = [x for x in clean.values() if check_arithmetic(x).passed]
+    kept_ok = [r["perturbed"]["reasoning"] for r in rows if r["outcome"] == "not_judged"
+               and check_arithmetic(r["perturbed"]["reasoning"]).passed]
+    for what, chains in (("clean chains that pass", clean_ok), ("perturbed chains, answer kept, no false equation",
+                                                                kept_ok)):
+        n, k, rate = detection(chains, stats)
+        out.print(f"  arithmetic check, one planted wrong result in the {what}: detected {k}/{n} {_pct(rate)}")
+        numbers[f"detection {what}"] = (k, n, rate)
+    out.print("  seconds per attacked item: " + ", ".join(
+        f"{m} {v:.1f}" for m, v in t["seconds_per_item"].items() if v is not None))
+    return numbers
+
+
+def run(label: str, items: list[Item], cfg: AttackConfig, stats: StatsConfig, store: Store, seed: int,
+        model: str, out: Console) -> dict[str, Any]:
+    run_id = store.start_run(kind="benchmark", config={"benchmark": "attack_replication", "data": label}, seed=seed)
+    start = time.perf_counter()
+    table = score_attack(store, run_id, cfg, stats, {label: items}, [ModelConfig(spec=model)], seed=seed,
+                         console=Console(stderr=True))
+    numbers = report(label, table, stats, time.perf_counter() - start, out)
+    numbers["kinds"] = by_kind(label, items, table, store, run_id)
+    if len(numbers["kinds"]) > 1:
+        out.print("  by kind (items: answered correctly, clean chain passes): " + "; ".join(
+            f"{k} {v['items']}: {v['correct']}, {v['clean_pass']}" for k, v in numbers["kinds"].items()))
+    return numbers
+
+
+def by_kind(label: str, items: list[Item], table: dict[str, Any], store: Store, run_id: str) -> dict[str, dict]:
+    """Per ``metadata.type`` (the generator's kinds; "all" for items without one): items, answered correctly, and
+    clean chains that pass the arithmetic check."""
+    wrong = {s.item_id for s in store.scores(run_id, "attack")
+             if s.reason and s.reason.startswith("not attacked: answered incorrectly")}
+    (t,) = table["models"].values()
+    clean_ok = {r["item"] for r in t["rows"] if r["outcome"] != "clean_wrong"}
+    out: dict[str, dict] = {}
+    for it in items:
+        key = f"{label}/{it.id}"
+        k = out.setdefault(str(it.metadata.get("type", "all")), {"items": 0, "correct": 0, "clean_pass": 0})
+        k["items"] += 1
+        k["correct"] += key not in wrong
+        k["clean_pass"] += key in clean_ok
+    return dict(sorted(out.items()))
+
+
+def shard(items: list[Item], which: str | None) -> list[Item]:
+    """Items I, I+N, ... for ``which`` = "I/N" (all for None)."""
+    if which is None:
+        return items
+    i, n = (int(x) for x in which.split("/"))
+    return items[i::n]
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--size", type=int, default=60, help="Generated word problems (0 = skip).")
+    p.add_argument("--seed", type=int, default=7, help="Seed of the generator and of the attacks (the demo's: 7).")
+    p.add_argument("--gsm8k", type=Path, default=None, help="Path of gsm8k_train.jsonl.gz (omit to skip GSM8K).")
+    p.add_argument("--gsm8k-limit", type=int, default=40, help="GSM8K training problems, the file's first N.")
+    p.add_argument("--steps", type=int, default=2, help="Token-level replacement rounds (family default 5).")
+    p.add_argument("--candidates", type=int, default=8, help="Candidates per round (family default 16).")
+    p.add_argument("--cot-tokens", type=int, default=48, help="Max tokens of each chain (family default 96).")
+    p.add_argument("--min-similarity", type=float, default=0.8, help="Meaning filter's cosine (negative = off).")
+    p.add_argument("--model", default="smollm2", help="White-box target (hf/... or smollm2).")
+    p.add_argument("--shard", default=None, help="I/N: attack only items I, I+N, I+2N, ... (fill the store from N "
+                   "processes; a run without --shard then reports every item from the store).")
+    p.add_argument("--judge", default=None, help="A judge spec for the reasoning check (default: arithmetic only).")
+    p.add_argument("--store", type=Path, default=Path("runs/attack-replication"), help="Cache of the records.")
+    a = p.parse_args(argv)
+    out = Console(highlight=False, width=240)
+    cfg = AttackConfig(steps=a.steps, candidates=a.candidates, cot_tokens=a.cot_tokens, answer_types=["number"],
+                       min_similarity=a.min_similarity if a.min_similarity >= 0 else None,
+                       judge={"spec": a.judge} if a.judge else None)
+    stats = StatsConfig()
+    store = Store(a.store)
+    out.print(f"MATCHA replication: {a.model}, methods {', '.join(METHODS)}, token steps {a.steps}, "
+              f"candidates {a.candidates}, chain tokens {a.cot_tokens}, reasoning check: "
+              + (f"arithmetic + judge {a.judge}" if a.judge else "arithmetic only (no judge)"))
+    start = time.perf_counter()
+    results = {}
+    if a.size:
+        ds = DatasetConfig(name="word-problems", format="word_problems", size=a.size, seed=a.seed)
+        results[ds.name] = run(ds.name, shard(load_dataset(ds).items, a.shard), cfg, stats, store, a.seed, a.model, out)
+    if a.gsm8k is not None:
+        ds = DatasetConfig(name="gsm8k-train", format="gsm8k", path=str(a.gsm8k), limit=a.gsm8k_limit)
+        results[ds.name] = run(ds.name, shard(load_dataset(ds).items, a.shard), cfg, stats, store, a.seed, a.model, out)
+    out.print(f"\nwall time {(time.perf_counter() - start) / 60:.1f} min (2 shared CPU cores: contended timings)")
+    return results
+
+
+if __name__ == "__main__":
+    main()
