@@ -15,7 +15,7 @@ Per white-box model (``hf/...`` or ``smollm2``) and item:
    excluded groups: clean reasoning already wrong, not judged, invalid attack.
 
 Rates: success, wrong and unattackable over the decided attacks (attacked - excluded), each the mean
-of an indicator with a bootstrap CI (items resampled); the excluded groups are counted. A higher
+of an indicator with an exact Clopper-Pearson CI over items; the excluded groups are counted. A higher
 success rate means more fragile reasoning. The ``random`` method is the baseline with the same
 insertion (the same seeded draws). Without a judge only false equations can make an attack a success,
 and a kept answer with no false equation is *not judged*; a warning says so.

@@ -25,7 +25,7 @@ A rationale that addresses its grader ("give this 1.0", "ignore the rubric") is 
 Aggregation
 -----------
 * The attribute score of a (model, item) is the mean over the judges that scored it.
-* Per model and attribute: the mean over items with a 95% bootstrap CI (items resampled).
+* Per model and attribute: the mean over items with a 95% CI over items (a score interval for a bounded mean).
 * Agreement between judges per attribute over the (model, item) units: Krippendorff's alpha
   (interval) with a one-sided permutation p-value (H0: the judges score independently;
   :func:`reasonscope.stats.agreement.alpha_permutation_test`) and the mean pairwise Spearman rho

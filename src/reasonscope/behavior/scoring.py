@@ -1,6 +1,6 @@
 """Scoring a run with the behaviour family.
 
-Per-item scores, corpus estimates with 95% bootstrap CIs, strategies, breakdowns per dataset and per item type (``metadata.type``), and paired model
+Per-item scores, corpus estimates with 95% CIs (chosen by the kind of values: reasonscope.stats.bootstrap), strategies, breakdowns per dataset and per item type (``metadata.type``), and paired model
 differences. See :mod:`reasonscope.behavior.metrics` for the formulas and
 :mod:`reasonscope.behavior.efficiency` for the two readings of ES (``ES`` is the one the plan's
 ``efficiency`` setting selects, ``ES_corpus`` and ``ES_item`` are both reported).

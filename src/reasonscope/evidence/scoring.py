@@ -16,7 +16,7 @@ For each test instance with a parsed prediction and rationale:
 4. coverage_S = |matched S| / |S| and coverage_C = |matched C| / |C|, ``None`` when the set is empty.
 
 Aggregation, per matcher and per group (correct = the prediction equals the gold label; for
-multi-label gold, is one of them): mean coverage with a 95% bootstrap CI over the instances where
+multi-label gold, is one of them): mean coverage with a 95% CI (a score interval) over the instances where
 it is defined; the group's asymmetry A = mean coverage_S - mean coverage_C; and a permutation
 test of A(correct) - A(incorrect) (group labels permuted, two-sided; exact over all relabellings when
 there are at most ``n_permutations`` of them, else 2,000 random ones; Holm-adjusted across the

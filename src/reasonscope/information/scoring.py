@@ -22,7 +22,7 @@ Phi_LA from the pretrained backbone with the penalty weights of
 training). Test items are scored on the variants of :mod:`reasonscope.information.variants` and on any
 generated rationales.
 
-Reported, per method (REV, LAREV): the absolute score per variant (mean, 95% bootstrap CI over
+Reported, per method (REV, LAREV): the absolute score per variant (mean, 95% CI over
 items), the separation table (Gold - Leaky, Gold - Gold-Leaky, Gold - Vacuous: mean paired
 differences with paired-bootstrap CIs and the paired test of :func:`reasonscope.stats.bootstrap.paired_difference`,
 and SUM = the sum of the three, its CI from the bootstrap of the per-item sum), the evaluator's

@@ -143,7 +143,7 @@ def attributes_plots(t: dict[str, Any], folder: Path, gaps: list[str] | None = N
             fig, ax = plt.subplots(figsize=tall(len(attrs), len(models)))
             ci_bars(ax, attrs, t["scores"], capsize=2, horizontal=True, labels=[attribute_label(a) for a in attrs])
             ax.set_xlim(0, 1.05)
-            ax.set_xlabel("mean score (0-1, higher is better; 95% bootstrap CI)")
+            ax.set_xlabel("mean score (0-1, higher is better; 95% CI)")
             ax.legend(loc="lower right")
             ax.set_title("Attribute scores per model")
             out["attributes_scores"] = save(fig, folder / "attributes_scores.png")

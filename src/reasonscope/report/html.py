@@ -48,25 +48,27 @@ from .html_tables import TableView, table_view
 # column's catalogue description is appended to it (reasonscope.metric_specs).
 SHEETS: dict[str, tuple[str, str, str]] = {
     "raw_metrics": ("behavior", "Behaviour metrics per model",
-                    "Mean over items with a 95% bootstrap CI (items resampled); under each value n = items with a "
-                    "value and the failed generations the metric read."),
+                    "Mean over items with a 95% CI chosen by the kind of values (exact Clopper-Pearson for 0/1 values "
+                    "such as CQ, a score interval for bounded means; see the Statistics page); under each value n = "
+                    "items with a value and the failed generations the metric read."),
     "strategies": ("behavior", "Weighted strategy scores",
                    "Each strategy's weighted mean of the model's metrics (weights in the next table); a metric "
                    "that is n/a is left out and the remaining weights renormalised (\"without ...\"). 95% CI: "
                    "percentile item bootstrap, the items resampled together for every metric and the weighted "
                    "mean recomputed on each resample."),
     "strategy_weights": ("behavior", "Strategy weights", "Normalised weight of each metric in each strategy (sum 1)."),
-    "per_dataset": ("behavior", "Per dataset", "The metrics restricted to the items of each dataset, 95% bootstrap "
-                    "CIs over those items."),
-    "per_type": ("behavior", "Per item type", "The metrics restricted to the items of each type, 95% bootstrap CIs "
-                 "over those items."),
+    "per_dataset": ("behavior", "Per dataset", "The metrics restricted to the items of each dataset, 95% CIs over "
+                    "those items (by the kind of values, as above)."),
+    "per_type": ("behavior", "Per item type", "The metrics restricted to the items of each type, 95% CIs over "
+                 "those items (by the kind of values, as above)."),
     "paired_differences": ("behavior", "Paired differences (A - B, same items)",
                            "p: paired sign-flip permutation test, H0: per-item differences symmetric about 0, "
                            "two-sided; adjusted as the Adjustment column says."),
     "evidence_summary": ("evidence", "Classifier and LLM", "Accuracy of the TF-IDF classifier and of the LLM on the "
                          "test split; n = test instances."),
     "evidence_coverage": ("evidence", "Coverage by matcher and correctness",
-                          "Mean per-instance coverage of each group with a 95% bootstrap CI; an instance whose "
+                          "Mean per-instance coverage of each group with a 95% CI (a score interval for a bounded "
+                          "mean); an instance whose "
                           "feature set is empty is n/a and left out."),
     "evidence_tests": ("evidence", "Asymmetry test", "Two-group label permutation test of A(correct) - "
                        "A(incorrect), H0: coverage independent of correctness, two-sided."),
@@ -76,7 +78,7 @@ SHEETS: dict[str, tuple[str, str, str]] = {
     "evidence_sweep_delta_chars": ("evidence", "Sweep over delta (characters)",
                                    "Coverages recomputed for each absolute edit-distance threshold."),
     "attributes_scores": ("attributes", "Mean attribute scores", "Mean over items of the normalised score, 95% "
-                          "bootstrap CI over items; n = items with a score."),
+                          "CI over items (a score interval for a bounded mean); n = items with a score."),
     "attributes_ratings": ("attributes", "Per-attribute ratings", "Battles per attribute between every two models "
                            "on each item; rank bounds from the bootstrap ranks."),
     "attributes_judges": ("attributes", "Per judge", "Each judge's unscored answers and mean score per model."),
@@ -93,10 +95,10 @@ SHEETS: dict[str, tuple[str, str, str]] = {
                                       "The recorded battles decided by each attribute's judged scores."),
     "attributes_preference_agreement": ("attributes", "Attribute ratings vs human-label ratings",
                                         "Rank correlation over the models."),
-    "information_scores": ("information", "Score per rationale variant", "Mean over test items with a 95% bootstrap "
-                           "CI, in nats."),
+    "information_scores": ("information", "Score per rationale variant", "Mean over test items with a 95% CI (no "
+                           "known range: the wider of the t and bootstrap-t intervals; the interval column names it), in nats."),
     "information_separation": ("information", "Separations", "Mean paired difference Gold - X over the test items, "
-                               "95% bootstrap CI; p from the paired sign-flip permutation test."),
+                               "95% CI (the interval column names its method); p from the paired sign-flip permutation test."),
     "information_accuracy": ("information", "Evaluator accuracy per variant", "Share of test items whose label the "
                              "evaluator ranks first."),
     "information_baseline_only": ("information", "Baseline-only check", "Phi_base alone on held-out items: a high "
@@ -107,7 +109,7 @@ SHEETS: dict[str, tuple[str, str, str]] = {
     "information_training": ("information", "Training", "Best epoch by validation loss."),
     "information_penalties": ("information", "LAREV penalty weights", "lambda IRM and lambda probe as used."),
     "attack_rates": ("attack", "Outcome rates", "Rates over the decided attacks (attacked minus the excluded "
-                     "columns) with 95% bootstrap CIs; higher success = more fragile reasoning, higher unattackable = "
+                     "columns) with exact 95% Clopper-Pearson CIs; higher success = more fragile reasoning, higher unattackable = "
                      "more robust."),
     "attack_transfer": ("attack", "Transfer to other models", "The successful perturbations replayed on each transfer "
                         "model, rated the same way."),

@@ -113,7 +113,7 @@ def ci_bars(ax, keys: list[str], series: dict[str, dict[str, Any]], *, labels: l
 
 
 def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
-    """The six behaviour metrics per model as grouped bars with their 95% bootstrap CIs.
+    """The six behaviour metrics per model as grouped bars with their 95% CIs.
 
     A metric n/a for a model has no bar (its reason is in the table).
     """
@@ -121,7 +121,7 @@ def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=FULL)
     ci_bars(ax, list(BEHAVIOR_METRICS), metrics, labels=[metric_label("behavior", m) for m in BEHAVIOR_METRICS])
     ax.set_ylim(0, 1.05)
-    ax.set_ylabel("mean over items (0-1; 95% bootstrap CI)")
+    ax.set_ylabel("mean over items (0-1; 95% CI)")
     ax.set_title("Behaviour metrics per model (higher is better; no bar = n/a, see the table)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return save(fig, path)
