@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from reasonscope.cli import app
 from reasonscope.config import PlanError, load_plan
-from reasonscope.runner import write_config
+from reasonscope.report.build import write_config
 from reasonscope.yaml_io import MAX_NODES, dump_yaml, read_yaml
 
 runner = CliRunner()
@@ -107,6 +107,6 @@ def test_resolved_config_reads_back_as_the_same_plan(tmp_path):
     text = ("experiment: {name: t, output_dir: " + str(tmp_path) + "}\nmodels:\n  - spec: mock/reasoner\n"
             "    name: '1e3'\n    system_prompt: 'no'\n    options: {x: '0o17', y: 'on', z: '2024-01-01'}\n" + TAIL)
     plan = load_plan(write(tmp_path, text))
-    config = write_config(tmp_path, plan)
+    config = write_config(tmp_path, plan.model_dump(mode="json"))
     assert load_plan(config) == plan
     assert read_yaml(dump_yaml({"b": 1, "a": ["no", "1e3"]}))[0] == {"b": 1, "a": ["no", "1e3"]}

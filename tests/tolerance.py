@@ -21,15 +21,6 @@ def _array(x) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
 
-def max_scaled_difference(actual, expected) -> float:
-    """``max |actual - expected| / max(|actual|, |expected|)`` over all elements (0 for two zero tensors)."""
-    a, b = _array(actual), _array(expected)
-    assert a.shape == b.shape, f"shapes differ: {a.shape} != {b.shape}"
-    scale = max(float(np.abs(a).max(initial=0.0)), float(np.abs(b).max(initial=0.0)))
-    diff = float(np.abs(a - b).max(initial=0.0))
-    return 0.0 if diff == 0.0 else diff / scale if scale > 0 else float("inf")
-
-
 def assert_close_to_scale(actual, expected, rel: float = 1e-4, floor: float = 1e-12, name: str = "") -> None:
     """Assert ``max |actual - expected| <= rel * max(|actual|, |expected|) + floor`` (elementwise difference
     against the tensors' largest magnitude)."""

@@ -62,8 +62,7 @@ class ScoringModels:
         """
         import importlib
 
-        if not any(s is not None and hasattr(s, "scorer") and not getattr(s, "loaded", False)
-                   for s in (self.nli, self.sim if self.preload_similarity else None)):
+        if not any(not getattr(s, "loaded", False) for s in self._preloaded()):
             return
         for name in ("scipy.stats", "torch", "transformers"):
             try:
@@ -79,12 +78,16 @@ class ScoringModels:
         """
         from .scorers.cache import ScorerUnavailable
 
-        for scorer in (self.nli, self.sim if self.preload_similarity else None):
-            if scorer is not None and hasattr(scorer, "scorer"):
-                try:
-                    scorer.scorer()
-                except ScorerUnavailable:
-                    pass
+        for scorer in self._preloaded():
+            try:
+                scorer.scorer()
+            except ScorerUnavailable:
+                pass
+
+    def _preloaded(self) -> list[Any]:
+        """The cached scorers :meth:`warm` loads ahead of scoring (those with a ``scorer()`` loader)."""
+        return [s for s in (self.nli, self.sim if self.preload_similarity else None)
+                if s is not None and hasattr(s, "scorer")]
 
 
 @dataclass

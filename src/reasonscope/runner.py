@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from .atomic_files import write_text
 from .config import Plan
 from .family import FamilyInputs, GenerationContext
 from .models.base import LanguageModel, ProviderUnavailable
@@ -55,7 +54,6 @@ from .rundir import RunDirLock
 from .store import STORE_FILENAME, Store
 from .types import Item
 from .up_to_date import finished_run_for, finished_run_from_sources, items_digest, source_digests
-from .yaml_io import dump_yaml
 
 if TYPE_CHECKING:
     from .calls import PlannedRequest
@@ -193,11 +191,6 @@ class _Prepared:
         self.datasets = {}
         for inputs in self.inputs:
             inputs.release()
-
-
-def write_config(run_dir: Path, plan: Any) -> Path:
-    """``RUN_DIR/config.yaml``: the resolved plan, YAML 1.2, read back by ``load_plan`` as the same values."""
-    return write_text(Path(run_dir) / "config.yaml", dump_yaml(plan.model_dump(mode="json")))
 
 
 def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dict[str, Any],
@@ -446,7 +439,9 @@ class Runner:
         """
         config = Path(self.plan.run_dir) / "config.yaml"
         if not config.is_file() or config.stat().st_mtime > (run["finished"] or 0):
-            write_text(config, dump_yaml(run["config"]))  # as the report writes it (reasonscope.report.build)
+            from .report.build import write_config
+
+            write_config(self.plan.run_dir, run["config"])
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
                            f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
         return RunSummary(run_id=run["run_id"], run_dir=self.plan.run_dir, cached=requests,

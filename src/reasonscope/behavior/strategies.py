@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from .efficiency import harmonic_of_means
 from .settings import normalize_weights
 
 RESAMPLE_CELLS = 4_000_000
@@ -91,10 +92,8 @@ def composite_interval(columns: dict[str, np.ndarray], weights: dict[str, float]
             idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
             means = {}
             for m in used:
-                if m == "ES" and efficiency == "corpus":
-                    a = np.nanmean(columns["CQ"][idx], axis=1)
-                    b = np.nanmean(columns["conciseness"][idx], axis=1)
-                    means[m] = np.where(a + b > 0, 2 * a * b / np.where(a + b > 0, a + b, 1), 0.0)
+                if m == "ES" and efficiency == "corpus":  # ES_corpus recomputed on the resample
+                    means[m] = harmonic_of_means(columns["CQ"][idx], columns["conciseness"][idx], axis=1)
                 else:
                     means[m] = np.nanmean(columns["ES_item" if m == "ES" else m][idx], axis=1)
             scores.append(sum(weights[m] * means[m] for m in used) / total)

@@ -55,6 +55,15 @@ STORE_FINGERPRINTS = ("generations_written", "items", "sources")
 write times, digests), not numbers to read: kept in ``summary.json``, left out of results.xlsx."""
 
 
+
+def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
+    """Write ``RUN_DIR/config.yaml``: a run's resolved plan (its stored ``config``) as YAML 1.2.
+
+    ``load_plan`` reads it back as the same values; the report and a run found up to date both write it
+    here, so config.yaml always holds the plan of the run the outputs describe.
+    """
+    return write_text(Path(run_dir) / "config.yaml", dump_yaml(config))
+
 def utc_time(ts: float | None) -> str | None:
     """A stored run time (seconds since the epoch) as ``2026-11-25 14:40 UTC``; None kept."""
     if ts is None:
@@ -217,7 +226,7 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
     out: dict[str, Path] = {}
     out["summary"] = write_text(run_dir / "summary.json", json.dumps(summary, indent=2, default=str))
     if run.get("config"):  # the plan of the run shown, from the store: never a later run's (module docstring)
-        out["config"] = write_text(run_dir / "config.yaml", dump_yaml(run["config"]))
+        out["config"] = write_config(run_dir, run["config"])
     sheets: dict[str, list[dict[str, Any]]] = behavior_tables(behavior) if behavior else {}
     if evidence:
         sheets.update(evidence_sheets(evidence))
