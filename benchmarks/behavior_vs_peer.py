@@ -9,11 +9,12 @@ fails for a local path and silently falls back to word Jaccard; the driver passe
 so that both really compute BERTScore, and makes the peer's (broken) JSON dataset type
 loadable.
 
-``--runtime torch onnx`` runs reasonscope's scoring models on each runtime in turn (the setting
-``runtime`` of ``nli`` and ``similarity``): ``torch`` (the default) through transformers and bert-score,
-``onnx`` through ONNX Runtime on a verified conversion kept in the user cache. The conversion is made
-once per model; the script points the user cache at a fresh folder, so its first onnx run converts
-(a row of its own, "onnx, converting") and the measured onnx run finds the conversion made.
+``--runtime default torch onnx`` runs reasonscope's scoring models on each runtime in turn (the setting
+``runtime`` of ``nli`` and ``similarity``): ``default`` names no runtime, as a user's plan does (``auto``:
+ONNX Runtime when the ``onnx`` extra is installed, as the README's install does), ``torch`` through
+transformers and bert-score, ``onnx`` through ONNX Runtime on a verified conversion kept in the user cache.
+The conversion is made once per model; the script points the user cache at a fresh folder, so its first
+default or onnx run converts (a row of its own, "converting") and the measured run finds the conversion made.
 
 Both mocks sleep ``--latency`` seconds (default 0.1) per uncached call, as an API would answer.
 Each side runs as a subprocess, out of the box (reasonscope's defaults); the script prints wall
@@ -105,8 +106,11 @@ def ours_config(path: Path, out: Path, *, runtime: str, latency: float, k: int, 
             "datasets": [{"name": "items", "format": "json", "path": str(items)}],
             "families": {"behavior": {
                 "samples": k, "paraphrases": p,
-                "nli": {"backend": "hf", "model": nli, "runtime": runtime},
-                "similarity": {"method": "bertscore", "model": minilm, "num_layers": 6, "runtime": runtime}}}}
+                "nli": {"backend": "hf", "model": nli},
+                "similarity": {"method": "bertscore", "model": minilm, "num_layers": 6}}}}
+    if runtime != "default":  # "default": the plan names no runtime, as a user's plan does
+        for scorer in ("nli", "similarity"):
+            ours["families"]["behavior"][scorer]["runtime"] = runtime
     path.write_text(yaml.safe_dump(ours))
     return path
 
@@ -139,8 +143,9 @@ def main() -> None:
     ap.add_argument("--latency", type=float, nargs="+", default=[0.1],
                     help="simulated API latency per uncached call, seconds, for both mocks (several: one "
                          "comparison each, e.g. --latency 0 0.1)")
-    ap.add_argument("--runtime", nargs="+", choices=["torch", "onnx"], default=["torch"],
-                    help="reasonscope's scoring-model runtime(s), one comparison each")
+    ap.add_argument("--runtime", nargs="+", choices=["default", "torch", "onnx"], default=["default"],
+                    help="reasonscope's scoring-model runtime(s), one comparison each; default: the plan names "
+                    "none (runtime auto)")
     ap.add_argument("--peer-venv", type=Path, default=Path(tempfile.gettempdir()) / "lrq-venv")
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
@@ -193,7 +198,7 @@ def main() -> None:
 
             reasonscope = [sys.executable, "-m", "reasonscope.cli", "run"]
             r_convert = None
-            if runtime == "onnx" and not any(cache.glob("onnx/*/meta.json")):
+            if runtime in ("onnx", "default") and not any(cache.glob("onnx/*/meta.json")):
                 r_convert = measured(reasonscope + [str(config(work / "converting"))], work / "ours-converting.log",
                                      env)
             cfg = config(work / f"ours-{runtime}")

@@ -9,7 +9,7 @@ Texts: rule baselines of e-SNLI pairs (``--data esnli_dev.csv.gz``) or, without 
 synthetic items. The evaluator's weights do not change the cost, so the untrained MiniLM
 encoder-decoder is used as Phi_base.
 
-    python benchmarks/information_ig.py --data esnli_dev.csv.gz --items 16 --batch 4
+    python benchmarks/information_ig.py --data esnli_dev.csv.gz --items 16 --batch 4 --threads 2 --profile
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--evaluator", default="embedded-minilm-ed")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--profile", action="store_true", help="also profile one attribution call (torch.profiler): "
+                        "where its time goes, by operator and by part of the model")
     args = parser.parse_args()
 
     import torch
@@ -83,6 +85,46 @@ def main() -> None:
     print(f"largest |attribution difference| batched vs one by one: {diff:.2e}")
     print(f"projected CPU for 2,000 baselines: one per call {single_cpu / n * 2000 / 60:.1f} min, batched "
           f"{batched_cpu / n * 2000 / 60:.1f} min")
+    if args.profile:
+        profile_call(ev, texts[: args.batch], targets[: args.batch], args.steps)
+
+
+def profile_call(ev, texts, targets, steps) -> None:
+    """Profile one attribution call: the share of its CPU time in the encoder, the decoder (with the output
+    projection) and captum's own work, forward and backward, and the top operators."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from reasonscope.information.leakage import batch_token_attributions
+
+    model = ev.model
+    parts = {"encoder": model.get_encoder(), "decoder": model.get_decoder()}
+    spans: dict[str, float] = {name: 0.0 for name in parts}
+
+    def timer(name):
+        start = {}
+
+        def pre(module, args):
+            start["t"] = time.perf_counter()
+
+        def post(module, args, out):
+            spans[name] += time.perf_counter() - start["t"]
+        return pre, post
+
+    hooks = []
+    for name, module in parts.items():
+        pre, post = timer(name)
+        hooks += [module.register_forward_pre_hook(pre), module.register_forward_hook(post)]
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        batch_token_attributions(ev, texts, targets, n_steps=steps)
+    total = time.perf_counter() - t0
+    for h in hooks:
+        h.remove()
+    forward = sum(spans.values())
+    print(f"\none call, {len(texts)} baselines x {steps} steps ({len(texts) * steps} rows), wall {total:.2f} s "
+          f"(profiled): forward of the encoder {spans['encoder'] / total:.0%}, of the decoder and output "
+          f"projection {spans['decoder'] / total:.0%}; backward and captum's own work {1 - forward / total:.0%}")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def _auto_runtime_is_torch(monkeypatch):
+    """``runtime: auto`` means torch in the tests (known values are torch's); tests of auto set it back."""
+    from reasonscope.scorers import runtime_choice
+
+    monkeypatch.setattr(runtime_choice, "AUTO_ORDER", ("torch",))
+
+
 @pytest.fixture(scope="session")
 def tiny_causal_lm(tmp_path_factory):
     from reasonscope.testing import build_tiny_causal_lm

@@ -64,6 +64,20 @@ def test_mock_reasoner_is_deterministic_per_item_and_sample():
     assert a == asyncio.run(m.generate([r]))[0].text and a.splitlines()[-1].startswith("Answer: ")
 
 
+def test_mock_reasoner_distinct_texts_names_item_variant_and_sample():
+    def texts(options):
+        m = create_model(ModelConfig(spec="mock/reasoner", options={"accuracy": 1.0, "seed": 3, **options}))
+        rs = [GenerationRequest(messages=[{"role": "user", "content": "q"}], max_tokens=64, temperature=0.7,
+                                sample=s, item_id=i, meta={"target": 7, "answer_type": "number"})
+              for i in ("a", "b", "c", "d", "e", "f") for s in (0, 1, 2)]
+        return [c.text for c in asyncio.run(m.generate(rs))]
+
+    plain, distinct = texts({}), texts({"distinct_texts": True})
+    assert len(set(plain)) < len(plain) == len(set(distinct))  # 4 x 4 fixed sentences repeat over 18 outputs
+    assert "for item c, original, sample 2." in distinct[8]
+    assert all(d.splitlines()[-1] == "Answer: 7" for d in distinct)
+
+
 def test_mock_scripted_and_replay(tmp_path):
     m = create_model(ModelConfig(spec="mock/scripted", options={"responses": {"i1": ["A", "B"], "*": "Z"}}))
     outs = asyncio.run(m.generate([req("q", sample=0), req("q", sample=1), req("q", item="other")]))

@@ -118,6 +118,11 @@ def test_cards_show_the_headline_with_ci_n_backend_and_first_warnings():
                              "accuracy": {"rev": {"gold": 0.0}}, "n_test": 9})
     assert info.caveats[0].startswith("these scores cannot mean much") and "REV 0.00" in info.caveats[0]
     assert "(chance 0.50)" in info.caveats[0] and info.caveats[1].startswith("only 9 test items")
+    # a collapsed Phi_LA beside a working Phi: the LAREV numbers are named, the REV ones stay readable
+    both = information_card({"absolute": {}, "labels": ["a", "b", "c"], "n_test": 300,
+                             "accuracy": {"rev": {"gold": 0.83}, "larev": {"gold": 0.31}}})
+    assert len(both.caveats) == 1 and both.caveats[0].startswith("the LAREV scores cannot mean much")
+    assert "LAREV 0.31 of the test items (chance 0.33)" in both.caveats[0] and "REV 0.83" not in both.caveats[0]
     group = {"n": 5, "support": _estimate(0.4, 0.1, 0.7), "contradict": _estimate(0.1)}
     ev = evidence_card({"m": {"coverage": {"exact": {"correct": group}, "token": {"correct": group}}, "warnings": []}})
     assert ev.lines[0].value == "0.4 [0.1, 0.7]" and ev.lines[0].n == "n=5" and "matcher: token" in ev.backend

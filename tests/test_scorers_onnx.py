@@ -13,13 +13,14 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
+from bertscore_reference import bert_score_f1  # noqa: E402
 from reasonscope.config import NLIConfig, SimilarityConfig  # noqa: E402
 from reasonscope.scorers import onnx_export  # noqa: E402
 from reasonscope.scorers.nli import HFCrossEncoderNLI, cached_nli  # noqa: E402
 from reasonscope.scorers.onnx_export import ConversionError, converted  # noqa: E402
 from reasonscope.scorers.onnx_scorers import OnnxBERTScoreF1, OnnxCrossEncoderNLI  # noqa: E402
 from reasonscope.scorers.similarity import BERTScoreF1, cached_similarity  # noqa: E402
-from tolerance import assert_close_to_scale
+from tolerance import assert_close_to_scale  # noqa: E402
 
 WORDS = ("the a man woman dog cat runs eats quickly slowly because therefore seven twelve apples oranges plus "
          "minus equals answer").split()
@@ -105,7 +106,53 @@ def test_conversion_that_differs_from_torch_is_refused(tmp_path, sharp_nli, monk
     monkeypatch.setattr(onnx_export, "TOLERANCE", -1.0)
     with pytest.raises(ConversionError, match=r"differs from torch by .* \(tolerance -1\); use runtime: torch"):
         converted(sharp_nli, "nli")
-    assert not list((tmp_path / "onnx").iterdir())  # nothing half-written is kept
+    kept = list((tmp_path / "onnx").iterdir())  # nothing half-written is kept; the failure is remembered
+    assert [p.name.endswith(".failed.json") for p in kept] == [True]
+    assert "differs from torch" in json.loads(kept[0].read_text())["reason"]
+
+    def no_export(*args, **kwargs):
+        raise AssertionError("tried again")
+
+    monkeypatch.setattr(onnx_export, "_export", no_export)
+    with pytest.raises(ConversionError, match=r"differs from torch .* \(an earlier conversion failed its check; "
+                                              r"delete .*failed.json to try again"):
+        converted(sharp_nli, "nli")
+
+
+def test_runtime_auto_takes_onnx_when_it_converts(cache_dir, sharp_nli, minilm, monkeypatch):
+    from reasonscope.scorers import runtime_choice
+
+    monkeypatch.setattr(runtime_choice, "AUTO_ORDER", ("onnx", "torch"))
+    auto, why = cached_nli(NLIConfig(model=sharp_nli))  # runtime: auto is the default
+    explicit, _ = cached_nli(NLIConfig(model=sharp_nli, runtime="onnx"))
+    assert why is None and auto.scorer_id == explicit.scorer_id
+    assert auto.description == f"hf-cross-encoder:{sharp_nli}:onnx"
+    sim = cached_similarity(SimilarityConfig())
+    assert sim.scorer_id == cached_similarity(SimilarityConfig(runtime="onnx")).scorer_id
+    # no model of its own to convert: torch, without a reason to give
+    assert runtime_choice.choose_runtime("auto", model="smollm2", task="nli", convertible=False) == \
+        runtime_choice.RuntimeChoice("torch", None)
+
+
+def test_runtime_auto_falls_back_to_torch_with_the_reason(tmp_path, sharp_nli, monkeypatch, caplog):
+    from reasonscope.scorers import runtime_choice
+
+    monkeypatch.setattr(runtime_choice, "AUTO_ORDER", ("onnx", "torch"))
+    monkeypatch.setenv("REASONSCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(onnx_export, "TOLERANCE", -1.0)
+    with caplog.at_level("WARNING"):
+        auto, _ = cached_nli(NLIConfig(model=sharp_nli))
+    torch_nli, _ = cached_nli(NLIConfig(model=sharp_nli, runtime="torch"))
+    assert auto.scorer_id == torch_nli.scorer_id
+    assert auto.description.startswith(f"hf-cross-encoder:{sharp_nli} [torch: no verified ONNX conversion "
+                                       "(ConversionError: ")
+    assert "differs from torch by" in auto.description
+    assert f"runtime auto for {sharp_nli}: torch, because no verified ONNX conversion" in caplog.text
+    # the extra missing: torch, and the message says what to install
+    monkeypatch.setattr(runtime_choice, "find_spec", lambda name: None if name == "onnxscript" else object())
+    choice = runtime_choice.choose_runtime("auto", model=sharp_nli, task="nli")
+    assert choice == runtime_choice.RuntimeChoice(
+        "torch", "the onnx extra is not installed (onnxscript missing; pip install 'reasonscope[onnx]')")
 
 
 def test_missing_exporter_says_what_to_install(tmp_path, sharp_nli, monkeypatch):
@@ -129,14 +176,13 @@ def test_bertscore_f1_by_hand():
     assert OnnxBERTScoreF1._f1((np.stack([e2, e2]), np.zeros(2)), y) == 0.0  # an empty text
 
 
-def test_onnx_bertscore_equals_bert_score_pair_by_pair(cache_dir, minilm):
+def test_bertscore_on_both_runtimes_equals_bert_score_pair_by_pair(cache_dir, minilm):
     a, b = _sentences(12, 3), _sentences(12, 4)
     onnx = OnnxBERTScoreF1("embedded-minilm", num_layers=6)
-    torch_side = BERTScoreF1("embedded-minilm", num_layers=6)
-    got = onnx.pairwise(a, b)
     # bert-score pair by pair: no other pair's padding enters the max (the stated departure)
-    want = [torch_side.pairwise([x], [y])[0] for x, y in zip(a, b, strict=True)]
-    assert_close_to_scale(got, want)
+    want = bert_score_f1(minilm, 6, a, b)
+    assert_close_to_scale(onnx.pairwise(a, b), want)
+    assert_close_to_scale(BERTScoreF1("embedded-minilm", num_layers=6, batch_size=5).pairwise(a, b), want)
     assert np.std(want) > 0.02
     assert onnx.description.startswith("bertscore-f1:embedded-minilm:layer6:onnx (verified against torch")
 
@@ -176,7 +222,14 @@ def test_onnx_scoring_imports_neither_torch_nor_transformers(cache_dir, sharp_nl
         from reasonscope.scorers.similarity import make_similarity
         from reasonscope.config import NLIConfig, SimilarityConfig
         nli, why = make_nli(NLIConfig(model={sharp_nli!r}, runtime="onnx"))
-        sim, why2 = make_similarity(SimilarityConfig(runtime="onnx"))
+        sim, why2 = make_similarity(SimilarityConfig())  # runtime: auto finds the conversion
+        assert sim.description.startswith("bertscore-f1:embedded-minilm:layer6:onnx"), sim.description
+        from reasonscope.family import ScoringModels
+        from reasonscope.scorers.nli import cached_nli
+        from reasonscope.scorers.similarity import cached_similarity
+        ahead = ScoringModels(nli=cached_nli(NLIConfig(model={sharp_nli!r}))[0], sim=cached_similarity(SimilarityConfig()))
+        ahead.import_libraries()  # what the runner imports before loading the scorers in the background
+        assert "onnxruntime" in sys.modules and "scipy.stats" in sys.modules
         print(nli.contradiction([("a man eats", "nobody eats")])[0], sim.pairwise(["a man eats"], ["a man eats"])[0])
         print("torch" in sys.modules, "transformers" in sys.modules)
     """)

@@ -50,9 +50,13 @@ class ScoringModels:
     preload_similarity: bool = True
 
     def import_libraries(self) -> None:
-        """Import the libraries :meth:`warm` will load models with (scipy.stats, torch, transformers).
+        """Import the libraries :meth:`warm` will load models with, in the calling thread.
 
-        In the calling thread, and only when a model is to be loaded at all.
+        scipy.stats and each unloaded scorer's own (``libraries``: torch and transformers, or ONNX Runtime
+        and tokenizers on ``runtime: onnx``).
+
+        In the calling thread, and only when a model is to be loaded at all; a run whose scorers are all on
+        ONNX Runtime never imports torch.
 
         Two threads importing torch (or scipy, which torch's and transformers' imports reach) at the same
         time can deadlock in Python's per-module import locks; Python breaks the deadlock by handing one
@@ -62,9 +66,11 @@ class ScoringModels:
         """
         import importlib
 
-        if not any(not getattr(s, "loaded", False) for s in self._preloaded()):
+        unloaded = [s for s in self._preloaded() if not getattr(s, "loaded", False)]
+        if not unloaded:
             return
-        for name in ("scipy.stats", "torch", "transformers"):
+        names = ["scipy.stats"] + [n for s in unloaded for n in getattr(s, "libraries", ("torch", "transformers"))]
+        for name in dict.fromkeys(names):
             try:
                 importlib.import_module(name)
             except ImportError:  # an optional backend that is not installed: warm reports it

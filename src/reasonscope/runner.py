@@ -439,7 +439,7 @@ class Runner:
         """
         config = Path(self.plan.run_dir) / "config.yaml"
         if not config.is_file() or config.stat().st_mtime > (run["finished"] or 0):
-            from .report.build import write_config
+            from .report.config_file import write_config
 
             write_config(self.plan.run_dir, run["config"])
         self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "

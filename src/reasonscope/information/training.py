@@ -25,7 +25,9 @@ The models (defaults from the LAREV thesis: lr 3e-5; 8 epochs for Phi_base, Phi 
 * Phi_base: ERM on b -> y.      Phi: ERM on r + b -> y (gold rationales).
 * probe psi: a copy of the trained Phi; encoder frozen (``requires_grad = False`` on every encoder
   parameter), the rest trained on the leakage-masked baseline b~ -> y.
-* Phi_LA: from the *pretrained* backbone (not from Phi), loss per example
+* Phi_LA: from the trained Phi (``larev_init: phi``, the default and this project's departure) or from
+  the pretrained backbone (``larev_init: backbone``, the thesis's setting; see :func:`train_larev`), loss
+  per example
   L = ERM + lambda_IRM(t) * IRM - lambda_probe(t) * L_probe, where
   ERM = mean over the three environments of CE(y | r + b_e), IRM = the IRMv1 penalty
   (:func:`irm_penalty`), L_probe = CE of the frozen probe's decoder on Phi_LA's encoding of b~

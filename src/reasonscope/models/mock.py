@@ -4,7 +4,9 @@ Kinds (``mock/<kind>``), every output deterministic per (seed, item, variant, sa
 
 * ``mock/reasoner``: answers correctly with probability ``options.accuracy`` (default 0.7), drawn
   from a hash of (seed, item, variant, sample); writes a few reasoning steps and ``Answer: X``.
-  It reads the gold answer from the request's ``meta`` (it is a simulator, not a model).
+  It reads the gold answer from the request's ``meta`` (it is a simulator, not a model). Its steps come
+  from a few fixed sentences, so many outputs repeat; ``options.distinct_texts: true`` adds the item,
+  variant and sample to a step, so that every output is a text of its own (scale benchmarks).
 * ``mock/scripted``: ``options.responses`` is a list of texts (cycled by request order over
   (item, variant, sample)), or a mapping item id -> text or list of texts (indexed by sample).
 * ``mock/replay``: ``options.path`` is a JSONL file of ``{"item_id", "variant", "sample", "text"}``.
@@ -155,6 +157,8 @@ class MockModel(LanguageModel):
                    "Each part of the question leads to the next.", "Checking the facts one at a time helps."]
         o = openers[int(unit_hash("o", seed, r.item_id, r.sample) * len(openers))]
         m = middles[int(unit_hash("m", seed, r.item_id, r.sample) * len(middles))]
+        if self.options.get("distinct_texts"):
+            m = f"{m[:-1]} for item {r.item_id}, {r.variant}, sample {r.sample}."
         return f"{o}\n{m}\nSo the result follows.\nAnswer: {answer}"
 
     async def logprobs(self, prompt: str, continuations) -> list[float]:

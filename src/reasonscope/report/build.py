@@ -39,9 +39,9 @@ from ..outputs import SCHEMA_VERSION
 from ..results import RunData, run_chunks
 from ..store import Store
 from ..types import Generation, Score
-from ..yaml_io import dump_yaml
 from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
+from .config_file import write_config
 from .evidence_view import evidence_plots, evidence_sheets
 from .html import item_views, stream_html
 from .information_view import information_plot, information_sheets
@@ -55,14 +55,6 @@ STORE_FINGERPRINTS = ("generations_written", "items", "sources")
 write times, digests), not numbers to read: kept in ``summary.json``, left out of results.xlsx."""
 
 
-
-def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
-    """Write ``RUN_DIR/config.yaml``: a run's resolved plan (its stored ``config``) as YAML 1.2.
-
-    ``load_plan`` reads it back as the same values; the report and a run found up to date both write it
-    here, so config.yaml always holds the plan of the run the outputs describe.
-    """
-    return write_text(Path(run_dir) / "config.yaml", dump_yaml(config))
 
 def utc_time(ts: float | None) -> str | None:
     """A stored run time (seconds since the epoch) as ``2026-11-25 14:40 UTC``; None kept."""

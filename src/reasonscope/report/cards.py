@@ -86,14 +86,20 @@ def few_items_caveat(what: str, n: int | None) -> list[str]:
 
 
 def information_caveats(t: dict[str, Any]) -> list[str]:
-    """Why REV/LAREV cannot be read: the evaluator's accuracy on the gold rationales near chance."""
+    """Why REV or LAREV cannot be read: its evaluator's accuracy on the gold rationales near chance.
+
+    One caveat naming every method whose evaluator (Phi for REV, Phi_LA for LAREV) ranks the true label
+    first for at most chance + :data:`CHANCE_MARGIN` of the test items; the other methods stay readable.
+    """
     labels = t.get("labels") or []
     chance = 1 / len(labels) if 0 < len(labels) <= MAX_LISTED_LABELS else 0.0
     gold = {m.upper(): acc.get("gold") for m, acc in (t.get("accuracy") or {}).items() if acc.get("gold") is not None}
-    if not gold or max(gold.values()) > chance + CHANCE_MARGIN:
+    near = {m: a for m, a in gold.items() if a <= chance + CHANCE_MARGIN}
+    if not near:
         return []
-    accs = ", ".join(f"{m} {format_number(a, 2)}" for m, a in gold.items())
-    return [f"these scores cannot mean much: with the gold rationales the evaluators rank the true label first for "
+    accs = ", ".join(f"{m} {format_number(a, 2)}" for m, a in near.items())
+    which = "these scores cannot" if len(near) == len(gold) else f"the {' and '.join(near)} scores cannot"
+    return [f"{which} mean much: with the gold rationales the evaluators rank the true label first for "
             f"{accs} of the test items (chance {format_number(chance, 2)}); an evaluator that has not learnt the task "
             "gives log-probability differences that carry no label information, however tight their intervals"]
 

@@ -218,8 +218,10 @@ class CachedScorer:
 
     def __init__(self, *, kind: str, model: str, settings: dict[str, Any], load: Callable[[], Any],
                  compute: Callable[[Any, list], list], description: str, cache: ScoreCache | None = None,
-                 chunk: int = 256, label: str | None = None, progress: bool = True):
+                 chunk: int = 256, label: str | None = None, progress: bool = True,
+                 libraries: tuple[str, ...] = ("torch", "transformers")):
         self.kind = kind
+        self.libraries = libraries  # what ``load`` imports (imported ahead in the main thread by the runner)
         self.identity = scorer_identity(kind, model, settings)
         self.scorer_id = stable_hash(self.identity, length=32)
         self.load = load

@@ -119,6 +119,7 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
     try:
+        cfg, _ = resolve_nli(cfg)
         if cfg.backend == "hf" and cfg.runtime == "onnx":
             from .onnx_scorers import OnnxCrossEncoderNLI
 
@@ -136,10 +137,25 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
         return None, f"NLI backend {cfg.backend}:{cfg.model} could not be loaded ({type(err).__name__}: {err})"
 
 
-def nli_description(cfg: NLIConfig) -> str:
-    """The description of ``cfg``'s NLI backend, as its scorer reports it (without loading it)."""
+def resolve_nli(cfg: NLIConfig) -> tuple[NLIConfig, str | None]:
+    """``cfg`` with its runtime decided (:func:`reasonscope.scorers.runtime_choice.choose_runtime`).
+
+    Returns the settings with ``runtime`` ``torch`` or ``onnx`` and, when ``auto`` fell back to torch, why.
+    """
+    from .runtime_choice import choose_runtime
+
+    choice = choose_runtime(cfg.runtime, model=cfg.model, task="nli", convertible=cfg.backend == "hf")
+    return cfg.model_copy(update={"runtime": choice.runtime}), choice.reason
+
+
+def nli_description(cfg: NLIConfig, fallback: str | None = None) -> str:
+    """The description of ``cfg``'s NLI backend, as its scorer reports it (without loading it).
+
+    ``fallback`` is why ``runtime: auto`` runs on torch (shown in brackets).
+    """
     if cfg.backend == "hf":
-        return f"hf-cross-encoder:{cfg.model}" + (":onnx" if cfg.runtime == "onnx" else "")
+        runtime = ":onnx" if cfg.runtime == "onnx" else (f" [torch: {fallback}]" if fallback else "")
+        return f"hf-cross-encoder:{cfg.model}" + runtime
     return f"llm-judge-logprobs:{cfg.model}"
 
 
@@ -152,9 +168,11 @@ def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, 
     """
     from .cache import CachedNLI, load_or_unavailable
     from .onnx_export import runtime_settings
+    from .runtime_choice import runtime_libraries
 
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
+    cfg, fallback = resolve_nli(cfg)
 
     def load() -> NLIScorer:
         return load_or_unavailable(lambda: make_nli(cfg), "NLI backend unavailable")
@@ -165,6 +183,6 @@ def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, 
         "backend": cfg.backend, "prompt": judge_prompt("{premise}", "{hypothesis}"), "labels": list(NLI_LABELS)})
     return CachedNLI(kind=kind, model=cfg.model, settings=settings, load=load,
                      compute=lambda scorer, pairs: scorer.contradiction([(p, h) for p, h in pairs]),
-                     description=nli_description(cfg), cache=cache,
+                     description=nli_description(cfg, fallback), cache=cache, libraries=runtime_libraries(cfg.runtime),
                      chunk=max(cfg.batch_size * 16, 64) if kind == "nli" else 16,  # an LLM judge is slow: small chunks
                      label=label), None

@@ -137,17 +137,24 @@ def converted(model: str, task: Task, num_layers: int | None = None) -> Converte
         target = cache_root() / "onnx" / conversion_key(task, folder, num_layers)
         if (target / "meta.json").is_file():
             return Converted(target, json.loads((target / "meta.json").read_text()))
+        _raise_if_failed_before(target)
     missing = [n for n, v in installed_versions(EXPORTER).items() if v is None]
     if missing:
         raise ConversionError(f"converting {model} to ONNX needs {', '.join(missing)} "
                               "(pip install 'reasonscope[embedded,onnx]'); it is converted once, then cached")
-    tokenizer, module, input_names, extra = _load_torch(model, task, num_layers)
+    try:
+        tokenizer, module, input_names, extra = _load_torch(model, task, num_layers)
+    except ConversionError as err:  # a model this runtime cannot take: remembered, as a failed check is
+        if folder is not None:
+            _remember_failure(target, model, task, err)
+        raise
     folder = local_folder(model)  # a hub model is in the hub cache now
     if folder is None:
         raise ConversionError(f"{model}: loaded, but its files are not found in the hub cache")
     target = cache_root() / "onnx" / conversion_key(task, folder, num_layers)
     if (target / "meta.json").is_file():
         return Converted(target, json.loads((target / "meta.json").read_text()))
+    _raise_if_failed_before(target)
     log.warning("converting %s to ONNX for %s (once; kept in %s)", model, task, target)
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -159,10 +166,31 @@ def converted(model: str, task: Task, num_layers: int | None = None) -> Converte
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             tmp.replace(target)
+    except ConversionError as err:  # the check failed: remembered, so that runtime auto does not retry it
+        shutil.rmtree(tmp, ignore_errors=True)
+        _remember_failure(target, model, task, err)
+        raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return Converted(target, json.loads((target / "meta.json").read_text()))
+
+
+def _failure_file(target: Path) -> Path:
+    return target.with_name(target.name + ".failed.json")
+
+
+def _remember_failure(target: Path, model: str, task: Task, err: ConversionError) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _failure_file(target).write_text(json.dumps({"model": model, "task": task, "reason": str(err)}))
+
+
+def _raise_if_failed_before(target: Path) -> None:
+    """Raise the :class:`ConversionError` of an earlier failed check of this conversion (same key)."""
+    failed = _failure_file(target)
+    if failed.is_file():
+        reason = json.loads(failed.read_text()).get("reason", "")
+        raise ConversionError(f"{reason} (an earlier conversion failed its check; delete {failed} to try again)")
 
 
 def _load_torch(model: str, task: Task, num_layers: int | None):

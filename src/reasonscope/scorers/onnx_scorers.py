@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .base import NLIScorer, Similarity, resolve_model
+from .base import NLIScorer, resolve_model
+from .bertscore import GreedyBERTScore
 from .onnx_export import Converted, converted, encode, tokenizer_for
 
 
@@ -64,20 +65,13 @@ class OnnxCrossEncoderNLI(NLIScorer):
         return out
 
 
-class OnnxBERTScoreF1(Similarity):
-    """BERTScore F1 (Zhang et al., 2020) with the converted encoder, no IDF, no baseline rescaling.
+class OnnxBERTScoreF1(GreedyBERTScore):
+    """BERTScore F1 with the converted encoder on ONNX Runtime.
 
-    For a candidate x and a reference y, with unit token vectors from layer ``num_layers``:
-    P = mean over x's tokens of max over y's tokens of the cosine, R = the same from y to x,
-    F1 = 2PR / (P + R) (0 when undefined). As in ``bert-score``, [CLS] and [SEP] take part in the max but
-    carry no weight in the mean, and each text is stripped and truncated at the model's limit.
-    One departure: ``bert-score`` pads a batch of pairs to its longest text and lets a padded position
-    (cosine 0) win the max when every real cosine is negative, so a pair's score could depend on the
-    other pairs of its batch; here the max is over real tokens only. The two agree whenever some
-    cosine of each token is non-negative (tested against ``bert-score`` on the embedded MiniLM).
+    The matching is :class:`~reasonscope.scorers.bertscore.GreedyBERTScore`'s; this class gives the vectors.
     """
 
-    def __init__(self, model: str, num_layers: int | None, batch_size: int = 32):
+    def __init__(self, model: str, num_layers: int | None, batch_size: int = 8):
         conv = converted(resolve_model(model), "hidden-states", num_layers)
         self.session, self.tokenizer = _session(conv)
         self.meta = conv.meta
@@ -102,25 +96,3 @@ class OnnxBERTScoreF1(Similarity):
                 weight = np.array([0.0 if t in special else 1.0 for t in inputs["input_ids"][row][real]])
                 out.append((vecs, weight))
         return out
-
-    def pairwise(self, a: Sequence[str], b: Sequence[str]) -> list[float]:
-        """BERTScore F1 of each pair ``(a[i], b[i])``, in [-1, 1]; higher is more similar.
-
-        Greedy matching of unit token vectors with [CLS] and [SEP] left out: precision and recall are the mean
-        best cosine of each token, F1 their harmonic mean; 0.0 when either text has no token or p + r = 0.
-        """
-        if not a:
-            return []
-        unique = sorted(set(a) | set(b), key=len)  # batches of similar length
-        vec = dict(zip(unique, self.vectors(unique), strict=True))
-        return [self._f1(vec[x], vec[y]) for x, y in zip(a, b, strict=True)]
-
-    @staticmethod
-    def _f1(x, y) -> float:
-        (vx, wx), (vy, wy) = x, y
-        if not wx.sum() or not wy.sum():
-            return 0.0
-        sim = vx @ vy.T
-        p = float((sim.max(axis=1) * wx).sum() / wx.sum())
-        r = float((sim.max(axis=0) * wy).sum() / wy.sum())
-        return 2 * p * r / (p + r) if p + r else 0.0
