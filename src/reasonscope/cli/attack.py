@@ -6,8 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..config import PlanError, parse_plan
-from .common import WAIT_LOCK, fail, run_plan
+from .common import WAIT_LOCK, run_command_line_plan
 
 app = typer.Typer()
 
@@ -37,17 +36,12 @@ def attack(model: list[str] = typer.Option(["smollm2"], "--model", help="White-b
     """MATCHA: perturbations that keep the answer but break the chain of thought (white-box models)."""
     ds = ({"name": "synthetic", "format": "synthetic", "size": size} if dataset == "synthetic" else
           {"name": Path(dataset).stem, "format": format_, "path": dataset})
-    try:
-        plan = parse_plan({
-            "experiment": {"name": name, "seed": seed, "output_dir": output_dir},
-            "models": [{"spec": m} for m in model], "datasets": [ds],
-            "families": {"attack": {"methods": method, "limit": limit, "ratio": ratio, "steps": steps,
-                                    "epsilon_p": epsilon_p, "cot_tokens": cot_tokens,
-                                    "judge": {"spec": judge} if judge else None,
-                                    "transfer": [{"spec": t} for t in transfer],
-                                    **({"answer_types": ["number"]} if dataset == "synthetic" else {})}},
-        }, "<command line>")
-    except (PlanError, ValueError) as err:
-        fail(str(err))
-        return
-    run_plan(plan, None, False, executor, wait_lock=wait_lock)
+    run_command_line_plan({
+        "experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+        "models": [{"spec": m} for m in model], "datasets": [ds],
+        "families": {"attack": {"methods": method, "limit": limit, "ratio": ratio, "steps": steps,
+                                "epsilon_p": epsilon_p, "cot_tokens": cot_tokens,
+                                "judge": {"spec": judge} if judge else None,
+                                "transfer": [{"spec": t} for t in transfer],
+                                **({"answer_types": ["number"]} if dataset == "synthetic" else {})}},
+    }, executor, wait_lock)

@@ -8,7 +8,7 @@ import typer
 
 from ..config import PlanError, parse_plan
 from ..rundir import RunDirLock, RunDirLocked
-from .common import WAIT_LOCK, console, fail, locked, print_summary, run_plan
+from .common import WAIT_LOCK, console, fail, locked, print_summary, run_command_line_plan
 
 app = typer.Typer(name="attributes", no_args_is_help=True,
                   help="Rationale attributes: LLM judges, ROSCOE-style metrics, SHAP on human preferences, "
@@ -109,13 +109,8 @@ def attributes_explain(preferences: Path = typer.Option(..., help="Human prefere
     """Which attributes explain human preferences? Judge both responses, LightGBM + SHAP on the differences."""
     settings = _attributes_settings(judge, scale, attribute, "", "none", None, margin, resamples)
     settings.update(automatic=None, preferences=str(preferences), pairwise=pairwise, folds=folds)
-    try:
-        plan = parse_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
-                           "families": {"attributes": settings}}, "<command line>")
-    except (PlanError, ValueError) as err:
-        fail(str(err))
-        return
-    run_plan(plan, None, False, "local", wait_lock=wait_lock)
+    run_command_line_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+                           "families": {"attributes": settings}}, wait_lock=wait_lock)
 
 
 @app.command("elo")

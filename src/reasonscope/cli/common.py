@@ -23,7 +23,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from ..config import PlanError
+from ..config import PlanError, parse_plan
 from ..family_order import SUMMARY_ORDER
 from ..rundir import RunDirLocked
 
@@ -114,6 +114,16 @@ def start_banner(plan) -> str:
     datasets = ", ".join(d.name for d in plan.datasets) or "none"
     return (f"reasonscope: running {plan.experiment.name}: models {models}; datasets {datasets}; "
             f"families {', '.join(families) or 'none'}; outputs in {plan.run_dir}/")
+
+
+def run_command_line_plan(data: dict, executor: str = "local", wait_lock: float = 0.0) -> None:
+    """Run the plan a family command builds from its options; an invalid option fails with the plan's message."""
+    try:
+        plan = parse_plan(data, "<command line>")
+    except (PlanError, ValueError) as err:
+        fail(str(err))
+        return
+    run_plan(plan, None, False, executor, wait_lock=wait_lock)
 
 
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,

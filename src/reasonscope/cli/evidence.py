@@ -6,8 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..config import PlanError, parse_plan
-from .common import WAIT_LOCK, fail, run_plan
+from .common import WAIT_LOCK, fail, run_command_line_plan
 
 app = typer.Typer()
 
@@ -56,17 +55,12 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
             out["limit"] = limit
         return out
 
-    try:
-        plan = parse_plan({
-            "experiment": {"name": name, "seed": seed, "output_dir": output_dir},
-            "models": [{"spec": m} for m in model],
-            "families": {"behavior": None, "evidence": {
-                "train": split(train, "train"), "test": split(test, "test"),
-                "predictions": str(predictions) if predictions else None, "k": k, "delta": delta,
-                "delta_chars": delta_chars, "stop_words": stop_words, "text_fields": text_field or None,
-                "target": target}},
-        }, "<command line>")
-    except (PlanError, ValueError) as err:
-        fail(str(err))
-        return
-    run_plan(plan, None, False, "local", wait_lock=wait_lock)
+    run_command_line_plan({
+        "experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+        "models": [{"spec": m} for m in model],
+        "families": {"behavior": None, "evidence": {
+            "train": split(train, "train"), "test": split(test, "test"),
+            "predictions": str(predictions) if predictions else None, "k": k, "delta": delta,
+            "delta_chars": delta_chars, "stop_words": stop_words, "text_fields": text_field or None,
+            "target": target}},
+    }, wait_lock=wait_lock)

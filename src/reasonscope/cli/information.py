@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ..config import PlanError, load_plan, parse_plan
-from .common import WAIT_LOCK, fail, run_plan
+from .common import WAIT_LOCK, fail, run_command_line_plan, run_plan
 
 app = typer.Typer(name="information", no_args_is_help=True,
                   help="REV and LAREV: how much label information a rationale adds over a baseline "
@@ -45,8 +45,7 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                       output_dir: str = typer.Option("runs"), name: str = typer.Option("information"),
                       seed: int = typer.Option(0), wait_lock: float = WAIT_LOCK) -> None:
     """Train Phi_base, Phi (and for LAREV the probe and Phi_LA); with --test, score the rationale variants."""
-    try:
-        plan = parse_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
+    run_command_line_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
                            "families": {"information": {
                                "train": _split(train, "train", format_, size, seed),
                                "test": _split(test, "test", format_, max(1, size // 5), seed) if test else None,
@@ -54,12 +53,7 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                                "probe_epochs": probe_epochs, "larev_epochs": larev_epochs,
                                "larev_init": larev_init, "lr": lr,
                                "reduction": reduction, "lambda_irm": lambda_irm, "lambda_probe": lambda_probe,
-                               "wordnet": wordnet}}},
-                          "<command line>")
-    except (PlanError, ValueError) as err:
-        fail(str(err))
-        return
-    run_plan(plan, None, False, "local", wait_lock=wait_lock)
+                               "wordnet": wordnet}}}, wait_lock=wait_lock)
 
 
 @app.command("score")

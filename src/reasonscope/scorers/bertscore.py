@@ -24,6 +24,29 @@ from collections.abc import Sequence
 from .base import Similarity
 
 
+def bertscore_encoder(net, tokenizer, num_layers: int | None, model: str):
+    """``(encoder, input limit)``: the module BERTScore reads, as the ``bert-score`` package builds it.
+
+    The encoder of an encoder-decoder, its ``encoder.layer`` cut to ``num_layers`` layers (None: all),
+    and the longest input the tokenizer and the position embeddings allow. Raises ``ValueError`` for a
+    model without ``encoder.layer`` or with fewer layers than asked. Both runtimes build the module
+    here (:class:`reasonscope.scorers.similarity.BERTScoreF1`, :mod:`reasonscope.scorers.onnx_export`).
+    """
+    import torch
+
+    if hasattr(net, "decoder") and hasattr(net, "encoder"):
+        net = net.encoder
+    layers = getattr(getattr(net, "encoder", None), "layer", None)
+    if layers is None:
+        raise ValueError(f"{model}: BERTScore supports encoders with encoder.layer (BERT, RoBERTa, DeBERTa, "
+                         "MiniLM, ...)")
+    if num_layers is not None:
+        if num_layers > len(layers):
+            raise ValueError(f"{model}: num_layers={num_layers}, but the model has {len(layers)} layers")
+        net.encoder.layer = torch.nn.ModuleList(list(layers)[:num_layers])
+    return net, min(int(tokenizer.model_max_length), int(getattr(net.config, "max_position_embeddings", 512)))
+
+
 class GreedyBERTScore(Similarity):
     """BERTScore F1 from each text's unit token vectors (module docstring); subclasses implement :meth:`vectors`."""
 

@@ -154,8 +154,9 @@ def nli_description(cfg: NLIConfig, fallback: str | None = None) -> str:
     ``fallback`` is why ``runtime: auto`` runs on torch (shown in brackets).
     """
     if cfg.backend == "hf":
-        runtime = ":onnx" if cfg.runtime == "onnx" else (f" [torch: {fallback}]" if fallback else "")
-        return f"hf-cross-encoder:{cfg.model}" + runtime
+        from .runtime_choice import runtime_suffix
+
+        return f"hf-cross-encoder:{cfg.model}" + runtime_suffix(cfg.runtime, fallback)
     return f"llm-judge-logprobs:{cfg.model}"
 
 

@@ -209,18 +209,13 @@ def _load_torch(model: str, task: Task, num_layers: int | None):
                  "max_length": PAIR_MAX_LENGTH}
         output = "logits"
     else:
-        if hasattr(net, "decoder") and hasattr(net, "encoder"):
-            net = net.encoder
-        layers = getattr(getattr(net, "encoder", None), "layer", None)
-        if layers is None:
-            raise ConversionError(f"{model}: ONNX BERTScore supports encoders with encoder.layer (BERT, RoBERTa, "
-                                  "DeBERTa, MiniLM, ...)")
-        if num_layers is not None:
-            if num_layers > len(layers):
-                raise ConversionError(f"{model}: num_layers={num_layers}, but the model has {len(layers)} layers")
-            net.encoder.layer = torch.nn.ModuleList(list(layers)[:num_layers])
+        from .bertscore import bertscore_encoder
+
+        try:
+            net, limit = bertscore_encoder(net, tokenizer, num_layers, model)
+        except ValueError as err:
+            raise ConversionError(str(err)) from None
         names = ["input_ids", "attention_mask"]  # what bert-score passes to the model
-        limit = min(int(tokenizer.model_max_length), int(getattr(net.config, "max_position_embeddings", 512)))
         extra = {"max_length": limit, "cls_id": tokenizer.cls_token_id, "sep_id": tokenizer.sep_token_id}
         output = "last_hidden_state"
 

@@ -43,6 +43,13 @@ class RuntimeChoice:
     reason: str | None = None
 
 
+def runtime_suffix(runtime: str, fallback: str | None) -> str:
+    """What a scorer's description adds for its runtime: ``:onnx``, or why ``auto`` fell back to torch."""
+    if runtime == "onnx":
+        return ":onnx"
+    return f" [torch: {fallback}]" if fallback else ""
+
+
 def runtime_libraries(runtime: str) -> tuple[str, ...]:
     """The modules a scorer on ``runtime`` imports when it loads.
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from ..models.loading import model_loading
 from ..settings import SimilarityConfig
 from .base import Similarity, resolve_model
-from .bertscore import GreedyBERTScore
+from .bertscore import GreedyBERTScore, bertscore_encoder
 
 
 class BERTScoreF1(GreedyBERTScore):
@@ -44,23 +44,13 @@ class BERTScoreF1(GreedyBERTScore):
     """
 
     def __init__(self, model: str, num_layers: int | None, batch_size: int = 8):
-        import torch
         from transformers import AutoModel, AutoTokenizer
 
         path = resolve_model(model)
         with model_loading():
             self.tokenizer = AutoTokenizer.from_pretrained(path)
             net = AutoModel.from_pretrained(path).eval()
-        if hasattr(net, "decoder") and hasattr(net, "encoder"):
-            net = net.encoder
-        layers = net.encoder.layer
-        if num_layers is not None:
-            if num_layers > len(layers):
-                raise ValueError(f"{model}: num_layers={num_layers}, but the model has {len(layers)} layers")
-            net.encoder.layer = torch.nn.ModuleList(list(layers)[:num_layers])
-        self.model = net
-        self.max_length = min(int(self.tokenizer.model_max_length), int(getattr(net.config, "max_position_embeddings",
-                                                                              512)))
+        self.model, self.max_length = bertscore_encoder(net, self.tokenizer, num_layers, model)
         self.batch_size = batch_size
         self.description = f"bertscore-f1:{model}:layer{num_layers}"
 
@@ -196,8 +186,9 @@ def similarity_description(cfg: SimilarityConfig, fallback: str | None = None) -
     ``fallback`` is why ``runtime: auto`` runs on torch (shown in brackets).
     """
     if cfg.method == "bertscore":
-        runtime = ":onnx" if cfg.runtime == "onnx" else (f" [torch: {fallback}]" if fallback else "")
-        return f"bertscore-f1:{cfg.model}:layer{cfg.num_layers}" + runtime
+        from .runtime_choice import runtime_suffix
+
+        return f"bertscore-f1:{cfg.model}:layer{cfg.num_layers}" + runtime_suffix(cfg.runtime, fallback)
     return f"embedding-cosine:{cfg.model}:{cfg.pooling}-pooling"
 
 
@@ -224,7 +215,7 @@ def cached_similarity(cfg: SimilarityConfig, cache=None, *, label: str = "simila
     return CachedSimilarity(kind=kind, model=cfg.model, settings=settings, load=load,
                             compute=lambda scorer, pairs: scorer.pairwise([a for a, _ in pairs], [b for _, b in pairs]),
                             description=similarity_description(cfg, fallback), cache=cache, chunk=512, label=label,
-                            libraries=runtime_libraries(cfg.runtime) if kind == "bertscore" else ("torch", "transformers"))
+                            libraries=runtime_libraries(cfg.runtime))  # embedding cosine is resolved to torch
 
 
 def cached_embedding(model: str, cache=None, *, pooling: str = "model", label: str = "embeddings"):
