@@ -18,13 +18,16 @@ with 95% intervals (:func:`reasonscope.stats.estimate`: Clopper-Pearson for shar
 over decided + not judged attacks (the publication's denominator, correctly answered questions, less
 the excluded groups), the share of valid perturbations that kept the answer, and the arithmetic
 check's detection rate on the same chains with one planted wrong result
-(:func:`reasonscope.attack.checker_validation.corrupt_result`). Wall time per data set.
+(:func:`reasonscope.attack.checker_validation.corrupt_result`), and with ``--judge`` the judge's verdicts on
+those chains as they are and with the planted result. Wall time per data set.
 
     python benchmarks/attack_replication.py --size 60 --gsm8k PATH/gsm8k_train.jsonl.gz --gsm8k-limit 40
 
-The defaults are the demo's attack settings and items (``reasonscope demo`` attacks the first 8 of the
-same seeded problems, seed 7), so the demo's attack outcomes are this run's first rows. White-box
-records are cached in ``--store`` (default ``runs/attack-replication``): a killed run resumes.
+The defaults are the demo's attack settings and items (``reasonscope demo`` attacks the first 3 of the same
+seeded problems, seed 7) except the embedding ball: ``--epsilon-p`` defaults to the family's 0.005, the demo
+uses 0.02. ``--methods`` runs some methods only (their records are cached apart). White-box records and
+judge verdicts are cached in ``--store`` (default ``runs/attack-replication``): a killed run resumes, and a
+run that adds a judge reuses the attacks.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from rich.console import Console
 
 from reasonscope.attack.arithmetic import check_arithmetic
 from reasonscope.attack.checker_validation import corrupt_result
+from reasonscope.attack.judging import judge_chains
 from reasonscope.attack.scoring import score_attack
 from reasonscope.attack.settings import AttackConfig
 from reasonscope.data.loaders import load_dataset
@@ -81,7 +85,8 @@ def detection(chains: list[str], stats: StatsConfig, seed: int = 0) -> tuple[int
     return corrupted, detected, share(detected, corrupted, stats)
 
 
-def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float, out: Console) -> dict[str, Any]:
+def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float, out: Console, *,
+           judge: str | None = None, store: Store | None = None) -> dict[str, Any]:
     """Print one data set's table (module docstring) and return its numbers."""
     (model, t), = table["models"].items()
     rows = t["rows"]
@@ -120,9 +125,38 @@ def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float
         n, k, rate = detection(chains, stats)
         out.print(f"  arithmetic check, one planted wrong result in the {what}: detected {k}/{n} {_pct(rate)}")
         numbers[f"detection {what}"] = (k, n, rate)
+    if judge is not None:
+        numbers["judge"] = judge_validation(judge, rows, store, stats, out)
     out.print("  seconds per attacked item: " + ", ".join(
         f"{m} {v:.1f}" for m, v in t["seconds_per_item"].items() if v is not None))
     return numbers
+
+
+def judge_validation(judge: str, rows: list[dict[str, Any]], store: Store, stats: StatsConfig, out: Console
+                     ) -> dict[str, Any]:
+    """The judge's verdicts on the clean chains that pass the arithmetic check, as they are and with one planted
+    wrong result (:func:`detection`'s corruption): how often it calls a correct chain correct, and how often it
+    calls a planted error incorrect. A judge whose detection rate is near 0 decides attacks without reading them."""
+    clean = {r["item"]: (r["question"], r["clean"]["answer"], r["clean"]["reasoning"]) for r in rows
+             if "question" in r}
+    rng = random.Random(0)
+    cases = []
+    for key, (question, answer, chain) in clean.items():
+        if not check_arithmetic(chain).passed:
+            continue
+        cases.append((f"ok|{key}", question, answer, chain))
+        bad = corrupt_result(chain, rng)
+        if bad is not None and bad != chain:
+            cases.append((f"bad|{key}", question, answer, bad))
+    verdicts = judge_chains(ModelConfig(spec=judge), cases, store, seed=0, console=Console(stderr=True))
+    passed = [v for cid, (v, _) in verdicts.items() if cid.startswith("ok|") and v is not None]
+    caught = [v for cid, (v, _) in verdicts.items() if cid.startswith("bad|") and v is not None]
+    unread = sum(v is None for v, _ in verdicts.values())
+    ok_rate, bad_rate = share(sum(passed), len(passed), stats), share(sum(not v for v in caught), len(caught), stats)
+    out.print(f"  judge {judge} on the same clean chains: calls a correct chain correct {sum(passed)}/{len(passed)} "
+              f"{_pct(ok_rate)}; calls a planted wrong result incorrect {sum(not v for v in caught)}/{len(caught)} "
+              f"{_pct(bad_rate)} ({unread} verdicts unreadable)")
+    return {"correct_passed": ok_rate, "planted_detected": bad_rate, "unreadable": unread}
 
 
 def run(label: str, items: list[Item], cfg: AttackConfig, stats: StatsConfig, store: Store, seed: int,
@@ -131,7 +165,8 @@ def run(label: str, items: list[Item], cfg: AttackConfig, stats: StatsConfig, st
     start = time.perf_counter()
     table = score_attack(store, run_id, cfg, stats, {label: items}, [ModelConfig(spec=model)], seed=seed,
                          console=Console(stderr=True))
-    numbers = report(label, table, stats, time.perf_counter() - start, out)
+    judge = cfg.judge.spec if cfg.judge is not None else None
+    numbers = report(label, table, stats, time.perf_counter() - start, out, judge=judge, store=store)
     numbers["kinds"] = by_kind(label, items, table, store, run_id)
     if len(numbers["kinds"]) > 1:
         out.print("  by kind (items: answered correctly, clean chain passes): " + "; ".join(
@@ -174,6 +209,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--candidates", type=int, default=8, help="Candidates per round (family default 16).")
     p.add_argument("--cot-tokens", type=int, default=48, help="Max tokens of each chain (family default 96).")
     p.add_argument("--min-similarity", type=float, default=0.8, help="Meaning filter's cosine (negative = off).")
+    p.add_argument("--epsilon-p", type=float, default=0.005, help="Embedding ball: eps = p x the largest "
+                   "token-embedding norm (family default 0.005; the demo's 0.02).")
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="Attack methods to run.")
     p.add_argument("--model", default="smollm2", help="White-box target (hf/... or smollm2).")
     p.add_argument("--shard", default=None, help="I/N: attack only items I, I+N, I+2N, ... (fill the store from N "
                    "processes; a run without --shard then reports every item from the store).")
@@ -182,12 +220,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     a = p.parse_args(argv)
     out = Console(highlight=False, width=240)
     cfg = AttackConfig(steps=a.steps, candidates=a.candidates, cot_tokens=a.cot_tokens, answer_types=["number"],
+                       epsilon_p=a.epsilon_p, methods=a.methods,
                        min_similarity=a.min_similarity if a.min_similarity >= 0 else None,
                        judge={"spec": a.judge} if a.judge else None)
     stats = StatsConfig()
     store = Store(a.store)
-    out.print(f"MATCHA replication: {a.model}, methods {', '.join(METHODS)}, token steps {a.steps}, "
-              f"candidates {a.candidates}, chain tokens {a.cot_tokens}, reasoning check: "
+    out.print(f"MATCHA replication: {a.model}, methods {', '.join(a.methods)}, token steps {a.steps}, "
+              f"candidates {a.candidates}, chain tokens {a.cot_tokens}, eps {a.epsilon_p} x max norm, reasoning check: "
               + (f"arithmetic + judge {a.judge}" if a.judge else "arithmetic only (no judge)"))
     start = time.perf_counter()
     results = {}

@@ -116,3 +116,38 @@ def test_demo_attacks_the_benchmarks_first_word_problems():
     for flag, value in (("--seed", plan.experiment.seed), ("--steps", a.steps), ("--candidates", a.candidates),
                         ("--cot-tokens", a.cot_tokens)):
         assert f'"{flag}", type=int, default={value},' in text
+
+
+def test_judge_validation_counts_the_judges_verdicts_on_clean_and_planted_chains(tmp_path, monkeypatch, capsys):
+    """The judge sees each clean chain that passes the arithmetic check and the same chain with one planted
+    wrong result; a judge that reads the arithmetic passes the first and flags the second."""
+    from rich.console import Console
+
+    from reasonscope.attack.arithmetic import check_arithmetic
+    from reasonscope.settings import StatsConfig
+    from reasonscope.store import Store
+
+    bench = _bench()
+    asked: list[tuple[str, str]] = []
+
+    def judge(cfg, cases, store, *, seed, console):
+        asked.extend((cid, reasoning) for cid, _, _, reasoning in cases)
+        verdicts = {cid: (check_arithmetic(reasoning).passed, None) for cid, _, _, reasoning in cases[:-1]}
+        verdicts[cases[-1][0]] = (None, "unreadable")  # the last verdict could not be read
+        return verdicts
+
+    monkeypatch.setattr(bench, "judge_chains", judge)
+    rows = [{"item": f"wp/{i}", "question": f"What is {i} + 2?", "clean": {"answer": str(i + 2),
+                                                                          "reasoning": f"{i} + 2 = {i + 2}."}}
+            for i in range(3)]
+    rows.append({"item": "wp/3", "question": "What is 2 + 2?", "clean": {"answer": "5", "reasoning": "2 + 2 = 5."}})
+    rows.append(dict(rows[0]))  # one row per method: a chain is asked once
+    out = bench.judge_validation("mock/judge", rows, Store(tmp_path / "s"), StatsConfig(), Console(highlight=False))
+    # wp/3's clean chain fails the check: not asked; 3 clean + 3 planted, the last planted one unreadable
+    assert [cid for cid, _ in asked] == ["ok|wp/0", "bad|wp/0", "ok|wp/1", "bad|wp/1", "ok|wp/2", "bad|wp/2"]
+    assert all(not check_arithmetic(r).passed for cid, r in asked if cid.startswith("bad|"))
+    assert out["correct_passed"]["value"] == 1.0 and out["correct_passed"]["n"] == 3
+    assert out["planted_detected"]["value"] == 1.0 and out["planted_detected"]["n"] == 2
+    assert out["unreadable"] == 1
+    printed = capsys.readouterr().out
+    assert "calls a correct chain correct 3/3" in printed and "calls a planted wrong result incorrect 2/2" in printed
