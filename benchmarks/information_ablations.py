@@ -11,7 +11,7 @@ same path as ``reasonscope information train``) on the same split:
 * ``random-antonyms``: no WordNet, so the antonym environment (E3) holds a random word;
 * ``larev-epochs-2``: Phi_LA for 2 epochs (the thesis's setting for Phi_LA);
 * ``irm-off``: lambda_IRM = 0 (the probe term alone);
-* ``probe-x10``, ``probe-x100``: lambda_probe = 0.05 and 0.5;
+* ``probe-x3``, ``probe-x10``, ``probe-x100``: lambda_probe = 0.015, 0.05 and 0.5;
 * ``init-backbone``: Phi_LA starts from the pretrained backbone instead of Phi (no warm start);
 * ``antonym-smollm2``: the embedded SmolLM2 gives the antonyms (WordNet, then a random word, fill
   what it cannot).
@@ -50,6 +50,7 @@ ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "random-antonyms": ("no WordNet: E3 holds a random word", {"wordnet": None}),
     "larev-epochs-2": ("Phi_LA 2 epochs", {"larev_epochs": 2}),
     "irm-off": ("lambda_IRM 0", {"lambda_irm": 0.0}),
+    "probe-x3": ("lambda_probe 0.015", {"lambda_probe": 0.015}),
     "probe-x10": ("lambda_probe 0.05", {"lambda_probe": 0.05}),
     "probe-x100": ("lambda_probe 0.5", {"lambda_probe": 0.5}),
     "init-backbone": ("Phi_LA from the pretrained backbone", {"larev_init": "backbone"}),
