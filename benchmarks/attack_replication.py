@@ -71,18 +71,24 @@ def share(k: int, n: int, stats: StatsConfig) -> dict[str, Any]:
     return estimate([1.0] * k + [0.0] * (n - k), stats, 0)
 
 
-def detection(chains: list[str], stats: StatsConfig, seed: int = 0) -> tuple[int, int, dict[str, Any]]:
-    """(corrupted, detected, rate): chains that pass the check with one stated result changed by a whole
-    number in [-5, 5]; detected = the check now fails."""
+def planted(chains: list[str], seed: int = 0) -> dict[int, str]:
+    """Index -> the chain with one stated result changed by a whole number in [-5, 5], for each chain that states
+    one (seeded, so the check and the judge see the same planted errors)."""
     rng = random.Random(seed)
-    corrupted = detected = 0
-    for text in chains:
+    out = {}
+    for i, text in enumerate(chains):
         bad = corrupt_result(text, rng)
-        if bad is None or bad == text:
-            continue
-        corrupted += 1
-        detected += not check_arithmetic(bad).passed
-    return corrupted, detected, share(detected, corrupted, stats)
+        if bad is not None and bad != text:
+            out[i] = bad
+    return out
+
+
+def detection(chains: list[str], stats: StatsConfig, seed: int = 0) -> tuple[int, int, dict[str, Any]]:
+    """(corrupted, detected, rate): chains that pass the check with one planted wrong result (:func:`planted`);
+    detected = the check now fails."""
+    bad = planted(chains, seed)
+    detected = sum(not check_arithmetic(text).passed for text in bad.values())
+    return len(bad), detected, share(detected, len(bad), stats)
 
 
 def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float, out: Console, *,
@@ -135,19 +141,17 @@ def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float
 def judge_validation(judge: str, rows: list[dict[str, Any]], store: Store, stats: StatsConfig, out: Console
                      ) -> dict[str, Any]:
     """The judge's verdicts on the clean chains that pass the arithmetic check, as they are and with one planted
-    wrong result (:func:`detection`'s corruption): how often it calls a correct chain correct, and how often it
+    wrong result (:func:`planted`, the errors :func:`detection` plants): how often it calls a correct chain correct, and how often it
     calls a planted error incorrect. A judge whose detection rate is near 0 decides attacks without reading them."""
     clean = {r["item"]: (r["question"], r["clean"]["answer"], r["clean"]["reasoning"]) for r in rows
              if "question" in r}
-    rng = random.Random(0)
+    passing = [(key, *c) for key, c in clean.items() if check_arithmetic(c[2]).passed]
+    bad = planted([chain for *_, chain in passing])
     cases = []
-    for key, (question, answer, chain) in clean.items():
-        if not check_arithmetic(chain).passed:
-            continue
+    for i, (key, question, answer, chain) in enumerate(passing):
         cases.append((f"ok|{key}", question, answer, chain))
-        bad = corrupt_result(chain, rng)
-        if bad is not None and bad != chain:
-            cases.append((f"bad|{key}", question, answer, bad))
+        if i in bad:
+            cases.append((f"bad|{key}", question, answer, bad[i]))
     verdicts = judge_chains(ModelConfig(spec=judge), cases, store, seed=0, console=Console(stderr=True))
     passed = [v for cid, (v, _) in verdicts.items() if cid.startswith("ok|") and v is not None]
     caught = [v for cid, (v, _) in verdicts.items() if cid.startswith("bad|") and v is not None]

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -124,7 +123,6 @@ def main(argv: list[str] | None = None) -> None:
         summary = json.loads((args.runs / "information" / "summary.json").read_text())
         summary["ablation"] = {"name": name, "what": what, "overrides": overrides,
                                "seconds": time.perf_counter() - start}
-        shutil.copyfile(args.runs / "information" / "summary.json", args.out / f"{name}.summary-raw.json")
         done.write_text(json.dumps(summary))
     print("\n| ablation | Phi_LA accuracy: gold / leaky / vacuous | Phi_LA best val loss | "
           "LAREV Gold - Leaky [95% CI], p | LAREV SUM [95% CI] | wall |")
