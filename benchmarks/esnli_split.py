@@ -2,7 +2,9 @@
 
 The first ``--train`` rows with a gold label and an explanation go to ``train.csv``; of the rows after
 them, those whose premise (``Sentence1``) is not in the training rows go to ``test.csv``, the first
-``--test`` of them. Both keep the distributed columns, so ``--format esnli`` reads them::
+``--test`` of them. With ``--confirm N``, the next N rows whose premise is in neither file go to
+``confirm.csv``: a second held-out set, to confirm on pairs that no choice was made on what was chosen
+by looking at ``test.csv``. Every file keeps the distributed columns, so ``--format esnli`` reads it::
 
     python benchmarks/esnli_split.py --data esnli_dev.csv.gz --train 2000 --test 300 --out runs/esnli-split
     reasonscope information train --train runs/esnli-split/train.csv --test runs/esnli-split/test.csv \
@@ -19,14 +21,23 @@ import gzip
 from pathlib import Path
 
 
-def split_rows(rows: list[dict], n_train: int, n_test: int) -> tuple[list[dict], list[dict]]:
-    """(training rows, test rows): the first usable rows, then later rows whose premise is unseen."""
+def split_rows(rows: list[dict], n_train: int, n_test: int, n_confirm: int = 0
+               ) -> tuple[list[dict], list[dict], list[dict]]:
+    """(training rows, test rows, confirmation rows).
+
+    The first usable rows train; the test rows are later rows whose premise is not in training; the
+    confirmation rows come after the last test row, with a premise in neither.
+    """
     usable = [r for r in rows if r.get("gold_label") in {"entailment", "neutral", "contradiction"}
               and (r.get("Explanation_1") or "").strip()]
     train = usable[:n_train]
     seen = {r["Sentence1"] for r in train}
-    test = [r for r in usable[n_train:] if r["Sentence1"] not in seen][:n_test]
-    return train, test
+    later = [(i, r) for i, r in enumerate(usable[n_train:]) if r["Sentence1"] not in seen]
+    test = later[:n_test]
+    seen |= {r["Sentence1"] for _, r in test}
+    after = test[-1][0] if test else -1
+    confirm = [r for i, r in later if i > after and r["Sentence1"] not in seen][:n_confirm]
+    return train, [r for _, r in test], confirm
 
 
 def main() -> None:
@@ -34,6 +45,7 @@ def main() -> None:
     parser.add_argument("--data", required=True, help="esnli_dev.csv.gz (or .csv)")
     parser.add_argument("--train", type=int, default=2000)
     parser.add_argument("--test", type=int, default=300)
+    parser.add_argument("--confirm", type=int, default=0, help="rows of a second held-out file, confirm.csv")
     parser.add_argument("--out", type=Path, default=Path("runs/esnli-split"))
     args = parser.parse_args()
     opener = gzip.open if args.data.endswith(".gz") else open
@@ -41,9 +53,10 @@ def main() -> None:
         reader = csv.DictReader(f)
         fields = list(reader.fieldnames or [])
         rows = list(reader)
-    train, test = split_rows(rows, args.train, args.test)
+    train, test, confirm = split_rows(rows, args.train, args.test, args.confirm)
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, part in (("train.csv", train), ("test.csv", test)):
+    parts = [("train.csv", train), ("test.csv", test)] + ([("confirm.csv", confirm)] if args.confirm else [])
+    for name, part in parts:
         with open(args.out / name, "w", encoding="utf-8", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=fields)
             writer.writeheader()

@@ -6,15 +6,21 @@ why by changing one thing at a time and re-running the family's own plan (``reas
 same path as ``reasonscope information train``) on the same split:
 
 * ``reference``: the bare command's settings (``--epochs 2 --probe-epochs 2 --larev-epochs 1``) with
-  WordNet antonyms (``--wordnet``), penalty weights by dataset (e-SNLI: lambda_IRM 25, lambda_probe
-  0.005), Phi_LA starting from Phi;
+  WordNet antonyms (``--wordnet``), the thesis's e-SNLI penalty weights (lambda_IRM 25, lambda_probe
+  0.005, set in the plan), Phi_LA starting from Phi, and the phrase baseline (``nli_relation:
+  phrase``: "since p, it cannot be that h"), whose label words include stop words that LAREV never
+  masks. Every row below changes one thing of ``reference`` (the ``word-*`` rows two):
 * ``random-antonyms``: no WordNet, so the antonym environment (E3) holds a random word;
 * ``larev-epochs-2``: Phi_LA for 2 epochs (the thesis's setting for Phi_LA);
 * ``irm-off``: lambda_IRM = 0 (the probe term alone);
 * ``probe-x3``, ``probe-x10``, ``probe-x100``: lambda_probe = 0.015, 0.05 and 0.5;
 * ``init-backbone``: Phi_LA starts from the pretrained backbone instead of Phi (no warm start);
 * ``antonym-smollm2``: the embedded SmolLM2 gives the antonyms (WordNet, then a random word, fill
-  what it cannot).
+  what it cannot);
+* ``relation-word``: the one-verb baseline ("p implies that h"; ``nli_relation: word``, the default);
+* ``word-irm-5`` (the bare command now: the embedded evaluator's e-SNLI default), ``word-irm-1``,
+  ``word-irm-off``: the one-verb baseline with lambda_IRM 5, 1 and 0; ``word-irm-5-random``: lambda_IRM 5
+  without WordNet (the bare command without ``--wordnet``).
 
 All runs share one run directory (``--runs``), so Phi_base, Phi, the integrated-gradients
 attributions and the probe are trained once and reused from the store; each ablation retrains only
@@ -45,7 +51,7 @@ import yaml
 
 # name -> (what changes, the information settings it overrides)
 ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
-    "reference": ("WordNet antonyms, default penalty weights, Phi_LA from Phi, 1 epoch", {}),
+    "reference": ("phrase baseline, WordNet antonyms, lambda_IRM 25, Phi_LA from Phi, 1 epoch", {}),
     "random-antonyms": ("no WordNet: E3 holds a random word", {"wordnet": None}),
     "larev-epochs-2": ("Phi_LA 2 epochs", {"larev_epochs": 2}),
     "irm-off": ("lambda_IRM 0", {"lambda_irm": 0.0}),
@@ -54,6 +60,12 @@ ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "probe-x100": ("lambda_probe 0.5", {"lambda_probe": 0.5}),
     "init-backbone": ("Phi_LA from the pretrained backbone", {"larev_init": "backbone"}),
     "antonym-smollm2": ("SmolLM2 antonyms (then WordNet, then random)", {"antonym_model": {"spec": "smollm2"}}),
+    "relation-word": ("one-verb baseline (lambda_IRM 25)", {"nli_relation": "word"}),
+    "word-irm-5": ("one-verb baseline, lambda_IRM 5 (the bare command)", {"nli_relation": "word", "lambda_irm": 5.0}),
+    "word-irm-5-random": ("one-verb baseline, lambda_IRM 5, no WordNet (random-word E3)",
+                          {"nli_relation": "word", "lambda_irm": 5.0, "wordnet": None}),
+    "word-irm-1": ("one-verb baseline, lambda_IRM 1", {"nli_relation": "word", "lambda_irm": 1.0}),
+    "word-irm-off": ("one-verb baseline, lambda_IRM 0", {"nli_relation": "word", "lambda_irm": 0.0}),
 }
 
 
@@ -66,6 +78,8 @@ def plan(args: argparse.Namespace, overrides: dict[str, Any]) -> dict[str, Any]:
         "methods": ["rev", "larev"], "evaluator": args.evaluator, "epochs": args.epochs,
         "probe_epochs": args.probe_epochs, "larev_epochs": args.larev_epochs,
         "wordnet": str(args.wordnet.resolve()) if args.wordnet else None,
+        # the thesis's e-SNLI IRM weight and the phrase baseline, which the ablations diagnose
+        "lambda_irm": 25.0, "nli_relation": "phrase",
     }
     information.update(overrides)
     return {"experiment": {"name": "information", "output_dir": str(args.runs.resolve()), "seed": 0},

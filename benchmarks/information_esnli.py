@@ -36,6 +36,8 @@ def main() -> None:
     parser.add_argument("--method", action="append", choices=["rev", "larev"], help="default: rev")
     parser.add_argument("--evaluator", default="embedded-minilm-ed")
     parser.add_argument("--reduction", default="sum", choices=["sum", "mean"])
+    parser.add_argument("--nli-relation", default="word", choices=["word", "phrase"],
+                        help="how the rule baseline names the label: one verb (word) or a phrase")
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a shared machine)")
     parser.add_argument("--out", default="runs/esnli-benchmark")
@@ -60,7 +62,8 @@ def main() -> None:
     methods = args.method or ["rev"]
     cfg = InformationConfig(train=dataset, test=dataset.model_copy(update={"name": "esnli-heldout"}), methods=methods,
                             evaluator=args.evaluator, reduction=args.reduction, epochs=args.epochs,
-                            probe_epochs=args.epochs, larev_epochs=args.larev_epochs, lr=args.lr)
+                            probe_epochs=args.epochs, larev_epochs=args.larev_epochs, lr=args.lr,
+                            nli_relation=args.nli_relation)
     out = Path(args.out)
     store = Store(out)
     run_id = store.start_run(kind="benchmark", config={"information": cfg.model_dump(mode="json"),

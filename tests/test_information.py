@@ -138,11 +138,14 @@ def test_environments_from_a_known_attribution():
 def test_baselines_labels_and_variants():
     nli = Item(id="n", input="Premise: A dog runs.\nHypothesis: An animal moves.", target="entailment",
                answer_type="label", metadata={"premise": "A dog runs.", "hypothesis": "An animal moves."})
-    assert rule_baseline(nli) == "A dog runs, which means that an animal moves."
+    assert rule_baseline(nli) == "A dog runs, which implies that an animal moves."
+    assert rule_baseline(nli, "phrase") == "A dog runs, which means that an animal moves."
     contra = nli.model_copy(update={"target": "contradiction"})
-    assert rule_baseline(contra) == "A dog runs, which means it is not true that an animal moves."
+    assert rule_baseline(contra) == "A dog runs, which contradicts that an animal moves."
+    assert rule_baseline(contra, "phrase") == "A dog runs, which means it is not true that an animal moves."
     neutral = nli.model_copy(update={"target": "neutral"})
-    assert rule_baseline(neutral) == "A dog runs, which does not tell whether an animal moves."
+    assert rule_baseline(neutral) == "A dog runs, which allows that an animal moves."
+    assert rule_baseline(neutral, "phrase") == "A dog runs, which does not tell whether an animal moves."
     yn = Item(id="y", input="All oaks are trees. Is a bur oak a tree?", target=True, answer_type="boolean")
     assert rule_baseline(yn) == "All oaks are trees. A bur oak is a tree."
     qa = Item(id="q", input="Ana has 3 apples and gets 5 more. How many apples does Ana have?", target=8.0,

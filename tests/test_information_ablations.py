@@ -46,15 +46,20 @@ def test_ablation_plans_resume_and_table(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(bench.subprocess, "call", fake_run)
     argv = ["--train", str(train), "--test", str(test), "--wordnet", str(tmp_path / "dict"), "--runs", str(runs),
-            "--out", str(out), "--only", "reference", "init-backbone", "probe-x10"]
+            "--out", str(out), "--only", "reference", "init-backbone", "probe-x10", "relation-word"]
     bench.main(argv)
-    assert len(calls) == 3
-    ref, backbone, probe = (c["families"]["information"] for c in calls)
+    assert len(calls) == 4
+    ref, backbone, probe, word = (c["families"]["information"] for c in calls)
     # the names `reasonscope information train` gives the files, so its trained models are reused
     assert (ref["train"]["name"], ref["test"]["name"]) == ("train-train", "test-test")
     assert (ref["epochs"], ref["probe_epochs"], ref["larev_epochs"]) == (2, 2, 1)
     assert ref["wordnet"] == str((tmp_path / "dict").resolve()) and "larev_init" not in ref
     assert backbone["larev_init"] == "backbone" and probe["lambda_probe"] == 0.05
+    # the ablations change the phrase baseline; relation-word is the bare command (the one-verb default)
+    assert ref["nli_relation"] == backbone["nli_relation"] == "phrase" and word["nli_relation"] == "word"
+    assert ref["lambda_irm"] == backbone["lambda_irm"] == 25.0  # the thesis's e-SNLI weight, set in the plan
+    assert {k: v for k, v in word.items() if k != "nli_relation"} == {k: v for k, v in ref.items()
+                                                                      if k != "nli_relation"}
     calls[0]["families"]["information"]["wordnet"] = None  # (no WNDB files here: the plan checks the folder)
     parse_plan(calls[0], "<ablation plan>")  # otherwise a valid plan
     printed = capsys.readouterr().out
@@ -62,7 +67,7 @@ def test_ablation_plans_resume_and_table(tmp_path, monkeypatch, capsys):
     assert "| init-backbone | 0.500 / 0.500 / 0.500 |" in printed
     # finished ablations are kept: a second call runs nothing and prints the same rows
     bench.main(argv)
-    assert len(calls) == 3
+    assert len(calls) == 4
     assert "| probe-x10 | 0.700" in capsys.readouterr().out
     assert json.loads((out / "probe-x10.json").read_text())["ablation"]["overrides"] == {"lambda_probe": 0.05}
 

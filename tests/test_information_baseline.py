@@ -5,6 +5,7 @@ that fails is replaced by the rule baseline and counted."""
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,13 @@ from rich.console import Console
 
 from reasonscope.config import InformationConfig
 from reasonscope.information.baseline import (
+    NLI_RELATION_WORDS,
     NLI_WORDINGS,
     nli_baseline,
     question_statement,
     rule_baseline_with_rule,
 )
+from reasonscope.information.leakage import stop_words
 from reasonscope.information.scoring import baseline_notes, make_baselines
 from reasonscope.information.variants import leaky
 from reasonscope.store import Store
@@ -58,26 +61,66 @@ def test_a_question_without_context_no_longer_equals_the_leaky_rationale():
     assert built.text == "2 + 2 is 4." and built.rule == "question" and "The answer is" not in built.text
 
 
-def test_nli_wordings_vary_per_pair_and_name_the_relation():
+@pytest.mark.parametrize("relation, wording_sets", [("word", NLI_RELATION_WORDS), ("phrase", NLI_WORDINGS)])
+def test_nli_wordings_vary_per_pair_and_name_the_relation(relation, wording_sets):
     pairs = [(f"A man is playing a guitar number {i} .", f"A person plays music {i} .") for i in range(60)]
-    for label, wordings in NLI_WORDINGS.items():
-        texts = [nli_baseline(p, h, label) for p, h in pairs]
+    for label, wordings in wording_sets.items():
+        texts = [nli_baseline(p, h, label, relation) for p, h in pairs]
         used = {next(i for i, w in enumerate(wordings) if _matches(w, t)) for t in texts}
         assert len(used) == len(wordings)  # every wording is drawn on 60 pairs
         assert all("a person plays music" in t and t.endswith(".") and " ." not in t for t in texts)
     # the same pair always gets the same wording (a hash of premise and hypothesis picks it)
     assert nli_baseline(*pairs[0], "entailment") == nli_baseline(*pairs[0], "entailment")
-    assert nli_baseline("A dog runs.", "An animal moves.", "entailment") == "A dog runs, which means that an animal moves."
-    assert nli_baseline("A dog runs.", "An animal moves.", "contradiction") == \
-        "A dog runs, which means it is not true that an animal moves."
-    assert nli_baseline("A dog runs.", "An animal moves.", "neutral") == "A dog runs, which does not tell whether an " \
-        "animal moves."
-    assert "relation" in nli_baseline("A dog runs.", "An animal moves.", "unknown-label")
+    assert "relation" in nli_baseline("A dog runs.", "An animal moves.", "unknown-label", relation)
+
+
+def test_nli_wordings_known_texts_and_a_bad_relation():
+    def b(label: str, relation: str) -> str:
+        return nli_baseline("A dog runs.", "An animal moves.", label, relation)
+
+    assert b("entailment", "word") == "A dog runs, which implies that an animal moves."
+    assert b("contradiction", "word") == "A dog runs, which contradicts that an animal moves."
+    assert b("neutral", "word") == "A dog runs, which allows that an animal moves."
+    assert b("entailment", "phrase") == "A dog runs, which means that an animal moves."
+    assert b("contradiction", "phrase") == "A dog runs, which means it is not true that an animal moves."
+    assert b("neutral", "phrase") == "A dog runs, which does not tell whether an animal moves."
+    with pytest.raises(ValueError, match="nli relation must be one of \\['phrase', 'word'\\], got 'verb'"):
+        b("neutral", "verb")
+
+
+def _label_words(relation: str, premise: str, hypothesis: str) -> set[str]:
+    """The words of one pair's baselines that are not in all three labels' baselines."""
+    words = [set(re.findall(r"[a-z]+", nli_baseline(premise, hypothesis, label, relation).lower()))
+             for label in ("entailment", "contradiction", "neutral")]
+    return set.union(*words) - set.intersection(*words)
+
+
+def test_the_word_relation_puts_the_label_in_one_content_word_that_the_leakage_term_can_take():
+    pairs = [(f"A man is playing a guitar number {i} .", f"A person plays music {i} .") for i in range(60)]
+    stops = stop_words()
+    for p, h in pairs:
+        label_words = _label_words("word", p, h)
+        assert len(label_words) == 3 and not label_words & stops  # one verb per label, never a stop word
+        for label in ("entailment", "contradiction", "neutral"):  # exactly one of them in each baseline
+            text = nli_baseline(p, h, label, "word").lower()
+            assert len([w for w in label_words if re.search(rf"\b{w}\b", text)]) == 1
+    # the phrase set keeps label words that LAREV never masks (stop words: not, may, neither, ...)
+    assert any(_label_words("phrase", p, h) & stops for p, h in pairs)
+
+
+def test_the_nli_relation_setting_reaches_the_rule_baselines(tmp_path):
+    items = [Item(id="n", input="Premise: A dog runs.\nHypothesis: An animal moves.", target="neutral",
+                  answer_type="label", metadata={"premise": "A dog runs.", "hypothesis": "An animal moves."})]
+    train = {"name": "t", "format": "jsonl", "path": "t.jsonl"}
+    store = Store(tmp_path / "s.sqlite")
+    word = make_baselines(items, InformationConfig(train=train), store, seed=0, console=Console(quiet=True))
+    phrase = make_baselines(items, InformationConfig(train=train, nli_relation="phrase"), store, seed=0,
+                            console=Console(quiet=True))
+    assert word["n"].text == "A dog runs, which allows that an animal moves." and word["n"].rule == "nli"
+    assert phrase["n"].text == "A dog runs, which does not tell whether an animal moves."
 
 
 def _matches(wording: str, text: str) -> bool:
-    import re
-
     pattern = re.escape(wording).replace(r"\{P\}", ".+").replace(r"\{p\}", ".+").replace(r"\{h\}", ".+")
     return re.fullmatch(pattern, text) is not None
 
@@ -117,3 +160,18 @@ def test_esnli_loader_reads_the_gzipped_file_and_baselines_differ_from_leaky():
     texts = {rule_baseline_with_rule(it).text for it in items}
     assert len(texts) == 300 and not any("The answer is" in t for t in texts)
     assert gzip.decompress(path.read_bytes()).startswith(b"pairID,gold_label")
+
+
+def test_the_cli_passes_nli_relation_and_rejects_an_unknown_one(monkeypatch):
+    from typer.testing import CliRunner
+
+    from reasonscope.cli import app, common
+
+    plans = []
+    monkeypatch.setattr(common, "run_plan", lambda plan, *a, **k: plans.append(plan))
+    args = ["information", "train", "--train", "synthetic", "--size", "2"]
+    assert CliRunner().invoke(app, [*args, "--nli-relation", "phrase"]).exit_code == 0
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert [p.families.information.nli_relation for p in plans] == ["phrase", "word"]
+    bad = CliRunner().invoke(app, [*args, "--nli-relation", "verb"])
+    assert bad.exit_code == 2 and "nli_relation" in bad.output and "'word' or 'phrase'" in bad.output

@@ -59,6 +59,14 @@ def test_default_reduction_is_the_sum_and_mean_stays_an_option(tiny_seq2seq):
     ("esnli", {"lambda_irm": 1.0, "lambda_probe": 0.0}, True, (1.0, 0.0, "plan")),
     ("esnli", {"lambda_irm": 2.0}, True, (2.0, 0.005, "plan (lambda_irm), other from the e-SNLI default "
                                                      "(format esnli)")),
+    # the offline MiniLM encoder-decoder: lambda_IRM 5 on e-SNLI (25 collapses its Phi_LA to chance)
+    ("esnli", {"evaluator": "embedded-minilm-ed"}, True,
+     (5.0, 0.005, "e-SNLI default for embedded-minilm-ed (format esnli)")),
+    ("jsonl", {"evaluator": "embedded-minilm-ed"}, True,
+     (5.0, 0.005, "e-SNLI default for embedded-minilm-ed (NLI items)")),
+    ("ecqa", {"evaluator": "embedded-minilm-ed"}, False, (5.0, 5e-4, "ECQA default (format ecqa)")),
+    ("esnli", {"evaluator": "embedded-minilm-ed", "lambda_irm": 25.0}, True,
+     (25.0, 0.005, "plan (lambda_irm), other from the e-SNLI default for embedded-minilm-ed (format esnli)")),
 ])
 def test_penalty_weights_follow_the_dataset_unless_the_plan_sets_them(fmt, plan, nli, expected):
     train = {"name": "t", "format": fmt, **({} if fmt == "synthetic" else {"path": "x"})}

@@ -30,6 +30,9 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                                                     "causal id/path, or embedded-minilm-ed (offline)."),
                       method: list[str] = typer.Option(["rev", "larev"], "--method", help="rev and/or larev."),
                       baseline: str = typer.Option("rule", help="Baseline constructor: rule, llm or column."),
+                      nli_relation: str = typer.Option("word", help="How the rule baseline of an NLI pair names "
+                                                       "the label: word ('p implies that h') or phrase ('since "
+                                                       "p, it cannot be that h')."),
                       epochs: int = typer.Option(8, help="Epochs of Phi_base and Phi."),
                       probe_epochs: int = typer.Option(8), larev_epochs: int = typer.Option(2),
                       larev_init: str = typer.Option("phi", help="Phi_LA starts from the trained Phi (phi) or "
@@ -49,7 +52,8 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                            "families": {"information": {
                                "train": _split(train, "train", format_, size, seed),
                                "test": _split(test, "test", format_, max(1, size // 5), seed) if test else None,
-                               "evaluator": evaluator, "methods": method, "baseline": baseline, "epochs": epochs,
+                               "evaluator": evaluator, "methods": method, "baseline": baseline,
+                               "nli_relation": nli_relation, "epochs": epochs,
                                "probe_epochs": probe_epochs, "larev_epochs": larev_epochs,
                                "larev_init": larev_init, "lr": lr,
                                "reduction": reduction, "lambda_irm": lambda_irm, "lambda_probe": lambda_probe,

@@ -12,12 +12,24 @@ Constructors (``information.baseline``):
 * ``rule`` (default), :func:`rule_baseline`, no model needed:
 
   - NLI items (``metadata.premise`` / ``metadata.hypothesis``): one of five wordings per label, picked
-    by a hash of the premise and hypothesis (so a pair always gets the same one), e.g. entailment
-    "Since p, it follows that h.", contradiction "Since p, it cannot be that h.", neutral "Since p, it
-    may or may not be that h." (:data:`NLI_WORDINGS`). The wordings stand in for the document's
-    paraphraser: they vary the sentence frame, but every wording still names the relation, as the
-    document's baselines do ("... implies that ..."). The label is therefore recoverable from b by
-    construction; see the baseline-only warning of :mod:`reasonscope.information.scoring`.
+    by a hash of the premise and hypothesis (so a pair always gets the same one). Two sets
+    (``information.nli_relation``):
+
+    - ``word`` (default, :data:`NLI_RELATION_WORDS`): one sentence frame per pair, shared by the three
+      labels, with the relation in *one verb*, as in the LAREV thesis's e-SNLI baselines ("p implies
+      that h", leakage term "implies", antonym "denies"): entailment "p, which implies that h.",
+      contradiction "p, which contradicts that h.", neutral "p, which allows that h.". No other word
+      tells the labels apart, so masking the one term that integrated gradients finds removes the
+      label from b.
+    - ``phrase`` (:data:`NLI_WORDINGS`): the relation in a phrase, e.g. entailment "Since p, it follows
+      that h.", contradiction "Since p, it cannot be that h.", neutral "Since p, it may or may not be
+      that h.". Several words carry the label, and some ("not", "may", "cannot", "neither") are stop
+      words that LAREV never takes as the leakage term, so the masked baseline still holds the label.
+
+    The wordings stand in for the document's paraphraser: they vary the sentence frame, but every
+    wording still names the relation, as the document's baselines do. The label is therefore
+    recoverable from b by construction; see the baseline-only warning of
+    :mod:`reasonscope.information.scoring`.
   - Questions (:func:`question_statement`): the last question of the input becomes a statement with
     the answer in the question word's place: "What is 2 + 2?" -> "2 + 2 is 4."; "How many apples does
     Ana have?" -> "Ana has 8 apples."; "..., so where did he put carpeting?" -> "..., so he put
@@ -54,6 +66,19 @@ NLI_WORDINGS: dict[str, tuple[str, ...]] = {
                 "If {p}, then possibly {h}, or possibly not.", "{P}; this neither confirms nor rules out that {h}.",
                 "Because {p}, it might be true that {h}."),
 }
+# one frame per index, shared by the labels; the relation is the one verb {V} (a content word, never a stop word)
+NLI_RELATION_FRAMES: tuple[str, ...] = ("{P}, which {V} that {h}.", "That {p} {V} that {h}.",
+                                        "The fact that {p} {V} that {h}.", "{P}; this {V} that {h}.",
+                                        "{P}, and this {V} that {h}.")
+NLI_RELATION_VERBS: dict[str, tuple[str, ...]] = {
+    "entailment": ("implies", "confirms", "proves", "shows", "entails"),
+    "contradiction": ("contradicts", "refutes", "disproves", "denies", "excludes"),
+    "neutral": ("allows", "permits", "admits", "allows", "permits"),
+}
+NLI_RELATION_WORDS: dict[str, tuple[str, ...]] = {
+    label: tuple(frame.replace("{V}", verb) for frame, verb in zip(NLI_RELATION_FRAMES, verbs, strict=True))
+    for label, verbs in NLI_RELATION_VERBS.items()}
+NLI_RELATIONS = {"word": NLI_RELATION_WORDS, "phrase": NLI_WORDINGS}
 WH_PREPOSITION = {"where": "in", "when": "in", "why": "because of"}
 _COPULA = {"is", "are", "was", "were", "am"}
 _DO = {"do": None, "does": "VBZ", "did": "VBD"}
@@ -114,31 +139,38 @@ def _upper_first(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def nli_baseline(premise: str, hypothesis: str, label: str) -> str:
-    """The premise, the label's relation and the hypothesis as one sentence (a wording per pair)."""
+def nli_baseline(premise: str, hypothesis: str, label: str, relation: str = "word") -> str:
+    """The premise, the label's relation and the hypothesis as one sentence (a wording per pair).
+
+    ``relation`` picks the wording set: ``word`` (:data:`NLI_RELATION_WORDS`, the relation in one verb)
+    or ``phrase`` (:data:`NLI_WORDINGS`). A label outside both sets is named as it is.
+    """
     p, h = _sentence_body(premise), _lower_first(_sentence_body(hypothesis))
-    wordings = NLI_WORDINGS.get(label.lower())
+    if relation not in NLI_RELATIONS:
+        raise ValueError(f"nli relation must be one of {sorted(NLI_RELATIONS)}, got {relation!r}")
+    wordings = NLI_RELATIONS[relation].get(label.lower())
     if wordings is None:
         return f"{_upper_first(p)}, and its relation to the statement that {h} is {label}."
     pick = int(stable_hash([p, h], 8), 16) % len(wordings)
     return wordings[pick].format(P=_upper_first(p), p=_lower_first(p), h=h)
 
 
-def rule_baseline(item: Item) -> str:
+def rule_baseline(item: Item, nli_relation: str = "word") -> str:
     """The rule baseline b of ``item`` (:func:`rule_baseline_with_rule` without the rule's name)."""
-    return rule_baseline_with_rule(item).text
+    return rule_baseline_with_rule(item, nli_relation).text
 
 
-def rule_baseline_with_rule(item: Item) -> Baseline:
+def rule_baseline_with_rule(item: Item, nli_relation: str = "word") -> Baseline:
     """The rule baseline b of ``item`` and the rule that built it.
 
-    An NLI item (``premise`` and ``hypothesis`` in its metadata) gets :func:`nli_baseline`; any other item
-    the statement of its question and label (:func:`question_statement`).
+    An NLI item (``premise`` and ``hypothesis`` in its metadata) gets :func:`nli_baseline` with the
+    ``nli_relation`` wording set; any other item the statement of its question and label
+    (:func:`question_statement`).
     """
     y = label_text(item)
     meta = item.metadata
     if "premise" in meta and "hypothesis" in meta:
-        return Baseline(nli_baseline(str(meta["premise"]), str(meta["hypothesis"]), y), "nli")
+        return Baseline(nli_baseline(str(meta["premise"]), str(meta["hypothesis"]), y, nli_relation), "nli")
     statement, rule = question_statement(item.input, y)
     return Baseline(statement, rule)
 

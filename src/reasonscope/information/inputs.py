@@ -28,7 +28,7 @@ def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, s
     replaced by the rule baseline and marked ``llm failed -> rule``.
     """
     if cfg.baseline == "rule":
-        return {it.id: rule_baseline_with_rule(it) for it in items}
+        return {it.id: rule_baseline_with_rule(it, cfg.nli_relation) for it in items}
     if cfg.baseline == "column":
         missing = [it.id for it in items if cfg.baseline_column not in it.metadata]
         if missing:
@@ -46,7 +46,8 @@ def make_baselines(items: list[Item], cfg: InformationConfig, store: Store, *, s
     for it in items:
         c = completions[planned[it.id].key]
         text = c.text.strip().splitlines()[0].strip() if c.text and c.text.strip() and not c.error else ""
-        out[it.id] = Baseline(text, "llm") if text else Baseline(rule_baseline_with_rule(it).text, "llm failed -> rule")
+        out[it.id] = (Baseline(text, "llm") if text else
+                      Baseline(rule_baseline_with_rule(it, cfg.nli_relation).text, "llm failed -> rule"))
     return out
 
 

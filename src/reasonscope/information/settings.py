@@ -21,6 +21,12 @@ class InformationConfig(Strict):
     baseline: Literal["rule", "llm", "column"] = Field("rule", description="Baseline constructor.")
     baseline_model: ModelConfig | None = Field(None, description="Provider of the llm baseline rewrite.")
     baseline_column: str | None = Field(None, description="metadata key holding the baseline (column).")
+    nli_relation: Literal["word", "phrase"] = Field("word", description="How the rule baseline of an NLI item "
+                                                     "names the label: in one verb (word: 'p implies that h', "
+                                                     "the LAREV thesis's form, so one masked leakage term "
+                                                     "removes it) or in a phrase (phrase: 'since p, it cannot "
+                                                     "be that h'; the label stays in stop words LAREV never "
+                                                     "masks).")
     reduction: Literal["sum", "mean"] = Field("sum", description="log p(y | .) as the sum over y's tokens (the "
                                               "documents' sequence log-likelihood) or their per-token mean.")
     epochs: int = Field(8, ge=1, le=100, description="Epochs of Phi_base and Phi.")
