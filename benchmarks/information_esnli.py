@@ -36,6 +36,7 @@ def main() -> None:
     parser.add_argument("--method", action="append", choices=["rev", "larev"], help="default: rev")
     parser.add_argument("--evaluator", default="embedded-minilm-ed")
     parser.add_argument("--reduction", default="sum", choices=["sum", "mean"])
+    parser.add_argument("--lambda-irm", type=float, default=None, help="IRM weight (default: the family's)")
     parser.add_argument("--nli-relation", default="word", choices=["word", "phrase"],
                         help="how the rule baseline names the label: one verb (word) or a phrase")
     parser.add_argument("--lr", type=float, default=3e-5)
@@ -63,7 +64,7 @@ def main() -> None:
     cfg = InformationConfig(train=dataset, test=dataset.model_copy(update={"name": "esnli-heldout"}), methods=methods,
                             evaluator=args.evaluator, reduction=args.reduction, epochs=args.epochs,
                             probe_epochs=args.epochs, larev_epochs=args.larev_epochs, lr=args.lr,
-                            nli_relation=args.nli_relation)
+                            nli_relation=args.nli_relation, lambda_irm=args.lambda_irm)
     out = Path(args.out)
     store = Store(out)
     run_id = store.start_run(kind="benchmark", config={"information": cfg.model_dump(mode="json"),
