@@ -4,7 +4,6 @@ answer-first chains, generated word problems and a two-row GSM8K file."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,13 +16,6 @@ GSM8K = [{"question": "Tom has 4 pens and buys 3 more. How many pens does he hav
           "answer": "He has 4+3=<<4+3=7>>7 pens.\n#### 7"},
          {"question": "A box holds 6 eggs. How many eggs are in 2 boxes?",
           "answer": "There are 6*2=<<6*2=12>>12 eggs.\n#### 12"}]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("attack_replication", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _script(questions: dict[str, tuple[str, str]]):
@@ -40,7 +32,7 @@ def _script(questions: dict[str, tuple[str, str]]):
     return one
 
 
-def test_replication_benchmark_wiring(tmp_path, tiny_causal_lm, monkeypatch, capsys):
+def test_replication_benchmark_wiring(tmp_path, tiny_causal_lm, monkeypatch, capsys, load_benchmark):
     items = word_problem_items(3, seed=7)
     questions = {it.input: (str(it.target), it.rationale) for it in items}
     # the first GSM8K problem is answered correctly with its gold solution, the second wrongly
@@ -50,9 +42,10 @@ def test_replication_benchmark_wiring(tmp_path, tiny_causal_lm, monkeypatch, cap
     data = tmp_path / "gsm8k_train.jsonl.gz"
     with gzip.open(data, "wt") as f:
         f.write("".join(json.dumps(r) + "\n" for r in GSM8K))
-    out = _bench().main(["--size", "3", "--gsm8k", str(data), "--gsm8k-limit", "2", "--model", f"hf/{tiny_causal_lm}",
-                         "--min-similarity", "-1", "--steps", "1", "--candidates", "2", "--cot-tokens", "8",
-                         "--store", str(tmp_path / "store")])
+    out = load_benchmark("attack_replication").main([
+        "--size", "3", "--gsm8k", str(data), "--gsm8k-limit", "2", "--model", f"hf/{tiny_causal_lm}",
+        "--min-similarity", "-1", "--steps", "1", "--candidates", "2", "--cot-tokens", "8",
+        "--store", str(tmp_path / "store")])
     wp, gsm = out["word-problems"], out["gsm8k-train"]
     assert (wp["items"], wp["correct"], wp["attacked"], wp["clean_pass"]) == (3, 3, 3, 3)
     assert (gsm["items"], gsm["correct"], gsm["attacked"], gsm["clean_pass"]) == (2, 1, 1, 1)
@@ -118,7 +111,8 @@ def test_demo_attacks_the_benchmarks_first_word_problems():
         assert f'"{flag}", type=int, default={value},' in text
 
 
-def test_judge_validation_counts_the_judges_verdicts_on_clean_and_planted_chains(tmp_path, monkeypatch, capsys):
+def test_judge_validation_counts_the_judges_verdicts_on_clean_and_planted_chains(tmp_path, monkeypatch, capsys,
+                                                                                  load_benchmark):
     """The judge sees each clean chain that passes the arithmetic check and the same chain with one planted
     wrong result; a judge that reads the arithmetic passes the first and flags the second."""
     from rich.console import Console
@@ -127,7 +121,7 @@ def test_judge_validation_counts_the_judges_verdicts_on_clean_and_planted_chains
     from reasonscope.settings import StatsConfig
     from reasonscope.store import Store
 
-    bench = _bench()
+    bench = load_benchmark("attack_replication")
     asked: list[tuple[str, str]] = []
 
     def judge(cfg, cases, store, *, seed, console):

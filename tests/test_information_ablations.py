@@ -3,22 +3,12 @@ one change), a finished ablation kept and not re-run, and the table read from ea
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import yaml
 
 from reasonscope.config import parse_plan
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "information_ablations.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("information_ablations", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _summary(gold_leaky: float, acc: float) -> dict:
@@ -29,8 +19,8 @@ def _summary(gold_leaky: float, acc: float) -> dict:
                             "training": {"phi_la": {"best_val_loss": 0.123}}, "n_test": 300}}
 
 
-def test_ablation_plans_resume_and_table(tmp_path, monkeypatch, capsys):
-    bench = _bench()
+def test_ablation_plans_resume_and_table(tmp_path, monkeypatch, capsys, load_benchmark):
+    bench = load_benchmark("information_ablations")
     train, test = tmp_path / "train.csv", tmp_path / "test.csv"
     runs, out = tmp_path / "runs", tmp_path / "out"
     calls: list[dict] = []
@@ -55,7 +45,7 @@ def test_ablation_plans_resume_and_table(tmp_path, monkeypatch, capsys):
     assert (ref["epochs"], ref["probe_epochs"], ref["larev_epochs"]) == (2, 2, 1)
     assert ref["wordnet"] == str((tmp_path / "dict").resolve()) and "larev_init" not in ref
     assert backbone["larev_init"] == "backbone" and probe["lambda_probe"] == 0.05
-    # the ablations change the phrase baseline; relation-word is the bare command (the one-verb default)
+    # the ablations change the phrase baseline; relation-word swaps in the one-verb baseline alone
     assert ref["nli_relation"] == backbone["nli_relation"] == "phrase" and word["nli_relation"] == "word"
     assert ref["lambda_irm"] == backbone["lambda_irm"] == 25.0  # the thesis's e-SNLI weight, set in the plan
     assert {k: v for k, v in word.items() if k != "nli_relation"} == {k: v for k, v in ref.items()
@@ -72,8 +62,8 @@ def test_ablation_plans_resume_and_table(tmp_path, monkeypatch, capsys):
     assert json.loads((out / "probe-x10.json").read_text())["ablation"]["overrides"] == {"lambda_probe": 0.05}
 
 
-def test_a_failed_ablation_is_reported_and_not_kept(tmp_path, monkeypatch, capsys):
-    bench = _bench()
+def test_a_failed_ablation_is_reported_and_not_kept(tmp_path, monkeypatch, capsys, load_benchmark):
+    bench = load_benchmark("information_ablations")
     monkeypatch.setattr(bench.subprocess, "call", lambda cmd, stdout, stderr: 2)
     bench.main(["--train", str(tmp_path / "a.csv"), "--test", str(tmp_path / "b.csv"), "--runs", str(tmp_path / "r"),
                 "--out", str(tmp_path / "o"), "--only", "irm-off"])

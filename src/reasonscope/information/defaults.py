@@ -9,7 +9,7 @@ others; QA is the closer task). The chosen values and their source are recorded 
 
 The thesis tuned these on validation data for its T5-large backbone. For the offline evaluator
 ``embedded-minilm-ed`` (a 49 M-parameter MiniLM encoder-decoder) the e-SNLI lambda_IRM is 5 instead
-of 25 (:data:`EMBEDDED_PENALTIES`), measured on 2,000 e-SNLI training pairs with one-verb baselines and
+of 25 (:data:`EVALUATOR_PENALTIES`), measured on 2,000 e-SNLI training pairs with one-verb baselines and
 Phi_LA started from Phi for one epoch: at 25 Phi_LA collapses to chance (accuracy 0.320 on 300
 held-out pairs, uniform outputs make every IRM penalty 0); at 5 it predicts the label (0.800 with the
 gold rationale) and reads the rationale (0.497 with the Vacuous one).
@@ -23,8 +23,9 @@ from ..types import Item
 from .settings import InformationConfig
 
 DATASET_PENALTIES = {"esnli": (25.0, 0.005), "ecqa": (5.0, 5e-4)}
-# evaluator -> dataset -> weights where the thesis's values fail for that evaluator (measured; see above)
-EMBEDDED_PENALTIES = {"embedded-minilm-ed": {"esnli": (5.0, 0.005)}}
+DATASET_NAMES = {"esnli": "e-SNLI", "ecqa": "ECQA"}
+# evaluator -> dataset -> weights that replace DATASET_PENALTIES for that evaluator (measured; see above)
+EVALUATOR_PENALTIES = {"embedded-minilm-ed": {"esnli": (5.0, 0.005)}}
 
 
 @dataclass(frozen=True)
@@ -44,19 +45,21 @@ def penalty_weights(cfg: InformationConfig, items: list[Item]) -> PenaltyWeights
     """The penalty weights of a run: the plan's values, else the dataset default.
 
     The e-SNLI defaults apply to ``format: esnli`` or to items that all carry ``premise`` and ``hypothesis``;
-    the ECQA defaults apply otherwise. A weight the plan sets overrides its default alone.
+    the ECQA defaults apply otherwise; an evaluator with its own values for that dataset
+    (:data:`EVALUATOR_PENALTIES`) takes them instead. A weight the plan sets overrides its default alone.
     """
     fmt = cfg.train.format
     nli = bool(items) and all("premise" in it.metadata and "hypothesis" in it.metadata for it in items)
     if fmt == "esnli" or nli:
-        default, why = DATASET_PENALTIES["esnli"], f"e-SNLI default ({'format esnli' if fmt == 'esnli' else 'NLI items'})"
-        if "esnli" in EMBEDDED_PENALTIES.get(cfg.evaluator, {}):
-            default = EMBEDDED_PENALTIES[cfg.evaluator]["esnli"]
-            why = why.replace("e-SNLI default", f"e-SNLI default for {cfg.evaluator}")
+        dataset, where = "esnli", "format esnli" if fmt == "esnli" else "NLI items"
     elif fmt == "ecqa":
-        default, why = DATASET_PENALTIES["ecqa"], "ECQA default (format ecqa)"
+        dataset, where = "ecqa", "format ecqa"
     else:
-        default, why = DATASET_PENALTIES["ecqa"], f"ECQA default (format {fmt}: no dataset-specific values)"
+        dataset, where = "ecqa", f"format {fmt}: no dataset-specific values"
+    by_evaluator = EVALUATOR_PENALTIES.get(cfg.evaluator, {})
+    default = by_evaluator.get(dataset, DATASET_PENALTIES[dataset])
+    evaluator = f" for {cfg.evaluator}" if dataset in by_evaluator else ""
+    why = f"{DATASET_NAMES[dataset]} default{evaluator} ({where})"
     irm = cfg.lambda_irm if cfg.lambda_irm is not None else default[0]
     probe = cfg.lambda_probe if cfg.lambda_probe is not None else default[1]
     if cfg.lambda_irm is not None and cfg.lambda_probe is not None:
