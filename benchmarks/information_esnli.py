@@ -39,6 +39,9 @@ def main() -> None:
     parser.add_argument("--lambda-irm", type=float, default=None, help="IRM weight (default: the family's)")
     parser.add_argument("--nli-relation", default="word", choices=["word", "phrase"],
                         help="how the rule baseline names the label: one verb (word) or a phrase")
+    parser.add_argument("--leak-terms", default="any", choices=["any", "content"],
+                        help="words that may be the leakage term: any (the thesis's rule) or content (no stop words)")
+    parser.add_argument("--larev-init", default="phi", choices=["phi", "backbone"], help="what Phi_LA starts from")
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a shared machine)")
     parser.add_argument("--out", default="runs/esnli-benchmark")
@@ -64,7 +67,8 @@ def main() -> None:
     cfg = InformationConfig(train=dataset, test=dataset.model_copy(update={"name": "esnli-heldout"}), methods=methods,
                             evaluator=args.evaluator, reduction=args.reduction, epochs=args.epochs,
                             probe_epochs=args.epochs, larev_epochs=args.larev_epochs, lr=args.lr,
-                            nli_relation=args.nli_relation, lambda_irm=args.lambda_irm)
+                            nli_relation=args.nli_relation, lambda_irm=args.lambda_irm,
+                            leak_terms=args.leak_terms, larev_init=args.larev_init)
     out = Path(args.out)
     store = Store(out)
     run_id = store.start_run(kind="benchmark", config={"information": cfg.model_dump(mode="json"),

@@ -16,6 +16,40 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 @pytest.fixture
+def chromium(tmp_path):
+    """``chromium(window="1300,900")``: Debian's headless Chromium through Selenium, with its console log kept.
+
+    The flags keep it off the network (this machine has none) and Selenium Manager from downloading a driver.
+    Tests that use it skip themselves when ``chromium`` / ``chromedriver`` are not installed.
+    """
+    import shutil
+
+    drivers = []
+
+    def start(window: str = "1300,900"):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager download anything
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = shutil.which("chromium")
+        for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run", f"--window-size={window}",
+                    f"--user-data-dir={tmp_path / f'chrome-profile-{len(drivers)}'}"):
+            opts.add_argument(arg)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        drivers.append(webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts))
+        return drivers[-1]
+
+    yield start
+    for driver in drivers:
+        try:
+            driver.quit()
+        except Exception:  # noqa: BLE001  (already quit by the test)
+            pass
+
+
+@pytest.fixture
 def load_benchmark():
     """``load_benchmark(name)``: the script ``benchmarks/<name>.py`` as a module (the scripts are not a package)."""
     def load(name: str):

@@ -117,12 +117,13 @@ def _chains(clean: str, perturbed: str, embedded: str | None = None):
     return fake
 
 
-def _run(tmp_path, tiny_causal_lm, monkeypatch, clean, perturbed, embedded=None, **attack):
+def _run(tmp_path, tiny_causal_lm, monkeypatch, clean, perturbed, embedded=None, rationale=None, **attack):
     from reasonscope.runner import Runner
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "q.jsonl"
-    data.write_text(json.dumps({"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number"}) + "\n")
+    row = {"id": "q1", "input": QUESTION, "target": 8, "answer_type": "number", "rationale": rationale}
+    data.write_text(json.dumps(row) + "\n")
     monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(_chains(clean, perturbed, embedded)))
     plan = parse_plan({
         "experiment": {"name": "o", "output_dir": str(tmp_path)},
@@ -153,6 +154,26 @@ def test_without_a_judge_kept_answers_without_false_equations_are_not_judged(tmp
     assert m["clean_chains_without_checked_equation"] == 1
     assert any("cannot detect non-arithmetic errors" in w for w in t["warnings"])
     assert any("1 of 1 clean chains state no equation" in w for w in t["warnings"])
+
+
+def test_reference_check_decides_kept_answers_without_a_judge(tmp_path, tiny_causal_lm, monkeypatch):
+    """With ``reference_check`` the item's gold steps (3 + 5 = 8) decide the chains the arithmetic check cannot:
+    a wrong value stated in words is a success, a chain that states the known steps is unattackable."""
+    why = "Ana has 3 apples and gets 5 more, so 3 + 5 = 8 apples."
+    t = _run(tmp_path, tiny_causal_lm, monkeypatch, "Ana has 3 apples and 5 more, 8 apples.",
+             "Ana has 3 apples and 5 more, 9 apples.", embedded="Ana has 3 and 5 more: 8.",
+             rationale=why, reference_check=True)
+    m = t["models"]["tiny"]
+    assert t["reasoning_check"] == "arithmetic + reference" and m["attacked_with_reference"] == 1
+    assert {r: m["rates"][r]["counts"]["success"] for r in ("token", "random")} == {"token": 1, "random": 1}
+    assert m["rates"]["embedding"]["counts"]["unattackable"] == 1 and m["rates"]["embedding"]["n"] == 1
+    assert not any("not judged" in w for w in t["warnings"])
+    rows = {r["method"]: r for r in t["item_rows"]}
+    assert rows["random"]["perturbed_check"]["reference"] == {"broken": True, "rule": "wrong value", "values": [9.0]}
+    # the same run without the option: every attack is not judged
+    off = _run(tmp_path / "off", tiny_causal_lm, monkeypatch, "Ana has 3 apples and 5 more, 8 apples.",
+               "Ana has 3 apples and 5 more, 9 apples.", rationale=why)
+    assert all(r["counts"]["not_judged"] == 1 for r in off["models"]["tiny"]["rates"].values())
 
 
 def test_judge_decides_both_chains_and_unreadable_answers_are_not_judged(tmp_path, tiny_causal_lm, monkeypatch):

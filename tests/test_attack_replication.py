@@ -7,6 +7,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from reasonscope.attack.attacker import Attacker, Chain
 from reasonscope.data.word_problems import word_problem_items
 from reasonscope.testing import scripted_chains
@@ -61,12 +63,22 @@ def test_replication_benchmark_wiring(tmp_path, tiny_causal_lm, monkeypatch, cap
     assert e["sr"]["value"] == 1.0 and e["sr_wide"]["value"] == 1.0
     assert 0.29 < e["sr"]["low"] < 0.3  # Clopper-Pearson 95% for 3 of 3: [0.292, 1]
     assert gsm["methods"]["embedding"]["decided"] == 1
+    # the word problems are decided with the reference check too; the arithmetic check alone decides the same here
+    assert e["success_by"] == {"false equation": 3, "wrong value": 0, "wrong step": 0, "dropped step": 0, "judge": 0}
+    assert wp["arithmetic_alone"]["token"] == {"decided": 3, "success": 0, "not_judged": 0}
+    assert "arithmetic_alone" not in gsm  # GSM8K's gold solutions are no reference
+    # paired: token and random both fail on the same 3 problems; embedding succeeds on all 3 (3 discordant pairs:
+    # McNemar exact p = 2 * (1/2)^3 = 0.25)
+    assert (wp["paired"]["token"]["n"], wp["paired"]["token"]["p_value"], wp["paired"]["token"]["difference"]) == (
+        3, 1.0, 0.0)
+    pe = wp["paired"]["embedding"]
+    assert (pe["only_a"], pe["only_b"], pe["difference"], pe["p_value"]) == (3, 0, 1.0, 0.25)
     # every generated rationale states a result; the planted change is detected in each
     k, n, rate = wp["detection clean chains that pass"]
     assert (k, n) == (3, 3) and rate["value"] == 1.0
     printed = capsys.readouterr().out
     assert "14.7%" in printed and "word-problems" in printed and "gsm8k-train" in printed
-    assert "wall time" in printed
+    assert "wall time" in printed and "McNemar exact p = 0.25" in printed
 
 
 def test_attack_dataset_replaces_the_plans_datasets(tmp_path, tiny_causal_lm, monkeypatch):
@@ -145,3 +157,25 @@ def test_judge_validation_counts_the_judges_verdicts_on_clean_and_planted_chains
     assert out["unreadable"] == 1
     printed = capsys.readouterr().out
     assert "calls a correct chain correct 3/3" in printed and "calls a planted wrong result incorrect 2/2" in printed
+
+
+def test_paired_test_counts_discordant_problems_and_gives_mcnemars_exact_p(load_benchmark):
+    """Token against random on the same problems: 6 problems only token breaks, 1 only random, 2 both, 3 neither;
+    one problem with an excluded random attack is left out. McNemar exact: 2 * P(X <= 1), X ~ Bin(7, 1/2) =
+    2 * 8 / 128 = 0.125; SR difference (8 - 3) / 12."""
+    from reasonscope.settings import StatsConfig
+
+    bench = load_benchmark("attack_replication")
+    pattern = [("success", "wrong")] * 6 + [("wrong", "success")] + [("success", "success")] * 2 + \
+        [("unattackable", "wrong")] * 3 + [("success", "not_judged")]
+    rows = [{"item": f"wp/{i}", "method": m, "outcome": o} for i, pair in enumerate(pattern)
+            for m, o in zip(("token", "random"), pair, strict=True)]
+    out = bench.paired_test(rows, "token", "random", StatsConfig())
+    assert (out["n"], out["both"], out["only_a"], out["only_b"]) == (12, 2, 6, 1)
+    assert out["p_value"] == pytest.approx(0.125)
+    assert out["difference"] == pytest.approx(5 / 12)
+    assert out["low"] < 5 / 12 < out["high"]
+    assert "success both 2, token only 6, random only 1, neither 3" in out["line"]
+    rows = [{"item": "wp/0", "method": "token", "outcome": "success", "perturbed_check": {"false_equations": []}}]
+    rows[0]["perturbed_check"]["reference"] = {"rule": "dropped step"}
+    assert bench.success_by(rows)["dropped step"] == 1

@@ -36,7 +36,7 @@ def test_expected_scores_by_hand_and_a_rerun_without_judge_calls(tmp_path, monke
     first = Runner(plan, show_progress=False).run()
     t = json.loads((first.run_dir / "summary.json").read_text())["attributes"]
     assert t["scoring"] == "expected" and "G-Eval" in t["scoring_method"]
-    assert t["judge_settings"]["j"]["template"] == "judge-expected-v2"
+    assert t["judge_settings"]["j"]["template"] == "judge-expected-v3"
     assert t["scores"]["m1"]["correctness"]["value"] == pytest.approx(0.8)
     assert t["scores"]["m1"]["grammar"]["value"] == pytest.approx(0.8)
     store = Store.open_existing(first.run_dir)

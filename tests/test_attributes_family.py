@@ -203,9 +203,11 @@ def test_automatic_metrics_with_tiny_models(tiny_nli, tiny_causal_lm):
     assert not b.unavailable and b.descriptions["nli"].startswith("hf-cross-encoder")
     steps = ["Ana has 3 apples.", "She gets 5 more.", "3 + 5 = 8."]
     m = automatic_metrics(steps, ["Ana has 3 apples and gets 5 more.", "How many apples?"], b)
-    assert set(m) == {"faithfulness", "informativeness", "repetition_step", "repetition_word", "self_consistency",
-                      "source_consistency", "perplexity_chain"}
+    assert set(m) == {"faithfulness", "faithfulness_ww", "informativeness", "informativeness_chain", "repetition_step",
+                      "repetition_word", "self_consistency", "source_consistency", "perplexity_chain",
+                      "perplexity_step", "perplexity_step_max"}
     assert all(0 <= v <= 1 for v in m.values())
+    assert b.descriptions["tokens"] == "token-embeddings:embedded-minilm:all-layers"
     # perplexity: 1 / exp(-mean token log-probability), the same numbers as the provider's summed log-probs
     lm = create_model(f"hf/{tiny_causal_lm}")
     lps = lm.token_logprobs("3 + 5 = 8.")
@@ -214,6 +216,13 @@ def test_automatic_metrics_with_tiny_models(tiny_nli, tiny_causal_lm):
     assert sum(lps) == pytest.approx(lm.logprobs_sync(prompt, ["3 + 5 = 8."])[0], rel=1e-4)
     assert automatic_metrics(["3 + 5 = 8."], ["q"], b)["perplexity_chain"] == pytest.approx(
         1 / math.exp(-sum(lps) / len(lps)), rel=1e-5)
+    # per step: each step's own inverse perplexity, averaged, and the smallest
+    inv = [1 / math.exp(-sum(x) / len(x)) for x in (lm.token_logprobs(s) for s in steps)]
+    assert m["perplexity_step"] == pytest.approx(sum(inv) / 3, rel=1e-5)
+    assert m["perplexity_step_max"] == pytest.approx(min(inv), rel=1e-5)
+    # Info-Chain from the sentence vectors of the joined chain and source
+    h, s = b.embed.embed([" ".join(steps), "Ana has 3 apples and gets 5 more. How many apples?"])
+    assert m["informativeness_chain"] == pytest.approx((1 + float(h @ s)) / 2, rel=1e-5)
     off = load_backends(AutomaticAttributesConfig(embedding=None))
     assert "automatic.embedding: null" in off.unavailable["faithfulness"]
     assert "families.attributes.automatic.nli" in off.unavailable["self_consistency"]

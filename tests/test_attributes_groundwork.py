@@ -103,6 +103,21 @@ def test_judge_prompt_lists_attributes_and_scale():
         judge_messages("q", "r", attributes=["fluency"])
 
 
+def test_arithmetic_accuracy_asks_only_whether_the_calculations_are_correct():
+    """The publication's rubric asks whether the calculations are correct and says nothing of a rationale without
+    one; template v2 added "0 if it performs no calculation", v3 removed it (a new version: no cached score of
+    the old wording is reused)."""
+    from reasonscope.attributes.expected_scores import EXPECTED_VERSION, expected_messages
+    from reasonscope.judge.prompts import TEMPLATE_VERSION, judge_messages
+
+    user = judge_messages("q", "r", attributes=["arithmetic_accuracy"])[1]["content"]
+    assert "- arithmetic_accuracy: The calculations in the reasoning are carried out correctly.\n" in user
+    assert "no calculation" not in user and "0 if" not in user
+    assert (TEMPLATE_VERSION, EXPECTED_VERSION) == ("judge-attributes-v3", "judge-expected-v3")
+    other = expected_messages("q", "r", "arithmetic_accuracy", definition="Sums are right.")[1]["content"]
+    assert other.endswith("arithmetic_accuracy: Sums are right.\n\nScore (0-10):")
+
+
 def test_preference_loaders(tmp_path):
     import json
 
@@ -179,6 +194,30 @@ def test_roscoe_consistency_and_perplexity():
     assert roscoe.self_consistency(["one step"], contra) == 1.0
     assert roscoe.source_consistency(["Ana has 3 apples"], ["Ana has not 3 apples"], contra) == pytest.approx(0.95)
     assert roscoe.perplexity_chain(["a b"], lambda text: [m.log(0.5)] * 4) == pytest.approx(0.5)
+    # per step: PPL("a") = 2, PPL("b c") = 1 / sqrt(0.5 * 0.125) = 4 -> mean of 1/2 and 1/4, and the worse 1/4
+    lps = {"a": [m.log(0.5)], "b c": [m.log(0.5), m.log(0.125)], "": []}
+    assert roscoe.perplexity_step(["a", "b c", ""], lps.get) == pytest.approx(0.375)
+    assert roscoe.perplexity_step_max(["a", "b c", ""], lps.get) == pytest.approx(0.25)
+    assert roscoe.perplexity_step([""], lps.get) is None and roscoe.perplexity_step_max([], lps.get) is None
+
+
+def test_roscoe_chain_and_token_level_alignment():
+    import numpy as np
+
+    from reasonscope.attributes import roscoe
+
+    unit = {"x": [1.0, 0.0], "y": [0.0, 1.0], "d": [0.6, 0.8]}
+    embed = lambda texts: np.array([unit.get(t, unit["d"]) for t in texts])  # noqa: E731
+    # Info-Chain: the joined chain "x y" is embedded as d = (0.6, 0.8), the source "x" as (1, 0): (1 + 0.6) / 2
+    assert roscoe.informativeness_chain(["x", "y"], ["x"], embed) == pytest.approx(0.8)
+    assert roscoe.informativeness_chain([], ["x"], embed) is None
+    # Faithfulness-Token: steps x, y align to source x with 1 and 0.5; the three chain tokens (x, x from step x,
+    # y from step y) align to the source tokens {x} with 1, 1, 0.5: (1 + 0.5 + 1 + 1 + 0.5) / (2 + 3) = 0.8
+    tokens = lambda texts: [np.array([unit[t]] * (2 if t == "x" else 1)) for t in texts]  # noqa: E731
+    assert roscoe.faithfulness_ww(["x", "y"], ["x"], embed, tokens) == pytest.approx(0.8)
+    # a step-only embedder (no token vectors) falls back to the step alignment
+    assert roscoe.faithfulness_ww(["x", "y"], ["x"], embed, lambda t: [np.zeros((0, 2))] * len(t)) == \
+        pytest.approx(0.75)
 
 
 def test_shap_ranks_the_deciding_attribute_first(tmp_path):
@@ -211,3 +250,17 @@ def test_attribute_battles_with_margin():
     assert b["grammar"] == [("m1", "m2", 0.5), ("m1", "m3", 1.0), ("m2", "m3", 1.0)]
     ratings = bradley_terry(b["grammar"] + b["correctness"])
     assert ratings["m3"] < min(ratings["m1"], ratings["m2"])
+
+
+def test_docs_list_every_definition_beside_the_publications():
+    """The departures table of the attributes page shows each of our twelve definitions as the code has it."""
+    from pathlib import Path
+
+    from reasonscope.judge.attributes import ATTRIBUTES
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "families" / "attributes.md").read_text()
+    rows = {cells[1].strip(): cells[3].strip() for line in page.splitlines()
+            if line.startswith("| ") and len(cells := line.split("|")) == 5 and cells[1].strip() in ATTRIBUTES}
+    assert set(rows) == set(ATTRIBUTES)
+    for name, text in ATTRIBUTES.items():
+        assert rows[name].startswith(text), name

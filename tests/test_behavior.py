@@ -96,7 +96,7 @@ def test_each_metric_by_hand():
     m = tables["metrics"]["m"]
     assert m["CQ"]["value"] == pytest.approx(1 / 3) and m["CQ"]["n"] == 3
     assert m["CS"]["value"] == pytest.approx((1 / 3 + 0 + 1) / 3)
-    assert m["RS"]["value"] == pytest.approx(2 / 3) and m["RS"]["n"] == 1 and m["RS"]["low"] is None
+    assert m["RS"]["value"] == pytest.approx(2 / 3) and m["RS"]["n"] == 1 and m["RS"]["low"] == pytest.approx(2 / 3 * 0.025)  # one value: the equal-values bound
     assert m["LS"]["value"] == pytest.approx(0.5) and m["LS"]["n"] == 2
     assert m["ES_item"]["value"] == pytest.approx((2 * 0.8 / 1.8) / 3)
     # ES (the corpus reading by default) = H(CQ, mean L) = H(1/3, 0.65)
@@ -177,7 +177,7 @@ def test_bootstrap_mean_ci():
     assert 0.38 < est.low < 0.45 and 0.55 < est.high < 0.62  # ~ 0.5 -/+ 1.96 * 0.05
     # 3 of 3 correct: the exact share interval, never zero-width; lower bound 0.025^(1/3)
     assert bootstrap_mean([1, 1, 1]).low == pytest.approx(0.025 ** (1 / 3)) and bootstrap_mean([1, 1, 1]).high == 1.0
-    assert bootstrap_mean([None, 0.5]).low is None and bootstrap_mean([]).value is None
+    assert bootstrap_mean([None, 0.5]).low == pytest.approx(0.0125) and bootstrap_mean([]).value is None  # one value
     assert bootstrap_mean(vals, seed=1).low == est.low  # seeded
 
 

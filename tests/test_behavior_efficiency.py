@@ -37,9 +37,13 @@ def test_item_without_length_counts_in_cq_only():
     assert est["value"] == pytest.approx(H(1 / 3, 0.4)) and est["n"] == 2
     assert corpus_efficiency(rows([1, 0], [None, None]))["value"] is None
     single = corpus_efficiency(rows([1], [0.5]))
-    assert single["value"] == pytest.approx(2 / 3) and single["low"] is None
+    # one item: H at the ends of CQ's exact 97.5% interval (1 of 1: [0.0125, 1]) and L's ([0.00625, 0.99375])
+    assert single["value"] == pytest.approx(2 / 3)
+    assert (single["low"], single["high"]) == pytest.approx((H(0.0125, 0.5 * 0.0125), H(1.0, 0.5 + 0.5 * 0.9875)))
     constant = corpus_efficiency(rows([1, 1, 1], [0.5, 0.5, 0.5]), method="BCa", n_resamples=200)
-    assert constant["low"] == constant["high"] == pytest.approx(2 / 3)
+    # three equal items: no resample differs, but CQ's exact interval does (never the zero-width 2/3 it was)
+    u = 1 - 0.0125 ** (1 / 3)
+    assert (constant["low"], constant["high"]) == pytest.approx((H(0.0125 ** (1 / 3), 0.5 - 0.5 * u), H(1.0, 0.5 + 0.5 * u)))
 
 
 def test_paired_corpus_difference_with_exact_permutation_p():

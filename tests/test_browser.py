@@ -22,22 +22,8 @@ EVIL = ("<script>window.__pwned = 1; document.body.insertAdjacentHTML('beforeend
         "<img src=x onerror=\"window.__pwned = 2\">\nAnswer: 4")
 
 
-def browser(tmp_path):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager download anything
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1300,2000",
-                f"--user-data-dir={tmp_path / 'chrome-profile'}"):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(DRIVER), options=opts)
-
-
-def test_report_renders_drills_down_and_never_runs_model_text(tmp_path):
+def test_report_renders_drills_down_and_never_runs_model_text(tmp_path, chromium):
     from selenium.webdriver.common.by import By
 
     plan = parse_plan({
@@ -54,7 +40,7 @@ def test_report_renders_drills_down_and_never_runs_model_text(tmp_path):
     })
     Runner(plan, show_progress=False).run()
     html = tmp_path / "demo" / "report.html"
-    drv = browser(tmp_path)
+    drv = chromium("1300,2000")
     try:
         drv.get(html.as_uri())
         assert drv.title.startswith("reasonscope report")
@@ -76,7 +62,8 @@ def test_report_renders_drills_down_and_never_runs_model_text(tmp_path):
         for width in WIDTHS:  # a laptop and a phone: screenshots, and the layout checks of LAYOUT_CHECK
             drv.set_window_size(width, 1000)
             drv.get(html.as_uri())
-            assert layout_problems(drv) == {"overflow": [], "distorted": [], "small_text": [], "empty_plots": []}
+            assert layout_problems(drv) == {"overflow": [], "distorted": [], "small_text": [], "empty_plots": [],
+                                        "clipped": []}
             height = drv.execute_script("return document.documentElement.scrollHeight")
             drv.set_window_size(width, min(height, 12000))
             assert _save_screenshot(drv, tmp_path, f"report_mock_{width}px.png").stat().st_size > 20_000
@@ -87,11 +74,11 @@ def test_report_renders_drills_down_and_never_runs_model_text(tmp_path):
     assert summary["behavior"]["metrics"]["evil"]["CQ"]["value"] is not None
 
 
-def test_cli_report_from_browser_run_dir_is_stable(tmp_path):
+def test_cli_report_from_browser_run_dir_is_stable(tmp_path, chromium):
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"id": "1", "input": "2+2?", "target": 4, "prediction": EVIL}) + "\n")
     assert CliRunner().invoke(app, ["score", "-i", str(path), "--output-dir", str(tmp_path), "--name", "x"]).exit_code == 0
-    drv = browser(tmp_path)
+    drv = chromium("1300,2000")
     try:
         drv.get((tmp_path / "x" / "report.html").as_uri())
         assert drv.execute_script("return window.__pwned === undefined")
@@ -102,7 +89,12 @@ def test_cli_report_from_browser_run_dir_is_stable(tmp_path):
 WIDTHS = (1280, 390)  # a laptop and a phone
 MIN_TEXT_PX = 10
 LAYOUT_CHECK = """
-const W = window.innerWidth, out = {overflow: [], distorted: [], small_text: [], empty_plots: []};
+const W = window.innerWidth, out = {overflow: [], distorted: [], small_text: [], empty_plots: [], clipped: []};
+// on a laptop every table fits its page: a table that scrolls hides columns (the attack rates' last ones)
+if (W >= 1000) for (const wrap of document.querySelectorAll('.table-wrap'))
+  if (wrap.scrollWidth > wrap.clientWidth + 1)
+    out.clipped.push((wrap.previousElementSibling ? wrap.previousElementSibling.textContent.trim().slice(0, 40) : 'table')
+                     + ' ' + wrap.scrollWidth + ' > ' + wrap.clientWidth);
 const doc = document.documentElement;
 if (doc.scrollWidth > W) out.overflow.push('page ' + doc.scrollWidth + ' > ' + W);
 for (const img of document.images) {
@@ -129,7 +121,8 @@ return out;
 def layout_problems(drv) -> dict[str, list[str]]:
     """What is wrong with the page's layout at the window's width: horizontal overflow of the page,
     images drawn at another aspect ratio than their natural one or larger than natural, visible text
-    under MIN_TEXT_PX pixels, plots with no image."""
+    under MIN_TEXT_PX pixels, plots with no image, and (at a laptop's width) tables wider than the page,
+    whose last columns only a sideways scroll shows."""
     return drv.execute_script(LAYOUT_CHECK.replace("MIN_PX", str(MIN_TEXT_PX)))
 
 
@@ -145,11 +138,11 @@ def _save_screenshot(drv, tmp_path, name: str) -> Path:
 
 
 @pytest.mark.slow
-def test_five_family_report_fits_a_phone_and_a_laptop(tmp_path, five_family_run):
+def test_five_family_report_fits_a_phone_and_a_laptop(tmp_path, five_family_run, chromium):
     from selenium.webdriver.common.by import By
 
     html = five_family_run / "report.html"
-    drv = browser(tmp_path)
+    drv = chromium("1300,2000")
     try:
         for width in WIDTHS:
             drv.set_window_size(width, 1000)
@@ -169,10 +162,12 @@ def test_five_family_report_fits_a_phone_and_a_laptop(tmp_path, five_family_run)
             assert not broken, broken
             assert all(i.size["width"] <= width for i in images)
             headers = [h.text for h in drv.find_elements(By.TAG_NAME, "th")]
-            assert "Correctness (CQ) [95% CI]" in headers and not [h for h in headers if "setting_" in h]
+            assert any(h.startswith("Correctness (CQ) [95% CI]") for h in headers)
+            assert not [h for h in headers if "setting_" in h]
             height = drv.execute_script("return document.documentElement.scrollHeight")
             drv.set_window_size(width, min(height, 12000))
-            assert layout_problems(drv) == {"overflow": [], "distorted": [], "small_text": [], "empty_plots": []}
+            assert layout_problems(drv) == {"overflow": [], "distorted": [], "small_text": [], "empty_plots": [],
+                                        "clipped": []}
             shot = _save_screenshot(drv, tmp_path, f"report_five_families_{width}px.png")
             assert shot.stat().st_size > 50_000
         severe = [e for e in drv.get_log("browser") if e["level"] == "SEVERE"]

@@ -10,7 +10,7 @@ import pytest
 # Modules whose public functions carry doctest examples (kept fast: no model is loaded).
 MODULES = {
     "reasonscope.behavior.metrics": 16,
-    "reasonscope.attributes.roscoe": 17,
+    "reasonscope.attributes.roscoe": 27,
     "reasonscope.evidence.matchers": 8,
     "reasonscope.information.variants": 2,
     "reasonscope.attack.outcomes": 3,
@@ -30,8 +30,9 @@ def test_docstring_examples_run(name):
 METRIC_FUNCTIONS = [
     ("reasonscope.behavior.metrics", ("pairs_agreement", "robustness", "coherence", "length_score", "efficiency")),
     ("reasonscope.behavior.efficiency", ("corpus_efficiency",)),
-    ("reasonscope.attributes.roscoe", ("faithfulness", "informativeness", "repetition_step", "repetition_word",
-                                       "self_consistency", "source_consistency", "perplexity_chain")),
+    ("reasonscope.attributes.roscoe", ("faithfulness", "faithfulness_ww", "informativeness", "informativeness_chain",
+                                       "repetition_step", "repetition_word", "self_consistency", "source_consistency",
+                                       "perplexity_chain", "perplexity_step", "perplexity_step_max")),
     ("reasonscope.information.tables", ("score_variants", "separations")),
     ("reasonscope.attack.outcomes", ("outcome_rates",)),
     ("reasonscope.evidence.scoring", ("evaluate_instance", "asymmetry")),

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 from reasonscope.cli import LOCKED_EXIT, app
 from reasonscope.data.files import MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES, DatasetError
 from reasonscope.data.loaders import load_dataset
+from reasonscope.report.build import SAMPLE_TEXT_CHARS
 from reasonscope.report.html import HTML_TEXT_CHARS
 from reasonscope.settings import DatasetConfig
 from reasonscope.store import Store
@@ -81,7 +82,12 @@ def test_six_one_megabyte_replies_make_a_bounded_report_with_each_text_once(tmp_
         assert t[: HTML_TEXT_CHARS + 1] not in html  # and no more than the bound
     assert html.count("more characters of this text are in samples.jsonl") == 6
     rows = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
-    assert sorted(r["prediction"] for r in rows) == sorted(texts)  # the data file keeps every text whole
+    more = 1_000_002 - SAMPLE_TEXT_CHARS  # samples.jsonl: each text once, cut with the rest's length stated
+    assert sorted(r["prediction"] for r in rows) == sorted(
+        t[:SAMPLE_TEXT_CHARS] + f" … [{more:,} more characters; the whole text is in store.sqlite]" for t in texts)
+    assert all(r["trace"] == "" and not any(len(s) > 202 for s in r["steps"]) for r in rows)
+    stored = {t for (t,) in Store(run_dir).conn.execute("SELECT text FROM generations")}
+    assert stored == set(texts)  # the store keeps every text whole
 
 
 def test_control_characters_are_never_written_raw_into_the_report(tmp_path):

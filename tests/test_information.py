@@ -116,8 +116,11 @@ def test_environments_from_a_known_attribution():
         offsets.append((start, start + len(word)))
         attributions.append(scores[word])
         pos = start + len(word)
-    term = leakage_term(text, offsets, attributions)
+    term = leakage_term(text, offsets, attributions, exclude_stop_words=True)
     assert (term.word, term.start, term.end, term.attribution) == ("bedroom", 29, 36, -0.8)  # stop words, "." skipped
+    # the thesis's rule (leak_terms: any): every word competes, so "The" (0.9) wins; "." (2.0) is never a word
+    thesis = leakage_term(text, offsets, attributions)
+    assert (thesis.word, thesis.start, thesis.end, thesis.attribution) == ("The", 0, 3, 0.9)
     llm = AntonymSource(["attic", "garden", "happily"], llm=lambda w, s: "attic")
     envs, prov = environments(text, term, "<mask>", llm, "k")
     assert envs == {"original": text, "mask": "The man put carpeting in the <mask> .",
@@ -128,7 +131,8 @@ def test_environments_from_a_known_attribution():
     assert ant in ("attic", "garden") and source in ("random NOUN", "wordnet")
     number, source = pool("78", "The answer is 78.", "k")
     assert source == "other number" and number != "78" and number.lstrip("-").isdigit()
-    assert leakage_term("the of and", [(0, 3), (4, 6), (7, 10)], [1.0, 1.0, 1.0]) is None
+    assert leakage_term("the of and", [(0, 3), (4, 6), (7, 10)], [1.0, 1.0, 1.0], exclude_stop_words=True) is None
+    assert leakage_term("the of and", [(0, 3), (4, 6), (7, 10)], [1.0, 2.0, 1.0]).word == "of"
     same, prov = environments(text, None, "<mask>", pool, "k")
     assert same["mask"] == text and prov == {"antonym": "no content word"}
     manual = LeakageTerm("bedroom", 29, 36, -0.8)

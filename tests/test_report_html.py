@@ -86,7 +86,8 @@ def test_table_view_merges_cis_counts_and_reasons_and_moves_settings_out():
     assert v.headers == ["Model", "Correctness (CQ) [95% CI]", "Robustness (RS) [95% CI]", "p"]
     a, b = ([(c.text, c.sub) for c in row] for row in v.rows)
     assert a == [("a", ""), ("0.82 [0.79, 0.85]", "n=40; 2 failed"), ("n/a", "no paraphrases; n=0"), ("0.012", "")]
-    assert b[1:3] == [("0.5 [0.2, 0.8]", "n=40"), ("0.90 [0.85, 0.95]", "n=10")]
+    # one rule per column: the CQ column is at 2 decimals (what a's CI supports), so b reads 0.50, not 0.5
+    assert b[1:3] == [("0.50 [0.20, 0.80]", "n=40"), ("0.90 [0.85, 0.95]", "n=10")]
     assert v.settings == [("k", "5")]
     assert v.note.startswith("Note. Correctness (CQ): share of items") and "Robustness (RS):" in v.note
     assert table_view("t", [], "behavior", "T") is None
@@ -157,7 +158,8 @@ def test_report_page_has_cards_human_headers_and_escapes_every_value(tmp_path):
     assert html.count("<script>") == 1 and "<img src=x" not in html
     assert html.count("&lt;img src=x onerror=alert(1)&gt;") >= 3  # card, table, drill-down: all escaped
     assert html.count('class="card"') == 1 and "Correctness (CQ) · 95% CI · higher is better" in html
-    headers = re.findall(r"<th>(.*?)</th>", html)
+    headers = [re.sub(r" <span class=\"dir\".*", "", h) for h in re.findall(r"<th>(.*?)</th>", html)]
+    assert '<span class="dir" title="higher is better">↑</span>' in html  # each metric header names its direction
     assert "Correctness (CQ) [95% CI]" in headers
     assert not [h for h in headers if re.search(r"[a-z]_[a-z]", h) and "ES_" not in h], headers
     assert "How computed." in html and "n=6" in html

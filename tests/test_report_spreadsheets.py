@@ -61,7 +61,8 @@ def test_workbook_layout_freezes_filters_sizes_and_formats(tmp_path):
     assert ws.freeze_panes == "B2" and ws.auto_filter.ref == "A1:E3"
     assert [c.value for c in ws[1]] == ["model", "value", "n", "p_value", "note"] and ws["A1"].font.b
     assert ws["B2"].number_format == "0.0000" and ws["B2"].value == 0.123456  # shown with 4 decimals, kept whole
-    assert ws["B3"].number_format == "General" and ws["C2"].number_format == "General"  # whole numbers as they are
+    # one format per column: the whole 1.0 beside 0.1235 reads 1.0000, never General "1"; counts are whole
+    assert ws["B3"].number_format == "0.0000" and ws["C2"].number_format == "0"
     assert ws["D2"].number_format == "General" and ws["D2"].value == 3e-07  # a p-value never reads 0.0000
     widths = {k: ws.column_dimensions[k].width for k in "ABCDE"}
     assert widths["A"] == pytest.approx(8, abs=1) and widths["E"] == pytest.approx(60, abs=1)  # capped at 60

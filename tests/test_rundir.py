@@ -154,6 +154,7 @@ def test_second_process_stops_or_waits_and_no_call_is_paid_twice(tmp_path):
     assert [r[0] for r in con.execute("SELECT status FROM runs ORDER BY created")] == ["finished", "finished"]
     con.close()
     assert not (out / "shared" / ".reasonscope.lock.json").exists()  # the holder record goes with the lock
+    assert not (out / "shared" / ".reasonscope.lock").exists()  # and so does the (empty) lock file
 
 
 def test_a_killed_holder_blocks_nothing_and_its_run_reads_interrupted(tmp_path):
@@ -186,3 +187,41 @@ def test_a_killed_holder_blocks_nothing_and_its_run_reads_interrupted(tmp_path):
     assert rep.exit_code == 0 and "(interrupted)" in rep.output, rep.output
     assert "this run was interrupted" in (run_dir / "report.html").read_text()
     assert json.loads((run_dir / "summary.json").read_text())["run"]["status"] == "interrupted"
+
+
+def _hold_run_dir(run_dir, started, hold_s, log):
+    import time
+
+    from reasonscope.rundir import RunDirLock
+
+    with RunDirLock(run_dir, wait=float("inf")):
+        started.set()
+        log.put(("in", time.monotonic()))
+        time.sleep(hold_s)
+        log.put(("out", time.monotonic()))
+
+
+def test_the_lock_file_is_removed_on_release_and_writers_still_take_turns(tmp_path):
+    # Each writer unlinks the lock file while it still holds it; writers waiting on the unlinked file must
+    # not then hold it at the same time as one that created a new file.
+    import multiprocessing as mp
+
+    from reasonscope.rundir import RunDirLock
+
+    run_dir = tmp_path / "r"
+    with RunDirLock(run_dir):
+        assert (run_dir / ".reasonscope.lock").exists()
+    assert not (run_dir / ".reasonscope.lock").exists() and not (run_dir / ".reasonscope.lock.json").exists()
+
+    ctx = mp.get_context("spawn")
+    log, started = ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=_hold_run_dir, args=(run_dir, started, 0.6, log)) for _ in range(3)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(timeout=120)
+        assert proc.exitcode == 0
+    stamps = sorted((log.get(timeout=5) for _ in range(6)), key=lambda event: event[1])
+    # Sorted by time the events alternate in, out, in, out: no two holders overlap.
+    assert [kind for kind, _ in stamps] == ["in", "out"] * 3
+    assert not (run_dir / ".reasonscope.lock").exists()

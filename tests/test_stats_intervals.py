@@ -69,7 +69,12 @@ def test_equal_values_are_never_a_zero_width_interval():
     for n in range(2, 30):
         e = bootstrap_mean([0.8] * n)
         assert e.high - e.low > 0
-    assert bootstrap_mean([1.0]).low is None and bootstrap_mean([0.4]).high is None  # one value: no interval
+    # one item: a share gets its exact interval (1 of 1: [0.025, 1]), a bounded value the equal-values bound
+    one = bootstrap_mean([1.0])
+    assert (one.low, one.high, one.method) == (pytest.approx(0.025), 1.0, "clopper-pearson")
+    assert (bootstrap_mean([0.0]).low, bootstrap_mean([0.0]).high) == (0.0, pytest.approx(0.975))
+    assert (bootstrap_mean([0.4]).low, bootstrap_mean([0.4]).high) == pytest.approx((0.4 * 0.025, 0.4 + 0.6 * 0.975))
+    assert bootstrap_mean([-3.0]).low is None  # one value without a known range: none
     unbounded = bootstrap_mean([-3.0] * 4)
     assert unbounded.low is None and unbounded.high is None and "no interval" in unbounded.method
 

@@ -28,6 +28,11 @@ def test_adjust_rows_records_the_method():
     applied = adjust_rows(rows, "holm")
     assert [r["p_adjusted"] for r in rows] == [pytest.approx(0.02), None, pytest.approx(0.03)]
     assert applied["method"] == "holm" and applied["m"] == 2 and "Holm" in applied["description"]
+    # the evidence row "exact = token = edit = edit_chars" is one test shown once: m = 1, 0.068 stays 0.068
+    merged = [{"p_value": 0.068, "id": "same"} for _ in range(4)] + [{"p_value": 0.5, "id": "other"}]
+    applied = adjust_rows(merged, "holm", same=lambda r: r["id"])
+    assert applied["m"] == 2 and applied["rows"] == 5
+    assert [r["p_adjusted"] for r in merged] == [pytest.approx(0.136)] * 4 + [pytest.approx(0.5)]
     plain = [{"p_value": 0.01}]
     assert adjust_rows(plain, "none")["method"] == "none" and plain[0]["p_adjusted"] == 0.01
 
@@ -53,8 +58,14 @@ def test_behavior_comparison_table_is_holm_adjusted_and_labelled():
     assert "sign-flip" in cq[("a", "b")]["test"] and cq[("a", "b")]["null"].startswith("differences symmetric")
     assert tables["p_adjust"]["method"] == "holm"
     tested = [r for r in tables["paired"] if r["p_value"] is not None]
-    assert tables["p_adjust"]["m"] == len(tested)
-    assert cq[("a", "b")]["p_adjusted"] == pytest.approx(holm([r["p_value"] for r in tested])[tested.index(cq[("a", "b")])])
+    # ES repeats the ES_corpus row (the reading it names): one test, so m is the distinct tests shown
+    distinct = [r for r in tested if r["metric"] != "ES"]
+    assert {r["metric"] for r in tested if r["metric"] == "ES"} and tables["p_adjust"]["m"] == len(distinct)
+    assert tables["p_adjust"]["rows"] == len(tested) and "distinct tests" in tables["p_adjust"]["description"]
+    assert cq[("a", "b")]["p_adjusted"] == pytest.approx(
+        holm([r["p_value"] for r in distinct])[distinct.index(cq[("a", "b")])])
+    same = {(r["model_a"], r["model_b"]): r["p_adjusted"] for r in tested if r["metric"] == "ES_corpus"}
+    assert all(r["p_adjusted"] == same[(r["model_a"], r["model_b"])] for r in tested if r["metric"] == "ES")
     _, plain = score_behavior(data, BehaviorConfig(), StatsConfig(n_resamples=200, p_adjust="none"), nli=None, sim=None)
     assert plain["p_adjust"]["method"] == "none"
     assert all(r["p_adjusted"] == r["p_value"] for r in plain["paired"])

@@ -137,3 +137,13 @@ def test_asymmetry_test_monte_carlo_and_undefined():
     assert (res.p_value * 501) == pytest.approx(round(res.p_value * 501))  # (1 + hits) / (1 + 500)
     none = asymmetry_permutation_test([None, None, 0.5], [0.1, 0.2, 0.3], [True, True, False])
     assert none.p_value is None and none.statistic is None
+
+
+def test_sign_flip_differences_within_float_noise_are_ties():
+    # 0.1 + 0.2 - 0.3 is 5.6e-17, not 0: it used to give a lattice step of 0 and crash the exact pmf.
+    from reasonscope.stats.permutation import sign_flip_test
+
+    result = sign_flip_test([0.1 + 0.2 - 0.3, 1.0, 1.0, 0.5])
+    # Three non-zero differences (1, 1, 0.5): only +++ reaches the observed sum 2.5, so p = 2 * 1/8.
+    assert result.p_value == 0.25
+    assert sign_flip_test([0.1 + 0.2 - 0.3]).p_value == 1.0

@@ -2,8 +2,9 @@
 
 The top-level API, imported on first use::
 
-    from reasonscope import load_plan, Runner
+    from reasonscope import load_plan, Runner, compare
     summary = Runner(load_plan("plan.yaml")).run()
+    result = compare("runs/base", "runs/new")   # paired comparison of two runs; result.exit_code gates
 """
 
 from typing import Any
@@ -29,10 +30,14 @@ _all, _export, __dir__ = lazy_exports(__name__, {
     "get_family": "registry",
     "all_families": "registry",
 })
-__all__ = ["__version__", *_all]
+__all__ = ["__version__", "compare", *_all]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "compare":  # the package, callable as compare_runs: reasonscope.compare(base, new)
+        from importlib import import_module
+
+        return import_module(".compare", __name__)
     if name == "__version__":  # read on first use: the ``reasonscope`` command tunes its collector first
         from importlib.metadata import PackageNotFoundError, version
 

@@ -3,8 +3,9 @@
 A plan names the experiment, the models, the datasets and the families to score with. Everything is
 validated before any model is called: unknown keys, wrong types and impossible values raise
 :class:`PlanError`, whose message names the file, the line, the key path and what was expected.
-Plan files are read as YAML 1.2 with duplicate keys, recursive aliases and alias bombs refused
-(:mod:`reasonscope.yaml_io`); the run name and output folder are checked as
+Plan files are read as YAML 1.2 with duplicate keys, recursive aliases and alias bombs refused, and a
+file larger than 256 KiB or one that is plainly not a plan (binary, JSON Lines, CSV) refused before it is
+parsed, saying what it looks like (:mod:`reasonscope.yaml_io`); the run name and output folder are checked as
 :mod:`reasonscope.rundir` says (one path component; no file where a folder must go).
 
 ``reasonscope schema`` prints :func:`plan_json_schema`.
@@ -38,7 +39,7 @@ from .settings import (
     Strict,
 )
 from .types import AnswerType
-from .yaml_io import YAMLReadError, read_yaml
+from .yaml_io import MAX_PLAN_BYTES, YAMLReadError, describe_non_plan, read_yaml
 
 __all__ = [
     "BEHAVIOR_METRICS", "METRIC_ALIASES", "AttackConfig", "AttributesConfig", "AutomaticAttributesConfig",
@@ -275,13 +276,24 @@ def load_plan(path: str | Path, model: type = Plan):
     if path.exists() and not path.is_file():  # a FIFO would block, /dev/zero never end
         raise PlanError(f"{path}: not a regular file; expected a YAML plan file")
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:  # at most MAX_PLAN_BYTES + 1 bytes are read, whatever the file holds
+            raw = fh.read(MAX_PLAN_BYTES + 1)
     except FileNotFoundError:
         raise PlanError(f"{path}: no such plan file") from None
-    except UnicodeDecodeError as err:
-        raise PlanError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as err:
         raise PlanError(f"{path}: cannot read the plan ({err.strerror or err})") from None
+    what = describe_non_plan(raw[:8192])
+    if len(raw) > MAX_PLAN_BYTES:
+        size = path.stat().st_size
+        raise PlanError(f"{path}: {size:,} bytes, more than the {MAX_PLAN_BYTES:,} bytes a plan file may hold "
+                        f"(reasonscope.yaml_io.MAX_PLAN_BYTES; plans are a few KB)"
+                        + (f"; it looks like {what}" if what else "") + ": is this the plan?")
+    if what:
+        raise PlanError(f"{path}: not a YAML plan: it looks like {what}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise PlanError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
         data, lines = read_yaml(text, str(path))
     except YAMLReadError as err:

@@ -8,6 +8,13 @@ scores them in parallel and returns the results in input order, so the output eq
 executor's (up to floating-point batching effects). Both executors read and write the same score
 cache (:func:`distribute`). ``ray.init`` connects to ``RAY_ADDRESS`` when
 set (an existing cluster), else starts a local instance.
+
+On a cluster the actors are spread over the nodes (Ray's ``SPREAD`` strategy). An actor whose node
+dies (or whose process is killed) is restarted by Ray on a node that is still up, up to
+:data:`ACTOR_RESTARTS` times, and the chunks it had not returned are sent to it again; a chunk's
+result is taken once. Actors only compute scores: every model request and every write to the store
+happens in the driver, so a lost node costs recomputed scores, never a request paid twice
+(``tests/test_cluster_ray.py`` kills a worker node in the middle of a run).
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+ACTOR_RESTARTS = 3
+"""How often Ray restarts a scoring actor that died with its node or process (and re-sends its unfinished chunks)."""
 
 def _ray():
     try:
@@ -69,11 +78,16 @@ class _ScorerActor:
 
 
 class RayPool:
-    """``workers`` actors (one CPU each, or ``gpus_per_worker`` GPUs) shared by every scorer of a run."""
+    """``workers`` actors (one CPU each, or ``gpus_per_worker`` GPUs) shared by every scorer of a run.
+
+    The actors are spread over the cluster's nodes and restarted (with their unfinished chunks) when a
+    node dies (module docstring).
+    """
 
     def __init__(self, settings: dict[str, dict[str, Any]], *, workers: int = 2, gpus_per_worker: float = 0.0):
         ray = ray_session(workers)
-        actor = ray.remote(num_cpus=1, num_gpus=gpus_per_worker)(_ScorerActor)
+        actor = ray.remote(num_cpus=1, num_gpus=gpus_per_worker, max_restarts=ACTOR_RESTARTS,
+                           max_task_retries=ACTOR_RESTARTS, scheduling_strategy="SPREAD")(_ScorerActor)
         self.actors = [actor.remote(settings) for _ in range(workers)]
 
     def map(self, method: str, *columns: Sequence) -> list:
@@ -110,7 +124,8 @@ def distribute(models, behavior, executor: str, workers: int = 2):
     The scorers stay behind the store's score cache (:mod:`reasonscope.scorers.cache`): cached inputs
     are read in this process and only the missing ones are sent to the actors, whose results are
     committed to the same store. The pool (and Ray itself) starts on the first miss, so a fully
-    cached re-run starts no Ray at all.
+    cached re-run starts no Ray at all. A scoring model the runner already loaded in this process
+    (it loads them while the providers answer) is dropped: the actors score instead of it.
     """
     if executor == "local":
         return models
@@ -129,5 +144,5 @@ def distribute(models, behavior, executor: str, workers: int = 2):
     for scorer in (models.nli, models.sim):
         if scorer is not None:
             description = scorer.description
-            scorer.load = lambda d=description: RayScorer(pool(), d)
+            scorer.use_loader(lambda d=description: RayScorer(pool(), d))  # a model loaded here is dropped
     return models

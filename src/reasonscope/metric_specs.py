@@ -164,6 +164,10 @@ ATTRIBUTE_LABELS: dict[str, str] = {
     "auto.self_consistency": "Self-consistency (automatic: 1 - step contradiction, NLI)",
     "auto.source_consistency": "Source consistency (automatic: 1 - contradiction with the source, NLI)",
     "auto.perplexity_chain": "Fluency (automatic: from the chain's perplexity, higher = lower perplexity)",
+    "auto.faithfulness_ww": "Faithfulness (automatic: step and token similarity to the source)",
+    "auto.informativeness_chain": "Informativeness (automatic: whole chain vs whole source similarity)",
+    "auto.perplexity_step": "Fluency (automatic: mean of each step's inverse perplexity)",
+    "auto.perplexity_step_max": "Fluency (automatic: the least fluent step's inverse perplexity)",
 }
 
 

@@ -224,6 +224,9 @@ class Summary(_Closed):
     attributes: AttributesSummary | None = None
     attack: AttackSummary | None = None
     information: InformationSummary | None = None
+    left_out: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="family -> model -> why the family left that model out (an attack "
+                                          "needs a white-box model); families that left none out are absent")
 
 
 # --- samples.jsonl --------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ works. A second writer stops at once with :class:`RunDirLocked`, whose message n
 
 The operating system releases an ``flock`` when its process ends, however it ends (``kill -9``
 included), so a crashed run never leaves a stale lock on a local file system: the next writer takes
-the lock at once and overwrites the holder record.
+the lock at once and overwrites the holder record. A writer that ends normally removes the lock file
+(while it still holds it) and its holder record, so a finished run folder holds neither.
 
 ``report`` holds the lock too: it rewrites the outputs, and a report written while a run works would
 put the previous finished run's outputs over the ones the run writes (or, after a run on a changed plan
@@ -40,7 +41,9 @@ tell and answers False).
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -68,15 +71,36 @@ def check_run_name(name: str) -> str:
 
 
 def check_output_dir(path: str | Path, what: str = "output_dir") -> None:
-    """Raise ValueError when ``path`` or one of its parents exists and is not a directory.
+    """Raise ValueError when no folder can be created at ``path``.
 
-    No folder can be created there.
+    That is when ``path`` or one of its parents exists and is not a directory, or is a symbolic link that
+    leads nowhere: a dangling link (its target does not exist) or a loop of links. ``validate`` and ``run``
+    both reach this check through the plan, so both refuse the same folders with the same words.
     """
     p = Path(path)
     for q in (p, *p.parents):
+        where = what if q == p else f"{what}'s parent {q}"
+        if q.is_symlink():
+            try:
+                q.stat()
+            except OSError as err:
+                if err.errno == errno.ELOOP:
+                    raise ValueError(f"{where} is a symbolic link in a loop (it leads back to itself): {q} -> "
+                                     f"{_link_target(q)} (replace the link or choose another {what})") from None
+                if err.errno == errno.ENOENT:
+                    raise ValueError(f"{where} is a dangling symbolic link (its target does not exist): {q} -> "
+                                     f"{_link_target(q)} (create the target, remove the link or choose another "
+                                     f"{what})") from None
+                raise ValueError(f"{where} cannot be read: {q} ({err.strerror or err})") from None
         if q.exists() and not q.is_dir():
-            where = what if q == p else f"{what}'s parent {q}"
             raise ValueError(f"{where} exists and is not a directory: {q} (remove it or choose another {what})")
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
 
 
 def check_run_dir(output_dir: str | Path, name: str) -> None:
@@ -167,6 +191,10 @@ class RunDirLock:
             return
         try:
             self.owner_path.unlink(missing_ok=True)
+            # Removed while still held, so a finished run keeps no empty lock file. A writer that was
+            # waiting on the removed file finds it unlinked after its flock succeeds and takes the new
+            # file instead (filelock >= 4 checks the link count), so two writers never both hold it.
+            (self.run_dir / LOCK_FILENAME).unlink(missing_ok=True)
         finally:
             self._lock.release()
             self._lock = None

@@ -147,7 +147,7 @@ class StoreVersionError(ValueError):
 
 # Provider options that change how a request is sent, not what it returns: left out of the key.
 OPERATIONAL_OPTIONS = frozenset({"base_urls", "call_log", "latency_s", "device", "fail_rate", "retry_base_s",
-                                 "retry_cap_s"})
+                                 "retry_cap_s", "max_reply_bytes"})
 
 
 def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: str | None,

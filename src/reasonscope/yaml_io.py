@@ -13,6 +13,13 @@ Rules of :func:`read_yaml` (each break is a :class:`YAMLReadError` naming file a
   :data:`MAX_NODES` values (a "billion laughs" chain of aliases would otherwise take minutes and
   gigabytes to walk) or nests deeper than :data:`MAX_DEPTH`.
 * **Plain values only.** Tags other than YAML's own (``!!python/object``, ``!custom``) are errors.
+* **Plan-sized, plan-shaped.** :func:`reasonscope.config.load_plan` reads at most :data:`MAX_PLAN_BYTES` (256 KiB;
+  plans are a few KB) and refuses, before parsing, a file that is larger, binary (a NUL byte; gzip, zip, SQLite,
+  PDF or image signatures are named) or whose first line is not a key, a flow mapping or a YAML directive
+  (a JSON Lines or CSV file given where a plan goes: :func:`describe_non_plan`). The message says what the file looks like and names
+  the limit; a multi-MB file is refused in milliseconds instead of being parsed for tens of seconds.
+  A document that writes out more than :data:`MAX_EVENTS` values (20,000), or expands to more than
+  :data:`MAX_NODES` without aliases, is refused as "not a plan", not as an alias bomb.
 
 The result is plain Python (dict, list, str, int, float, bool, None, date/datetime) and a map
 from each key path (tuple of keys and list indexes) to its 1-based line, taken from the same parse.
@@ -24,10 +31,20 @@ type, so a resolved plan (``RUN_DIR/config.yaml``) reads back as exactly the sam
 from __future__ import annotations
 
 import io
+import json
+import re
 from typing import Any
 
 MAX_NODES = 100_000
 MAX_DEPTH = 100
+MAX_PLAN_BYTES = 256 * 1024
+"""Largest plan file read (bytes); plans are a few KB."""
+MAX_EVENTS = 20_000
+"""Most values (scalars and collections, aliases not expanded) a plan may write out; plans hold a few hundred."""
+
+SIGNATURES = ((b"\x1f\x8b", "a gzip-compressed file"), (b"PK\x03\x04", "a zip archive (an inspect-ai .eval log, an "
+              ".xlsx workbook?)"), (b"SQLite format 3\x00", "a SQLite database (a run's store.sqlite?)"),
+              (b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\x7fELF", "an executable"))
 
 _CORE = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp",
@@ -52,12 +69,20 @@ def _check(root: Any, source: str) -> dict[tuple, int]:
 
     lines: dict[tuple, int] = {}
     visited = 0
+    met: set[int] = set()  # nodes met before: reached again only through an alias
+    aliased = 0
     # (node, path, ancestors on the current branch); explicit stack: no recursion limit to hit
     stack: list[tuple[Any, tuple, frozenset[int]]] = [(root, (), frozenset())]
     while stack:
         node, path, ancestors = stack.pop()
         visited += 1
+        if id(node) in met:
+            aliased += 1
+        met.add(id(node))
         if visited > MAX_NODES:
+            if not aliased:
+                raise YAMLReadError(f"{source}: the document holds more than {MAX_NODES:,} values, far more than any "
+                                    "plan (a plan names a few models, datasets and settings); is this a plan file?")
             raise YAMLReadError(f"{source}:{_line(node)}: the document expands to more than {MAX_NODES:,} values "
                                 "(aliases repeating aliases, as in a 'billion laughs' document); write the values out "
                                 "or use fewer nested aliases")
@@ -97,12 +122,17 @@ def _check(root: Any, source: str) -> dict[tuple, int]:
 def _check_nesting(yaml: Any, text: str, source: str) -> None:
     """Stop at the first collection nested deeper than :data:`MAX_DEPTH`, reading parser events lazily.
 
-    Composing a deeply nested document recurses once per level and takes seconds.
+    Composing a deeply nested document recurses once per level and takes seconds. A document of more than
+    :data:`MAX_EVENTS` values stops here too, before the slower composing step.
     """
     from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
 
     depth = 0
-    for event in yaml.parse(text):
+    for count, event in enumerate(yaml.parse(text)):
+        if count > MAX_EVENTS:
+            raise YAMLReadError(f"{source}:{event.start_mark.line + 1}: the document holds more than {MAX_EVENTS:,} "
+                                "values, far more than any plan (a plan names a few models, datasets and settings); "
+                                "is this a plan file?")
         if isinstance(event, CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
@@ -160,6 +190,53 @@ def read_yaml(text: str, source: str = "<yaml>") -> tuple[Any, dict[tuple, int]]
     except RecursionError:
         raise YAMLReadError(f"{source}: YAML nesting too deep to read") from None
     return _plain(data), lines
+
+
+def describe_non_plan(head: bytes) -> str | None:
+    """What the start of a file shows it to be when that cannot be a YAML plan; None when it may be one.
+
+    ``head`` is the file's first bytes (a few KB). Binary signatures and NUL bytes are named; text whose
+    first line (after blank lines, comments and directives) is neither a ``key:``, a flow mapping ``{``,
+    a document start nor a YAML node property is described by its shape (JSON Lines, a list, CSV, text).
+    """
+    for magic, what in SIGNATURES:
+        if head.startswith(magic):
+            return what
+    if b"\x00" in head:
+        return f"binary data (a NUL byte at byte {head.index(0)})"
+    text = head.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    records = [line for line in text.splitlines()[:-1] if line.strip()][:3]  # the last may be cut short
+    if len(records) >= 2 and all(_json_object(line) for line in records):
+        return "JSON Lines (one JSON record per line: a dataset or predictions file?)"
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("%") or line in ("---", "..."):
+            continue
+        if line.startswith("--- "):
+            line = line[4:].strip()
+        if line.startswith(("{", "?", "&", "!", "<<")) or _KEY.match(line):
+            return None
+        first = line[:60] + ("..." if len(line) > 60 else "")
+        if line.startswith("[") or line.startswith("- ") or line == "-":
+            return f"a YAML or JSON list (its first line is {first!r}); a plan is a mapping of keys"
+        if line.startswith('"') and ":" in line:
+            return None  # a quoted key
+        if "," in line or "\t" in raw:
+            return f"CSV or other tabular text (its first line is {first!r})"
+        return f"text whose first line is not a key (it is {first!r})"
+    return None
+
+
+_KEY = re.compile(r"""^(?:[^\s#'"\[\]{},:][^:#]*|'[^']*'|"[^"]*")\s*:(?:\s|$)""")
+
+
+def _json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def dump_yaml(data: Any) -> str:

@@ -372,6 +372,20 @@ def check_arithmetic(text: str) -> ArithmeticCheck:
     return ArithmeticCheck(equations)
 
 
+def stated_numbers(text: str) -> list[Fraction]:
+    """The values of the numbers ``text`` states in digits, in order, read as the check reads them.
+
+    Calculator annotations are read too. A number glued to letters (``5kg``, ``3rd``), a time or a code
+    (``2:30``, ``0900``) is not a quantity and is left out; a sign is an operator, so values are
+    non-negative; a percent keeps its written value (``50%`` gives 50).
+
+    Examples:
+        >>> [int(v) for v in stated_numbers("3 + 4 = 7 apples on day 2, the 3rd")]
+        [3, 4, 7, 2]
+    """
+    return [t.value for t in _tokens(text or "") if t.kind == "num"]
+
+
 def evaluate(expression: str) -> float:
     """The value of one arithmetic expression (``3 x 4 + 1,200 / 2``, ``50% * 20``).
 

@@ -7,7 +7,8 @@ clean answer is correct) and method, the first rule that applies decides:
 outcome                when
 =====================  ======================================================================
 ``clean_wrong``        the clean chain already fails the reasoning check: it states a false
-                       equation, or the judge (when configured) calls it incorrect
+                       equation, the reference check (when the item has one) calls it broken,
+                       or the judge (when configured) calls it incorrect
 ``not_judged``         a judge is configured and its verdict on the clean chain, or the meaning
                        judge's verdict on the perturbed question, could not be read
 ``invalid``            the perturbed question is not a valid attack: no random insertion passed
@@ -15,15 +16,19 @@ outcome                when
                        changed meaning
 ``wrong``              the perturbed answer differs from the clean answer
 ``success``            the answer is kept and the perturbed chain fails the reasoning check: a
-                       false equation (the clean chain has none, so every one is new) or the
-                       judge calls it incorrect
-``unattackable``       the answer is kept, no false equation, and the judge calls the chain correct
-``not_judged``         the answer is kept, no false equation, and there is no judge (the arithmetic
-                       check cannot see other errors) or its verdict could not be read
+                       false equation (the clean chain has none, so every one is new), the
+                       reference check calls it broken, or the judge calls it incorrect
+``unattackable``       the answer is kept, no false equation, and the reference check or the
+                       judge calls the chain correct (neither calls it wrong)
+``not_judged``         the answer is kept, no false equation, no reference for the item, and
+                       there is no judge (the arithmetic check cannot see other errors) or its
+                       verdict could not be read
 =====================  ======================================================================
 
 The reasoning check is the same for the clean and the perturbed chain: the arithmetic check
-(:mod:`reasonscope.attack.arithmetic`) and, when configured, the judge with the same prompt.
+(:mod:`reasonscope.attack.arithmetic`), the reference check when the item's steps are known and
+``reference_check`` is on (:mod:`reasonscope.attack.reference`), and, when configured, the judge
+with the same prompt. A chain fails it when any of them calls it wrong.
 
 Rates (:func:`outcome_rates`): success (SR), wrong (WR) and unattackable (UR) over the *decided*
 attacks, n = attacked - clean_wrong - not_judged - invalid, each the mean of an indicator with a
@@ -42,6 +47,7 @@ from typing import Any
 from ..settings import StatsConfig
 from ..stats.bootstrap import estimate
 from .arithmetic import ArithmeticCheck, check_arithmetic
+from .reference import Reference, ReferenceVerdict, check_reference
 
 RATED = ("success", "wrong", "unattackable")
 EXCLUDED = ("clean_wrong", "not_judged", "invalid")
@@ -51,17 +57,23 @@ DIRECTION = ("higher success rate = more fragile reasoning (the attack broke it 
 
 @dataclass
 class ChainCheck:
-    """The reasoning check of one chain: arithmetic, and the judge's verdict when one was asked."""
+    """The reasoning check of one chain: arithmetic, the reference check and the judge's verdict, when asked."""
 
     arithmetic: ArithmeticCheck
     judged: bool | None = None  # the judge's verdict: correct? (None: no judge, not asked, or unread)
     unread: str | None = None  # why the judge's verdict is missing although a judge was asked
+    reference: ReferenceVerdict | None = None  # None: the item has no reference or the check is off
 
     @classmethod
-    def of(cls, reasoning: str, verdict: tuple[bool | None, str | None] | None = None) -> ChainCheck:
-        """Check ``reasoning``'s arithmetic; ``verdict`` is the judge's (correct?, why unread), if asked."""
+    def of(cls, reasoning: str, verdict: tuple[bool | None, str | None] | None = None,
+           reference: Reference | None = None) -> ChainCheck:
+        """Check ``reasoning``'s arithmetic and, with a ``reference``, its steps.
+
+        ``verdict`` is the judge's (correct?, why unread), if asked.
+        """
         judged, unread = verdict if verdict is not None else (None, None)
-        return cls(check_arithmetic(reasoning), judged, unread)
+        ref = check_reference(reasoning, reference) if reference is not None else None
+        return cls(check_arithmetic(reasoning), judged, unread, ref)
 
     def false_equation(self) -> str | None:
         """The text of the chain's first false equation, or None when every checked equation holds."""
@@ -71,7 +83,8 @@ class ChainCheck:
     def record(self) -> dict[str, Any]:
         """The check as written to ``attack_items.jsonl``: equation counts, false equations, judge verdict."""
         return {**self.arithmetic.counts(), "false_equations": [e.text for e in self.arithmetic.false],
-                "judge": self.judged, "judge_unread": self.unread}
+                "judge": self.judged, "judge_unread": self.unread,
+                "reference": self.reference.record() if self.reference is not None else None}
 
 
 @dataclass
@@ -103,6 +116,8 @@ def classify(*, answer_kept: bool, clean: ChainCheck, perturbed: ChainCheck, jud
     bad = clean.false_equation()
     if bad is not None:
         return Outcome("clean_wrong", f"the clean chain already states a false equation: {bad!r}")
+    if clean.reference is not None and clean.reference.broken:
+        return Outcome("clean_wrong", f"the reference check: the clean chain {clean.reference.why}")
     if judge and clean.judged is False:
         return Outcome("clean_wrong", "the judge calls the clean reasoning incorrect")
     if judge and clean.judged is None:
@@ -118,10 +133,15 @@ def classify(*, answer_kept: bool, clean: ChainCheck, perturbed: ChainCheck, jud
     bad = perturbed.false_equation()
     if bad is not None:
         return Outcome("success", f"answer kept; new false equation {bad!r}")
+    if perturbed.reference is not None and perturbed.reference.broken:
+        return Outcome("success", f"answer kept; the reference check: the chain {perturbed.reference.why}")
     if perturbed.judged is False:
         return Outcome("success", "answer kept; the judge calls the reasoning incorrect")
     if perturbed.judged is True:
         return Outcome("unattackable", "answer kept; no false equation; the judge calls the reasoning correct")
+    if perturbed.reference is not None:
+        return Outcome("unattackable", "answer kept; no false equation; the reference check: the chain "
+                       + perturbed.reference.why)
     if not judge:
         return Outcome("not_judged", "answer kept; no false equation; no judge to see other errors")
     return Outcome("not_judged", f"answer kept; no false equation; no verdict: {perturbed.unread or 'not asked'}")

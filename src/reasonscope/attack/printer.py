@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..report.numbers import format_estimate_of
+from ..report.numbers import format_column, format_estimate_of
 
 
 def print_summary(t: dict, out: Console, err: Console) -> None:
@@ -17,6 +17,8 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
     rates = Table(title="attack rates over decided attacks [95% CI]; higher success = more fragile reasoning")
     for col in ("model · method", "success", "wrong", "unattack.", "s/item"):
         rates.add_column(col, overflow="fold")
+    every = [r for m in t["models"].values() for r in m["rates"].values()]
+    columns = {o: iter(format_column([r[o] for r in every])) for o in ("success", "wrong", "unattackable")}
     for model, m in t["models"].items():
         for method, r in m["rates"].items():
             secs = m["seconds_per_item"].get(method)
@@ -24,13 +26,14 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
             name = f"{escape(model)} · {method}"
             counts.add_row(name, f"{r['attacked']} of {m['answered_correctly']} correct ({m['items']} items)",
                            str(c["clean_wrong"]), str(c["not_judged"]), str(c["invalid"]), str(r["n"]))
-            rates.add_row(name, *(format_estimate_of(r[o]) for o in ("success", "wrong", "unattackable")),
+            rates.add_row(f"{name} (n={r['n']})", *(next(columns[o]) for o in ("success", "wrong", "unattackable")),
                           "n/a" if secs is None else f"{secs:.1f}")
-    out.print(counts)
-    out.print(rates)
-    out.print("decided = attacked - clean wrong - not judged - invalid; wrong = answer changed; unattack. = "
-              "unattackable (answer kept, reasoning judged correct); s/item = seconds per attacked item",
-              highlight=False)
+    if counts.row_count:  # every model left out: no table, only why (below)
+        out.print(counts)
+        out.print(rates)
+        out.print("decided = attacked - clean wrong - not judged - invalid; wrong = answer changed; unattack. = "
+                  "unattackable (answer kept, reasoning judged correct); s/item = seconds per attacked item",
+                  highlight=False)
     for model, m in t["models"].items():
         for method, ins in m.get("insertion", {}).items():
             if ins["attacks"]:
@@ -42,5 +45,7 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
             out.print(f"transfer to {escape(model)} ({method}, decided {r['n']} of {r['attacked']}): success "
                       f"{format_estimate_of(r['success'])}, wrong {format_estimate_of(r['wrong'])} (higher success = more "
                       "fragile reasoning)")
+    for model, why in (t.get("skipped_models") or {}).items():
+        err.print("[yellow]attack: left out[/yellow] " + escape(why if why.startswith(model) else f"{model}: {why}"))
     for w in t.get("warnings", []):
         err.print("[yellow]attack:[/yellow] " + escape(w))

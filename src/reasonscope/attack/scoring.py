@@ -9,8 +9,10 @@ Per white-box model (``hf/...`` or ``smollm2``) and item:
 2. each method (``token``, ``embedding``, ``random``; :mod:`reasonscope.attack.attacker`) perturbs the
    question and the answer and reasoning are regenerated from the perturbed input;
 3. the reasoning check runs on the clean and on the perturbed chain alike: the arithmetic check
-   (:mod:`reasonscope.attack.arithmetic`) and, when ``judge`` is set, the judge with one reference-free
-   prompt (:func:`reasonscope.judge.prompts.reasoning_check_messages`);
+   (:mod:`reasonscope.attack.arithmetic`), with ``reference_check`` the reference check against the
+   item's known steps (:mod:`reasonscope.attack.reference`; items whose gold rationale gives them), and,
+   when ``judge`` is set, the judge with one reference-free prompt
+   (:func:`reasonscope.judge.prompts.reasoning_check_messages`);
 4. the outcome (:mod:`reasonscope.attack.outcomes`): success, wrong or unattackable, or one of the
    excluded groups: clean reasoning already wrong, not judged, invalid attack.
 
@@ -54,6 +56,7 @@ from .item import RECORD_VERSION, attack_item
 from .judging import judge_chains, meaning_checks
 from .layout import PROMPT_VERSION
 from .outcomes import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
+from .reference import reference_of
 from .settings import AttackConfig, AttackSearch, AttackSettings
 from .transfer import run_transfer
 
@@ -172,7 +175,7 @@ def score_model(cfg: AttackConfig, mc: ModelConfig, items: list[tuple[str, Item]
     outcomes: dict[str, list[str]] = {m: [] for m in cfg.methods}
     results: dict[str, list[dict]] = {m: [] for m in cfg.methods}
     rows, scores, successes = [], [], []
-    n_correct = attacked = clean_unchecked = 0
+    n_correct = attacked = clean_unchecked = with_reference = 0
     for key, item in items:
         rec = records[key]
         if rec.get("error"):
@@ -184,12 +187,14 @@ def score_model(cfg: AttackConfig, mc: ModelConfig, items: list[tuple[str, Item]
                        for m in cfg.methods]
             continue
         attacked += 1
-        clean = ChainCheck.of(rec["clean"]["reasoning"], verdicts.get(_case(name, "clean", key)))
+        ref = reference_of(item) if cfg.reference_check else None
+        with_reference += ref is not None
+        clean = ChainCheck.of(rec["clean"]["reasoning"], verdicts.get(_case(name, "clean", key)), ref)
         clean_unchecked += not clean.arithmetic.checked
         for method in cfg.methods:
             res = rec["methods"][method]
             cid = _case(name, method, key)
-            perturbed = ChainCheck.of(res["chain"]["reasoning"], verdicts.get(cid))
+            perturbed = ChainCheck.of(res["chain"]["reasoning"], verdicts.get(cid), ref)
             meaning, meaning_unread = meanings.get(cid, (None, None))
             o = classify(answer_kept=same_answer(res["chain"]["answer"], rec["clean"]["answer"], item), clean=clean,
                          perturbed=perturbed, judge=cfg.judge is not None, invalid=res.get("invalid"),
@@ -212,7 +217,7 @@ def score_model(cfg: AttackConfig, mc: ModelConfig, items: list[tuple[str, Item]
             if o.outcome == "success" and method != "embedding" and res["perturbed_question"]:
                 successes.append((cid, key, item, method, res["perturbed_question"]))
     table = {"items": len(items), "answered_correctly": n_correct, "attacked": attacked,
-             "clean_chains_without_checked_equation": clean_unchecked,
+             "clean_chains_without_checked_equation": clean_unchecked, "attacked_with_reference": with_reference,
              "rates": {m: outcome_rates(outcomes[m], stats, seed) for m in cfg.methods},
              "insertion": {m: _insertion_summary(results[m]) for m in cfg.methods if m != "embedding"},
              "seconds_per_item": {m: (sum(r["seconds"] for r in v) / len(v) if v else None)
@@ -229,7 +234,12 @@ def _warnings(cfg: AttackConfig, name: str, t: dict[str, Any]) -> list[str]:
     if t["answered_correctly"] == 0:
         out.append(f"{name} answered no item correctly: nothing was attacked")
     not_judged = sum(r["counts"]["not_judged"] for r in t["rates"].values())
-    if cfg.judge is None and t["attacked"]:
+    if cfg.judge is None and t["attacked"] and cfg.reference_check:
+        if not_judged:
+            out.append(f"{name}: no judge, and {t['attacked'] - t['attacked_with_reference']} of {t['attacked']} "
+                       f"attacked items have no known steps for the reference check; {not_judged} attacks that kept "
+                       "the answer without a false equation are 'not judged' and outside the rates")
+    elif cfg.judge is None and t["attacked"]:
         out.append(f"{name}: no judge, so the reasoning check is arithmetic only and cannot detect non-arithmetic "
                    f"errors; {not_judged} attacks that kept the answer without a false equation are 'not judged' "
                    "and outside the rates (set families.attack.judge to decide them)")
@@ -262,7 +272,7 @@ def score_attack(store: Store, run_id: str, cfg: AttackConfig, stats: StatsConfi
         items += [(f"{ds}/{it.id}", it) for it in chosen[: cfg.limit]]
     table: dict[str, Any] = {"settings": settings.model_dump(), "methods": cfg.methods, "prompt": PROMPT_VERSION,
                              "record_version": RECORD_VERSION, "judge": cfg.judge.spec if cfg.judge else None,
-                             "reasoning_check": "arithmetic + judge" if cfg.judge else "arithmetic only (no judge)",
+                             "reasoning_check": cfg.reasoning_check(),
                              "direction": DIRECTION, "models": {}, "skipped_models": skipped, "warnings": []}
     scores: list[Score] = []
     successes: list[tuple[str, str, Item, str, str]] = []

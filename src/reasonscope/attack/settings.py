@@ -57,6 +57,11 @@ class AttackConfig(AttackSearch):
     judge: ModelConfig | None = Field(None, description="Judge of the clean and the perturbed reasoning (any "
                                       "provider), also of the transfer chains; without one only false equations are "
                                       "detected and a kept answer with no false equation is 'not judged'.")
+    reference_check: bool = Field(False, description="Also decide each chain against the known steps of its item, "
+                                  "read from a gold rationale that states every step as a true equation (the seeded "
+                                  "word problems): a number outside the known values, a true equation that is no step or an "
+                                  "unstated step result makes the reasoning wrong, else it is correct (reasonscope.attack.reference). Only for "
+                                  "items whose steps are the only way to the answer.")
     meaning_judge: bool = Field(False, description="Also ask the judge whether a perturbed question keeps its "
                                 "meaning; a changed one makes the attack invalid (excluded from the rates, counted).")
     transfer: list[ModelConfig] = Field(default_factory=list, description="Models (any provider) that receive the "
@@ -65,6 +70,11 @@ class AttackConfig(AttackSearch):
     limit: int | None = Field(None, gt=0, description="Attack at most this many items per dataset.")
     dataset: DatasetConfig | None = Field(None, description="Attack the items of this dataset (e.g. format "
                                           "word_problems) instead of the plan's datasets.")
+
+    def reasoning_check(self) -> str:
+        """The reasoning check in words, as the attack and transfer tables record it."""
+        parts = ["arithmetic"] + ["reference"] * self.reference_check + ["judge"] * (self.judge is not None)
+        return " + ".join(parts) if len(parts) > 1 else "arithmetic only (no judge)"
 
     @field_validator("judge")
     @classmethod

@@ -22,6 +22,7 @@ from .answers import is_correct, same_answer
 from .judging import judge_chains
 from .layout import FEW_SHOT, PROMPT_VERSION
 from .outcomes import ChainCheck, classify, outcome_rates
+from .reference import reference_of
 from .settings import AttackConfig
 
 _ANSWER = re.compile(r"Answer:\s*(.*)")
@@ -116,11 +117,12 @@ def _transfer_outcomes(cfg: AttackConfig, name: str, successes: list[tuple[str, 
             rows.append({"case": cid, "method": method, "outcome": None, "why": "clean question answered wrongly"})
             continue
         (ca, cr), (pa, pr) = chains[key], chains[cid]
-        outcome = classify(answer_kept=same_answer(pa, ca, item), clean=ChainCheck.of(cr, verdicts.get(key)),
-                           perturbed=ChainCheck.of(pr, verdicts.get(cid)), judge=cfg.judge is not None)
+        ref = reference_of(item) if cfg.reference_check else None
+        outcome = classify(answer_kept=same_answer(pa, ca, item), clean=ChainCheck.of(cr, verdicts.get(key), ref),
+                           perturbed=ChainCheck.of(pr, verdicts.get(cid), ref), judge=cfg.judge is not None)
         rows.append({"case": cid, "method": method, "outcome": outcome.outcome, "why": outcome.why, "clean": [ca, cr],
                      "perturbed": [pa, pr]})
         by_method.setdefault(method, []).append(outcome.outcome)
     return {"rates": {m: outcome_rates(v, stats, seed) for m, v in by_method.items()},
             "n_replayed": len(successes), "answered_clean": len({k for _, k, *_ in successes} & answered),
-            "rows": rows, "reasoning_check": "arithmetic + judge" if cfg.judge else "arithmetic only (no judge)"}
+            "rows": rows, "reasoning_check": cfg.reasoning_check()}

@@ -4,12 +4,17 @@ The attributes follow *Rethinking Human Preference Evaluation of LLM Rationales*
 
 Formulas: :mod:`reasonscope.attributes.roscoe`. Backends, each a setting and each recorded:
 
-* sentence embeddings (faithfulness, informativeness, repetition_step): L2-normalised sentence vectors of
-  ``automatic.embedding`` (default: the embedded all-MiniLM-L6-v2), pooled as the model's own
-  sentence-transformers configuration says (:class:`reasonscope.scorers.similarity.EmbeddingCosine`);
+* sentence embeddings (faithfulness, faithfulness_ww, informativeness, informativeness_chain,
+  repetition_step): L2-normalised sentence vectors of ``automatic.embedding`` (default: the embedded
+  all-MiniLM-L6-v2), pooled as the model's own sentence-transformers configuration says
+  (:class:`reasonscope.scorers.similarity.EmbeddingCosine`);
+* token embeddings (faithfulness_ww): the same encoder's contextual token vectors, L2-normalised, without
+  [CLS] / [SEP] (:meth:`reasonscope.scorers.similarity.BERTScoreF1.vectors`, all layers), kept in memory
+  for the run (not in the score cache);
 * NLI (self_consistency, source_consistency): the :mod:`reasonscope.scorers.nli` backend of
   ``automatic.nli`` (default ``none``: "not computed", never a word heuristic);
-* perplexity: a causal LM through the ``hf`` provider (``automatic.perplexity``, e.g. ``smollm2``).
+* perplexity (perplexity_chain, perplexity_step, perplexity_step_max): a causal LM through the ``hf``
+  provider (``automatic.perplexity``, e.g. ``smollm2``).
 
 repetition_word needs no model. Source sentences are the question split by the step splitter;
 steps are the generation's steps (trace split on lines and sentences).
@@ -24,12 +29,16 @@ from typing import Any
 from . import roscoe
 from .settings import AutomaticAttributesConfig
 
-AUTOMATIC_METRICS = ("faithfulness", "informativeness", "repetition_step", "repetition_word", "self_consistency",
-                     "source_consistency", "perplexity_chain")
+AUTOMATIC_METRICS = ("faithfulness", "faithfulness_ww", "informativeness", "informativeness_chain", "repetition_step",
+                     "repetition_word", "self_consistency", "source_consistency", "perplexity_chain",
+                     "perplexity_step", "perplexity_step_max")
 # The backend each metric needs (a key of AutomaticBackends.descriptions; None: no model).
-METRIC_BACKEND = {"faithfulness": "embedding", "informativeness": "embedding", "repetition_step": "embedding",
-                  "repetition_word": None, "self_consistency": "nli", "source_consistency": "nli",
-                  "perplexity_chain": "perplexity"}
+METRIC_BACKEND = {"faithfulness": "embedding", "faithfulness_ww": "tokens", "informativeness": "embedding",
+                  "informativeness_chain": "embedding", "repetition_step": "embedding", "repetition_word": None,
+                  "self_consistency": "nli", "source_consistency": "nli", "perplexity_chain": "perplexity",
+                  "perplexity_step": "perplexity", "perplexity_step_max": "perplexity"}
+EMBEDDING_METRICS = tuple(m for m, b in METRIC_BACKEND.items() if b in ("embedding", "tokens"))
+PERPLEXITY_METRICS = tuple(m for m, b in METRIC_BACKEND.items() if b == "perplexity")
 
 
 @dataclass
@@ -38,13 +47,15 @@ class AutomaticBackends:
 
     Attributes:
         embed: Cached sentence-embedding scorer (faithfulness, informativeness, repetition_step), or None.
+        tokens: Token-vector scorer (faithfulness_ww, with ``embed``), or None.
         nli: Cached NLI scorer (self_consistency, source_consistency), or None.
-        ppl: Cached perplexity scorer (perplexity_chain), or None.
+        ppl: Cached perplexity scorer (perplexity_chain, perplexity_step, perplexity_step_max), or None.
         descriptions: Backend name -> what it is (model, pooling), as recorded in ``summary.json``.
         unavailable: Metric -> why it is not computed.
     """
 
     embed: Any = None
+    tokens: Any = None
     nli: Any = None
     ppl: Any = None
     descriptions: dict[str, str] = field(default_factory=dict)
@@ -62,11 +73,12 @@ def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBacken
 
     cache = ScoreCache(store) if store is not None else None
     out = AutomaticBackends()
-    embed_metrics = ("faithfulness", "informativeness", "repetition_step")
     if cfg.embedding:
         out.embed = cached_embedding(cfg.embedding, cache, label="attributes: embeddings")
+        out.tokens = TokenVectors(cfg.embedding)
     else:
-        out.unavailable.update({m: "no embedding model configured (automatic.embedding: null)" for m in embed_metrics})
+        out.unavailable.update({m: "no embedding model configured (automatic.embedding: null)"
+                                for m in EMBEDDING_METRICS})
     nli, why = cached_nli(cfg.nli, cache, label="attributes: NLI")
     if cfg.nli.backend == "none":
         why = "no NLI backend configured (families.attributes.automatic.nli.backend: none)"
@@ -83,7 +95,8 @@ def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBacken
             if missing or not hasattr(model, "token_logprobs"):
                 raise RuntimeError(missing or f"{cfg.perplexity} exposes no token log-probabilities (use hf/ or smollm2)")
         except Exception as err:
-            out.unavailable["perplexity_chain"] = f"perplexity model {cfg.perplexity} could not be loaded ({err})"
+            out.unavailable.update({m: f"perplexity model {cfg.perplexity} could not be loaded ({err})"
+                                    for m in PERPLEXITY_METRICS})
         else:
             def load(m=model):
                 m.load()
@@ -94,7 +107,10 @@ def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBacken
                                        description=f"causal-lm:{cfg.perplexity}", cache=cache, chunk=32,
                                        label="attributes: perplexity")
     else:
-        out.unavailable["perplexity_chain"] = "no perplexity model configured (automatic.perplexity: null)"
+        out.unavailable.update({m: "no perplexity model configured (automatic.perplexity: null)"
+                                for m in PERPLEXITY_METRICS})
+    if out.tokens is not None:
+        out.descriptions["tokens"] = out.tokens.description
     for name, backend in (("embedding", out.embed), ("nli", out.nli), ("perplexity", out.ppl)):
         if backend is not None:
             backend.keep = True  # per-rationale calls after prefetch read from memory
@@ -113,12 +129,14 @@ def prefetch(units: list[tuple[list[str], list[str]]], b: AutomaticBackends) -> 
 
     units = [(steps, source) for steps, source in units if steps]
     wanted = {
-        "embed": lambda: b.embed.run([t for steps, source in units for t in (*steps, *source)]),
+        "embed": lambda: b.embed.run([t for steps, source in units
+                                      for t in (*steps, *source, " ".join(steps), " ".join(source))]),
+        "tokens": lambda: b.tokens.run([t for steps, source in units for t in (*steps, *source)]),
         "nli": lambda: b.nli.run([[x, y] for steps, source in units
                                   for x, y in (*combinations(steps, 2), *((s, h) for s in source for h in steps))]),
-        "ppl": lambda: b.ppl.run([" ".join(steps) for steps, _ in units]),
+        "ppl": lambda: b.ppl.run([t for steps, _ in units for t in (" ".join(steps), *steps)]),
     }
-    names = {"embed": "embedding", "nli": "nli", "ppl": "perplexity"}
+    names = {"embed": "embedding", "tokens": "tokens", "nli": "nli", "ppl": "perplexity"}
     for attr, run in wanted.items():
         backend = getattr(b, attr)
         if backend is None:
@@ -147,11 +165,52 @@ def automatic_metrics(steps: list[str], source: list[str], b: AutomaticBackends)
     out: dict[str, float | None] = {"repetition_word": roscoe.repetition_word(steps)}
     if b.embed is not None:
         out["faithfulness"] = roscoe.faithfulness(steps, source, b.embed.embed)
+        if b.tokens is not None:
+            out["faithfulness_ww"] = roscoe.faithfulness_ww(steps, source, b.embed.embed, b.tokens.vectors)
         out["informativeness"] = roscoe.informativeness(steps, source, b.embed.embed)
+        out["informativeness_chain"] = roscoe.informativeness_chain(steps, source, b.embed.embed)
         out["repetition_step"] = roscoe.repetition_step(steps, b.embed.embed)
     if b.nli is not None:
         out["self_consistency"] = roscoe.self_consistency(steps, b.nli.contradiction)
         out["source_consistency"] = roscoe.source_consistency(steps, source, b.nli.contradiction)
     if b.ppl is not None:
         out["perplexity_chain"] = roscoe.perplexity_chain(steps, b.ppl.token_logprobs)
+        out["perplexity_step"] = roscoe.perplexity_step(steps, b.ppl.token_logprobs)
+        out["perplexity_step_max"] = roscoe.perplexity_step_max(steps, b.ppl.token_logprobs)
     return out
+
+
+class TokenVectors:
+    """Contextual token vectors of a sentence encoder, loaded on first use and kept per text for the run.
+
+    Each text's L2-normalised last-layer token vectors without [CLS] / [SEP]
+    (:meth:`reasonscope.scorers.similarity.BERTScoreF1.vectors` with all layers), for faithfulness_ww.
+    """
+
+    def __init__(self, model: str):
+        self.model = model
+        self.description = f"token-embeddings:{model}:all-layers"
+        self._encoder = None
+        self._memo: dict[str, Any] = {}
+
+    def run(self, texts: list[str]) -> None:
+        """Encode the texts not seen yet, in batches (raises ScorerUnavailable when the model cannot load)."""
+        from ..scorers.cache import ScorerUnavailable
+
+        todo = sorted({t for t in texts if t not in self._memo})
+        if not todo:
+            return
+        if self._encoder is None:
+            from ..scorers.similarity import BERTScoreF1
+
+            try:
+                self._encoder = BERTScoreF1(self.model, num_layers=None, batch_size=32)
+            except Exception as err:  # a model that is not installed or not an encoder
+                raise ScorerUnavailable(f"token embeddings of {self.model} could not be loaded ({err})") from err
+        for text, (vecs, weight) in zip(todo, self._encoder.vectors(todo), strict=True):
+            self._memo[text] = vecs[weight > 0]
+
+    def vectors(self, texts) -> list:
+        """Per text its token vectors (tokens x dim), encoding any text not seen yet."""
+        self.run(list(texts))
+        return [self._memo[t] for t in texts]

@@ -43,18 +43,22 @@ from ..store import Store
 from .judging import Judged, Target
 from .settings import AttributesConfig
 
-EXPECTED_VERSION = "judge-expected-v2"  # v2: arithmetic accuracy is 0 without a calculation
+# v2: arithmetic accuracy was 0 without a calculation; v3: that sentence removed (the publication's rubric)
+EXPECTED_VERSION = "judge-expected-v3"
 METHOD = "expected score over the valid score strings 0..10 (G-Eval)"
 MARKER = "\n\nAttribute: "  # the per-attribute part comes last, so one rationale's prompts share the rest
 
 
-def expected_messages(question: str, rationale: str, attribute: str, context: str | None = None
-                      ) -> list[dict[str, str]]:
-    """One attribute, answered by a bare whole number from 0 to 10 (module docstring)."""
+def expected_messages(question: str, rationale: str, attribute: str, context: str | None = None, *,
+                      definition: str | None = None) -> list[dict[str, str]]:
+    """One attribute, answered by a bare whole number from 0 to 10 (module docstring).
+
+    ``definition`` replaces the attribute's definition (a benchmark compares wordings); None: the shipped one.
+    """
     system = ("You grade the reasoning written by another model on one attribute. Answer with a single whole "
               "number from 0 to 10 and nothing else; higher is better.")
     user = (f"Question:\n{question}\n\n" + (f"Context:\n{context}\n\n" if context else "")
-            + f"Reasoning to grade:\n{rationale}{MARKER}{attribute}: {ATTRIBUTES[attribute]}\n\nScore (0-10):")
+            + f"Reasoning to grade:\n{rationale}{MARKER}{attribute}: {definition or ATTRIBUTES[attribute]}\n\nScore (0-10):")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

@@ -14,6 +14,7 @@ from the stored values.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,7 +82,10 @@ def explain_preferences(features: np.ndarray, labels: np.ndarray, attributes: li
             preds[test] = (probs[test] >= 0.5).astype(int)
         acc, auc = float(accuracy_score(y, preds)), float(roc_auc_score(y, probs))
     model = lgb.LGBMClassifier(**params).fit(X, y)
-    sv = shap.TreeExplainer(model).shap_values(X)
+    with warnings.catch_warnings():  # shap's note that its LightGBM output format changed: handled just below
+        warnings.filterwarnings("ignore", message="LightGBM binary classifier with TreeExplainer shap values output",
+                                category=UserWarning)
+        sv = shap.TreeExplainer(model).shap_values(X)
     sv = sv[1] if isinstance(sv, list) else sv
     if sv.ndim == 3:  # (n, features, classes) in some shap versions
         sv = sv[..., 1]

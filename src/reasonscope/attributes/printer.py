@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..metric_specs import attribute_label
-from ..report.numbers import format_estimate_of
+from ..report.numbers import format_column
 
 
 def print_summary(t: dict, out: Console, err: Console) -> None:
@@ -18,16 +18,29 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
         table.add_column("attribute", overflow="fold")
         for m in models:
             table.add_column(m, overflow="fold")
-        for a in next(iter(t["scores"].values())):
-            table.add_row(attribute_label(a), *(format_estimate_of(t["scores"][m][a]) for m in models))
+        attrs = list(next(iter(t["scores"].values())))
+        # one rule per model column, as the page's model x attribute grid
+        texts = {m: format_column([t["scores"][m][a] for a in attrs]) for m in models}
+        for i, a in enumerate(attrs):
+            table.add_row(attribute_label(a), *(texts[m][i] for m in models))
         out.print(table)
+        n = {m: sorted({t["scores"][m][a].get("n") or 0 for a in attrs}) for m in models}
+        out.print("n (answers with a score) per model: " + ", ".join(
+            f"{escape(m)} {'-'.join(str(x) for x in (v[0], v[-1]) if v) if v[0] != v[-1] else v[0]}"
+            for m, v in n.items()), highlight=False)
     if t.get("ratings"):
         table = Table(title=f"attribute ratings (Bradley-Terry MLE [95% bootstrap CI], rank [95% bounds]; "
                             f"ties: |difference| <= {t['margin']} + 1e-9)")
         for col in ("attribute", "model", "rating", "rank", "elo", "battles"):
             table.add_column(col, overflow="fold")
-        for a, r in t["ratings"].items():
-            _rating_rows(table, attribute_label(a), r)
+        rows = [(a, m, bt, r) for a, r in t["ratings"].items()
+                for m, bt in sorted(r["bradley_terry"].items(), key=lambda kv: kv[1]["rank"])]
+        # one rule per column over every attribute, as the page's rating and Elo columns
+        ratings = format_column([{"value": bt["rating"], "low": bt["low"], "high": bt["high"]} for _, _, bt, _ in rows])
+        elo = format_column([{"value": r["elo"].get(m)} for _, m, _, r in rows])
+        for (a, m, bt, r), rating, e in zip(rows, ratings, elo, strict=True):
+            bounds = f" ({bt['rank_low']}-{bt['rank_high']})" if bt["rank_low"] is not None else ""
+            table.add_row(attribute_label(a), m, rating, f"{bt['rank']}{bounds}", e, str(r["battles"]))
         out.print(table)
     pref = t.get("preferences") or {}
     _print_preference_ratings(pref.get("ratings"), out)
@@ -39,8 +52,9 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
                             f"n={exp['n']})")
         for col in ("attribute", "mean |SHAP|", "direction"):
             table.add_column(col, overflow="fold")
-        for r in exp["importance"]:
-            table.add_row(r["attribute"], f"{r['mean_abs_shap']:.4f}", r["direction"])
+        shap_texts = format_column([{"value": r["mean_abs_shap"]} for r in exp["importance"]])
+        for r, text in zip(exp["importance"], shap_texts, strict=True):
+            table.add_row(attribute_label(r["attribute"]), text, r["direction"])
         out.print(table)
     for j, p in pref.get("pairwise", {}).items():
         agree = "n/a" if p["agreement_with_human"] is None else f"{p['agreement_with_human']:.3f}"
@@ -48,14 +62,6 @@ def print_summary(t: dict, out: Console, err: Console) -> None:
                   f"orders, {p['unparsed']} unparsed; agreement with humans {agree} (n={p['compared']})")
     for w in t.get("warnings", []):
         err.print("[yellow]attributes:[/yellow] " + escape(w))
-
-
-def _rating_rows(table: Table, label: str, r: dict) -> None:
-    for m, bt in sorted(r["bradley_terry"].items(), key=lambda kv: kv[1]["rank"]):
-        ci = f" [{bt['low']:.0f}, {bt['high']:.0f}]" if bt["low"] is not None else ""
-        bounds = f" ({bt['rank_low']}-{bt['rank_high']})" if bt["rank_low"] is not None else ""
-        table.add_row(label, m, f"{bt['rating']:.0f}{ci}", f"{bt['rank']}{bounds}", f"{r['elo'][m]:.1f}",
-                      str(r["battles"]))
 
 
 def _print_preference_ratings(p: dict | None, out: Console) -> None:
@@ -71,5 +77,6 @@ def _print_preference_ratings(p: dict | None, out: Console) -> None:
     for a, r in p["attributes"].items():
         ag = r["agreement_with_human"]
         fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-        table.add_row(a, str(r["battles"]), str(r["ties"]), fmt(ag["spearman"]), fmt(ag["kendall"]), top(r))
+        table.add_row(attribute_label(a), str(r["battles"]), str(r["ties"]), fmt(ag["spearman"]), fmt(ag["kendall"]),
+                      top(r))
     out.print(table)

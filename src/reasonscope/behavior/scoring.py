@@ -357,5 +357,8 @@ def _aggregate(per_item: dict[str, ItemTable], cfg: BehaviorConfig, stats: Stats
             tables["paired"].append({"model_a": a, "model_b": b, "metric": metric, "difference": d.value,
                                      "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value,
                                      "test": d.test_label, "null": (d.test or {}).get("null")})
-    tables["p_adjust"] = adjust_rows(tables["paired"], stats.p_adjust)
+    # ES is the ES_<reading> row again (the same test): Holm counts it once
+    reading = f"ES_{cfg.efficiency}"
+    tables["p_adjust"] = adjust_rows(tables["paired"], stats.p_adjust, same=lambda r: (
+        r["model_a"], r["model_b"], reading if r["metric"] == "ES" else r["metric"]))
     return tables

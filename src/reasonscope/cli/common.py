@@ -164,6 +164,9 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
                   f"{summary.cached} from the store, {summary.failed} failed, {summary.pending} pending, "
                   f"{summary.wall_s:.1f}s" + phase_line(summary.phase_seconds))
     print_summary(summary.run_dir / "summary.json")
+    from ..report.compact import print_compact  # the run's last table: a line per model and family
+
+    print_compact(summary.run_dir / "summary.json", out)
     console.print(f"outputs in {summary.run_dir}/ (report.html, summary.json, samples.jsonl, results.xlsx)")
     outcome = summary.outcome
     if outcome is not None and outcome.code:

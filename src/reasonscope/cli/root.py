@@ -1,6 +1,6 @@
 """The root of the command line: it only assembles.
 
-Core commands live one group per module (:mod:`.run`, :mod:`.demo`, :mod:`.score`, :mod:`.report`,
+Core commands live one group per module (:mod:`.run`, :mod:`.demo`, :mod:`.score`, :mod:`.report`, :mod:`.compare`,
 :mod:`.plan`, :mod:`.providers`, :mod:`.cache`); each family with commands of its own has its sub-app here
 too, ``cli/<family>.py`` (:mod:`.evidence`, :mod:`.information`, :mod:`.attributes`, :mod:`.attack`), mounted
 in the families' canonical order (:data:`reasonscope.family_order.FAMILY_NAMES`). The families sit below the
@@ -30,7 +30,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 # Top-level commands and groups, in the order `reasonscope --help` lists them.
 _CORE_BEFORE = ("run", "demo", "score")
-_CORE_AFTER = ("report", "plan", "providers", "outputs")
+_CORE_AFTER = ("report", "compare", "view", "plan", "providers", "outputs")
 
 
 def unwrap_help(text: str | None) -> str | None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from ..models.reported import MAX_COUNT as REPORTED_MAX_COUNT
 from ..text.nesting import nesting_exceeds
 from ..types import Item
 
@@ -32,7 +33,7 @@ MAX_DOCUMENT_BYTES = 1024**3
 """Largest ``.json`` document (read and parsed whole); ``.jsonl``, ``.csv`` and ``.tsv`` are streamed."""
 MAX_INT_DIGITS = 4000
 MAX_JSON_DEPTH = 100
-MAX_COUNT = 2**31 - 1
+MAX_COUNT = REPORTED_MAX_COUNT  # the one bound of counts (reasonscope.models.reported)
 
 
 class DatasetError(ValueError):

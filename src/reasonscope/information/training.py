@@ -30,7 +30,8 @@ The models (defaults from the LAREV thesis: lr 3e-5; 8 epochs for Phi_base, Phi 
   per example
   L = ERM + lambda_IRM(t) * IRM - lambda_probe(t) * L_probe, where
   ERM = mean over the three environments of CE(y | r + b_e), IRM = the IRMv1 penalty
-  (:func:`irm_penalty`), L_probe = CE of the frozen probe's decoder on Phi_LA's encoding of b~
+  (:func:`irm_penalty`) summed over the environments (the thesis's Eq. 4.6 and 4.10; its Eq. 4.7
+  averages them, which makes our lambda_IRM three times its lambda_IRM there), L_probe = CE of the frozen probe's decoder on Phi_LA's encoding of b~
   (gradients reach Phi_LA's encoder, never psi), and lambda(t) = lambda * min(1, t / (T / 3)) for step
   t of T (linear warm-up over the first third). Weights by dataset (:mod:`reasonscope.information.defaults`):
   ECQA 5 / 5e-4, e-SNLI 25 / 0.005.
@@ -261,7 +262,7 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     best_val = state.get("best_val", float("inf"))
     best_epoch = state.get("best_epoch", 0)
     first = batches(start_epoch)  # built once: it also gives the number of batches per epoch
-    per_epoch = len(first)
+    per_epoch = len(shard(first, 0, accelerator.num_processes))  # optimizer steps per epoch (each process)
     total = per_epoch * settings.epochs
     seen, elapsed = 0, 0.0
     progress = None
@@ -277,7 +278,7 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
             t0 = time.perf_counter()
             train_loss = 0.0
             epoch_batches = first if epoch == start_epoch else batches(epoch)
-            mine = epoch_batches[accelerator.process_index::accelerator.num_processes]
+            mine = shard(epoch_batches, accelerator.process_index, accelerator.num_processes)
             for i, batch in enumerate(mine):
                 step = epoch * per_epoch + i
                 with accelerator.autocast():
@@ -323,6 +324,21 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     _load_best(evaluator, folder)
     return TrainResult(folder, settings.epochs, best_epoch, best_val, history, start_epoch,
                        seen / elapsed if elapsed else None)
+
+
+def shard(batches: list, index: int, processes: int) -> list:
+    """Process ``index``'s share of an epoch's batches under ``accelerate launch``: every ``processes``-th one.
+
+    Each optimizer step averages one batch per process (DDP), so a step sees ``processes x batch_size``
+    examples. Every process gets the same number of batches, as every step needs all of them: when the
+    count does not divide, the epoch's first batches are repeated to fill the last round (as torch's
+    ``DistributedSampler`` pads). One process: the batches unchanged.
+
+    >>> shard([0, 1, 2, 3, 4], 1, 2), shard([0, 1, 2, 3, 4], 0, 2), shard([0, 1, 2], 0, 1)
+    ([1, 3, 0], [0, 2, 4], [0, 1, 2])
+    """
+    padded = batches + [batches[i % len(batches)] for i in range(-len(batches) % processes)] if batches else []
+    return padded[index::processes]
 
 
 def adamw(params: list, lr: float):

@@ -93,7 +93,10 @@ def _read(state: TaskState, target: Target, answer_type: str | None,
     item = Item(id=str(state.sample_id), input=input_text(state.input), target=gold, choices=choices,
                 answer_type=answer_type_of(gold, choices, kind),
                 metadata={"answer_pattern": answer_pattern} if answer_pattern else {})
-    fields = output_fields(state.output)
+    try:
+        fields = output_fields(state.output)
+    except RowError as err:  # a token count that breaks the rule every provider's reply passes
+        return f"{err.field}: {err}"
     row = {"model": str(state.model), "text": fields["prediction"], "finish_reason": fields["finish_reason"],
            "error": fields["error"], "completion_tokens": fields["completion_tokens"], "sample": state.epoch - 1}
     return item, interpret(row, item)

@@ -6,9 +6,16 @@ words. They live in the judge layer (prompts and parsing use them); the attribut
 Every attribute is oriented so that **higher is better**: for hallucination and repetition the
 score measures their *absence* (1 = no invented content / no needless repetition).
 
-Arithmetic accuracy follows the publication's rubric: a rationale that performs no calculation scores 0
-("arithmetic accuracy is absent"), not 1. A mean of this attribute over a task without arithmetic is
-therefore low by construction; read it only on tasks whose reasoning calculates.
+Arithmetic accuracy asks, as the publication's rubric does, only whether the calculations are correct; it
+says nothing of a rationale without calculations, and neither do we. (Template v2 added "0 when no
+calculation is performed"; the publication shows that 0 only in a judge output it lists as an error.
+``benchmarks/attributes_arithmetic_definition.py`` scores rationales with and without calculations under
+both wordings.)
+
+Our wording departs from the publication's questions in form, not in what is asked: each definition is
+a statement of the good case, so that "higher is better" reads directly (the publication's "Does the
+rationale introduce information not present...?" is a question whose yes is bad). The departures
+table of the attributes docs page lists each definition beside the publication's.
 """
 
 from __future__ import annotations
@@ -23,8 +30,7 @@ ATTRIBUTES: dict[str, str] = {
     "self_consistency": "No step contradicts another step; the reasoning holds together internally.",
     "source_consistency": "Nothing contradicts the facts stated in the question or its context.",
     "grammar": "Written clearly and fluently, without grammatical or spelling errors.",
-    "arithmetic_accuracy": "Every calculation in the reasoning is carried out correctly (0 if it performs no "
-                           "calculation: the attribute is absent).",
+    "arithmetic_accuracy": "The calculations in the reasoning are carried out correctly.",
     "conciseness": "No longer than it needs to be for the information it carries.",
     "completeness": "Covers every step and piece of evidence needed to reach the answer.",
     "correctness": "Every step and the final answer are objectively right.",

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .attributes import ATTRIBUTES
 
-TEMPLATE_VERSION = "judge-attributes-v2"  # v2: arithmetic accuracy is 0 without a calculation
+# v2: arithmetic accuracy was 0 without a calculation; v3: that sentence removed (the publication's rubric)
+TEMPLATE_VERSION = "judge-attributes-v3"
 SCALES = {"0-1": (0.0, 1.0), "0-10": (0.0, 10.0)}
 
 

@@ -15,7 +15,9 @@ A reply with no answer is a failed generation with its reason, never an empty an
 (tool use only, or empty content). A reply cut at ``max_tokens`` is the model's answer even when it holds
 no text block (e.g. thinking only). A reply of another shape (``content`` not a list of blocks, a text block
 without text) is malformed (:mod:`reasonscope.models.replies`): retried, then pending. ``timeout_s`` bounds
-each request whole (:meth:`~reasonscope.models.base.LanguageModel.bounded`).
+each request whole (:meth:`~reasonscope.models.base.LanguageModel.bounded`). Replies are bounded once decoded
+(``options.max_reply_bytes``) and a redirect to another origin is refused (:mod:`reasonscope.models.http`);
+counts and stop reasons pass the rule of :mod:`reasonscope.models.reported`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import os
 from ..scrub import register_secret_env
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, MalformedReply, ProviderUnavailable
+from .http import max_reply_bytes
 from .replies import MessagesReply, read_reply
 from .structured import unwrap, wrapped_schema
 
@@ -44,6 +47,10 @@ class AnthropicModel(LanguageModel):
         super().__init__(model_id, config)
         self._client_obj = None
         register_secret_env(*self.secret_envs())
+        try:  # a bad limit is a setting error before any request, not a failed request
+            max_reply_bytes(config.options)
+        except ValueError as err:
+            raise ValueError(f"{self.name}: {err}") from None
 
     def _env(self) -> str:
         return self.config.api_key_env or "ANTHROPIC_API_KEY"
@@ -64,9 +71,12 @@ class AnthropicModel(LanguageModel):
                 import anthropic
             except ImportError as err:
                 raise ProviderUnavailable("the anthropic package is not installed") from err
+            from .http import bounded_client  # httpx is imported when the first request is sent
+
             self._client_obj = anthropic.AsyncAnthropic(api_key=os.environ.get(self._env()),
                                                         base_url=self.config.base_url, max_retries=0,
-                                                        timeout=self.config.timeout_s)
+                                                        timeout=self.config.timeout_s,
+                                                        http_client=bounded_client(anthropic, self.config.options))
         return self._client_obj
 
     def secret_envs(self) -> list[str]:

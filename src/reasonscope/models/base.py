@@ -39,7 +39,16 @@ request that passes ``timeout_s`` raises :class:`RequestTimeout`, a transient er
 
 Malformed replies: a reply that is not JSON, or whose JSON is not of the expected shape
 (:mod:`reasonscope.models.replies`), raises :class:`MalformedReply`, a transient error, whatever is wrong
-with it: retried, then pending.
+with it: retried, then pending. So does a reply whose body, once decoded, passes ``options.max_reply_bytes``
+(:mod:`reasonscope.models.http`), read no further than that.
+
+Untrusted numbers and waits: every completion passes :func:`reasonscope.models.reported.check_completion`
+before the rate limiter or the store sees it; token counts that break the rule make the request **failed**
+(:class:`~reasonscope.models.reported.ImplausibleReply`, not retried). A request that trying again now cannot
+help raises :class:`~reasonscope.models.errors.LeftPending` and is **pending** at once with that reason: a
+redirect to another origin, or a ``tpm`` wait longer than ``retry_max_s``
+(:class:`~reasonscope.models.limits.RateLimitWait`). An SDK that wraps such an error of its HTTP client
+(``APIConnectionError`` ... ``from err``) has it unwrapped first, so its outcome and words are its own.
 
 Error messages are passed through :meth:`LanguageModel.redact` (configured secrets masked as
 ``[masked:NAME]``, lone surrogates replaced: :mod:`reasonscope.scrub`) before they are stored or printed.
@@ -61,7 +70,9 @@ from ..scrub import mask_secrets, register_secret_env
 from ..settings import ModelConfig
 from ..text.sanitize import replace_lone_surrogates
 from ..types import Completion
+from .errors import LeftPending
 from .limits import RateLimits
+from .reported import ImplausibleReply, check_completion
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -171,8 +182,9 @@ class LanguageModel:
         start = time.perf_counter()
 
         async def attempt() -> Completion:
-            charged = await self.limits.before(request.messages)
+            charged = await self.limits.before(request.messages, patience_s=self.config.retry_max_s)
             completion = await self._generate_one(request)
+            check_completion(completion, self.request_name(request))  # before the limiter or the store sees it
             self.limits.after(charged, completion.prompt_tokens, completion.completion_tokens)
             return completion
 
@@ -183,6 +195,10 @@ class LanguageModel:
 
     async def _generate_one(self, request: GenerationRequest) -> Completion:
         raise NotImplementedError
+
+    def request_name(self, request: GenerationRequest) -> str:
+        """The request in words, for error messages: model, item, variant and sample."""
+        return f"{self.name} (item {request.item_id or '?'}, {request.variant}, sample {request.sample})"
 
     async def logprobs(self, prompt: str, continuations: Sequence[str]) -> list[float]:
         """Sum of log p(continuation tokens | prompt) for each continuation."""
@@ -217,6 +233,10 @@ class LanguageModel:
                 raise
             raise RequestTimeout(f"no complete reply within timeout_s ({limit:g} s)") from None
 
+    def _retryable(self, exc: BaseException) -> bool:
+        """:meth:`is_retryable`, except that a reply breaking the number rule or a request left pending never is."""
+        return not isinstance(exc, ImplausibleReply | LeftPending) and self.is_retryable(exc)
+
     def is_setup_error(self, exc: BaseException) -> bool:
         """The key, permissions or endpoint were refused (401, 403, 404): not retried, left pending."""
         return False
@@ -230,6 +250,7 @@ class LanguageModel:
         exactly those of the policy. Attempts and seconds are counted from the first attempt's start.
         """
         start = time.monotonic()
+        fn = _own_errors_unwrapped(fn)
         try:
             completion = await fn()
         except ProviderUnavailable:
@@ -270,7 +291,7 @@ class LanguageModel:
             stop=stop_after_attempt(cfg.max_retries + 1) | past_retry_max
             | (lambda rs: _asked_wait(rs) > cfg.retry_after_cap_s),
             wait=lambda rs: _server_wait(rs, backoff, self.retry_base_s),
-            retry=retry_if_exception(self.is_retryable),
+            retry=retry_if_exception(self._retryable),
             reraise=False,
         )
         try:
@@ -297,6 +318,8 @@ class LanguageModel:
             raise
         except Exception as exc:  # not retryable: this request ends here, never the run
             attempts = attempt.retry_state.attempt_number
+            if isinstance(exc, LeftPending):
+                return Completion(error=self.redact(f"pending: {exc}"), attempts=attempts, pending=True)
             if self.is_setup_error(exc):
                 return Completion(error=self.redact(f"pending: refused, check the key, model name and endpoint: "
                                                     f"{describe_error(exc)}"), attempts=attempts, pending=True)
@@ -323,6 +346,30 @@ class LanguageModel:
         register_secret_env(*self.secret_envs())
         text, _ = mask_secrets(text)
         return replace_lone_surrogates(text)[0]
+
+
+def _own_errors_unwrapped(fn: Callable[[], Awaitable[Completion]]) -> Callable[[], Awaitable[Completion]]:
+    """``fn`` raising reasonscope's own reply errors as themselves.
+
+    An SDK may wrap an error its HTTP client raised (the anthropic SDK turns any into ``APIConnectionError``):
+    a :class:`MalformedReply` (a reply too large) or a :class:`LeftPending` (a cross-origin redirect) found
+    among the error's causes is raised instead, so its outcome and message are the ones stated for it.
+    """
+
+    async def call() -> Completion:
+        try:
+            return await fn()
+        except Exception as exc:
+            cause = exc.__cause__  # `raise APIConnectionError(...) from err`: the explicit cause chain only
+            for _ in range(8):
+                if cause is None:
+                    break
+                if isinstance(cause, MalformedReply | LeftPending):
+                    raise cause from None
+                cause = cause.__cause__
+            raise
+
+    return call
 
 
 def unit_hash(*parts: object) -> float:

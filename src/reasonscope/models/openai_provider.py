@@ -29,7 +29,9 @@ A reply with no answer text is a failed generation with its reason, never an emp
 A reply of another shape (``choices`` not a non-empty list of objects with a ``message``, a ``content``
 that is not a string, ...) is malformed (:mod:`reasonscope.models.replies`), like a body that is not
 JSON: retried, then pending. ``timeout_s`` bounds each request whole, from sending it to the reply's last
-byte (:meth:`~reasonscope.models.base.LanguageModel.bounded`).
+byte (:meth:`~reasonscope.models.base.LanguageModel.bounded`). Replies are bounded once decoded
+(``options.max_reply_bytes``) and a redirect to another origin is refused (:mod:`reasonscope.models.http`);
+counts, log-probabilities and finish reasons pass the rule of :mod:`reasonscope.models.reported`.
 """
 
 from __future__ import annotations
@@ -43,7 +45,10 @@ import sys
 from ..scrub import register_secret_env
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, MalformedReply, ProviderUnavailable, describe_error
+from .http import max_reply_bytes
 from .replies import ChatMessage, ChatReply, read_reply
+from .reported import ImplausibleReply, NumberOutOfRule
+from .reported import logprob as reported_logprob
 from .structured import unwrap, wrapped_schema
 
 TOP_LOGPROBS = 20  # the most the chat-completions API returns per token
@@ -72,6 +77,10 @@ class OpenAIModel(LanguageModel):
         self._warned_fallback = False
         self._schema_form = "json_schema"  # or "json_object" once a server rejected json_schema and took it
         register_secret_env(*self.secret_envs())
+        try:  # a bad limit is a setting error before any request, not a failed request
+            max_reply_bytes(config.options)
+        except ValueError as err:
+            raise ValueError(f"{self.name}: {err}") from None
 
     def _key_env(self) -> str | None:
         if self.config.api_key_env:
@@ -98,8 +107,12 @@ class OpenAIModel(LanguageModel):
                 raise ProviderUnavailable("the openai package is not installed") from err
             env = self._key_env()
             key = os.environ.get(env, "") if env else "EMPTY"
+            from .http import bounded_client  # httpx is imported when the first request is sent
+
             self._clients = [openai.AsyncOpenAI(api_key=key or "EMPTY", base_url=url, max_retries=0,
-                                                timeout=self.config.timeout_s) for url in self._urls]
+                                                timeout=self.config.timeout_s,
+                                                http_client=bounded_client(openai, self.config.options))
+                             for url in self._urls]
         return self._clients[index]
 
     def secret_envs(self) -> list[str]:
@@ -198,8 +211,13 @@ class OpenAIModel(LanguageModel):
             if not content:
                 raise MalformedReply("malformed response: no logprobs")
             top = {}
-            for alt in content[0].top_logprobs:
-                top.setdefault(alt.token.strip(), alt.logprob)
+            for i, alt in enumerate(content[0].top_logprobs):
+                try:
+                    value = reported_logprob(alt.logprob, f"logprobs.content.0.top_logprobs.{i}.logprob")
+                except NumberOutOfRule as err:
+                    raise ImplausibleReply(f"the reply to {self.name}'s log-probability request breaks the rule for "
+                                           f"log-probabilities: {err.field}: {err}") from None
+                top.setdefault(alt.token.strip(), value)
             return Completion(text=json.dumps(top))
 
         done = await self.call_with_retries(attempt)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .numbers import round_estimate
-from .plots import FULL, HALF, ci_bars, pyplot, save
+from .numbers import estimate_cells
+from .plots import FULL, HALF, ci_bars, outside_legend, pyplot, save
 
 RATED = ("success", "wrong", "unattackable")
 DIRECTION_NOTE = "higher success = more fragile reasoning; higher unattackable = more robust"
@@ -30,7 +30,7 @@ def rate_columns(r: dict[str, Any]) -> dict[str, Any]:
     row = {"attacked": r["attacked"], "clean_reasoning_already_wrong": c["clean_wrong"],
            "not_judged": c["not_judged"], "invalid_attack": c["invalid"], "decided (n)": r["n"]}
     for o in RATED:
-        row[o], row[f"{o}_low"], row[f"{o}_high"] = round_estimate(r[o]["value"], r[o]["low"], r[o]["high"])
+        row[o], row[f"{o}_low"], row[f"{o}_high"] = estimate_cells(r[o]["value"], r[o]["low"], r[o]["high"])
     bounds = r.get("success_bounds")
     row["success_bounds_with_not_judged"] = f"[{bounds['low']:.3f}, {bounds['high']:.3f}]" if bounds else None
     row["reading"] = DIRECTION_NOTE
@@ -104,5 +104,5 @@ def attack_plot(t: dict[str, Any], folder: Path, gaps: list[str] | None = None) 
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share of decided attacks (0-1; 95% CI)")
     ax.set_title(DIRECTION_NOTE, fontsize=9)
-    ax.legend()
+    outside_legend(ax)
     return {"attack_rates": save(fig, folder / "attack_rates.png")}

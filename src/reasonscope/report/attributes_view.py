@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..metric_specs import attribute_label
-from .numbers import round_estimate, round_p
-from .plots import ci_bars, pyplot, save, tall
+from .numbers import estimate_cells, round_p
+from .plots import ci_bars, outside_legend, pyplot, save, tall
 
 
 def _r(v):
@@ -24,9 +24,7 @@ def _r(v):
 
 def attributes_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The attributes family's flat tables: mean scores with CIs, ratings, judges, agreement, preferences."""
-    scores = [{"model": m, "attribute": a, **dict(zip(("value", "low", "high"),
-                                                     round_estimate(e["value"], e["low"], e["high"]), strict=True)),
-               "n": e["n"]} for m, row in t["scores"].items() for a, e in row.items()]
+    scores = score_grid(t["scores"])
     ratings = [row for a, r in t["ratings"].items() for row in _rating_rows(a, r)]
     judges = [{"judge": j, "attribute": a, "unscored": n, **{f"mean_{m}": _r(v) for m, v in
                                                              ((m, t["per_judge"][j][m][a]) for m in t["per_judge"][j])}}
@@ -53,6 +51,25 @@ def attributes_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                                            for m, v in (pref.get("human_ratings") or {}).items()]
         out.update(preference_rating_sheets(pref.get("ratings")))
     return out
+
+
+MODEL_COLUMN = "model:"
+"""Prefix of a model's column in a model x attribute grid (its label is the model's name as given)."""
+
+
+def score_grid(scores: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The mean scores as a grid: one row per attribute, per model its mean, CI and n (``model:<name>`` columns)."""
+    attrs = list(dict.fromkeys(a for row in scores.values() for a in row))
+    rows = []
+    for a in attrs:
+        row: dict[str, Any] = {"attribute": a}
+        for m, per in scores.items():
+            e = per.get(a) or {}
+            key = f"{MODEL_COLUMN}{m}"
+            row[key], row[f"{key}_low"], row[f"{key}_high"] = estimate_cells(e.get("value"), e.get("low"), e.get("high"))
+            row[f"{key}_n"] = e.get("n")
+        rows.append(row)
+    return rows
 
 
 def _rating_rows(label: str, r: dict[str, Any], **extra: Any) -> list[dict[str, Any]]:
@@ -115,7 +132,7 @@ def preference_ratings_plot(p: dict[str, Any], path: Path) -> Path | None:
         for m, xi, yi in zip(models, x, y, strict=True):
             ax.annotate(m, (xi, yi), fontsize=8, xytext=(2, 2), textcoords="offset points")
         rho = p["attributes"][a]["agreement_with_human"]["spearman"]
-        ax.set_title(f"{a} (rho = {'n/a' if rho is None else f'{rho:.2f}'})", fontsize=8)
+        ax.set_title(f"{attribute_label(a)} (rho = {'n/a' if rho is None else f'{rho:.2f}'})", fontsize=8)
         ax.tick_params(labelsize=8)
     for ax in list(axes.flat)[len(attrs):]:
         ax.axis("off")
@@ -144,7 +161,7 @@ def attributes_plots(t: dict[str, Any], folder: Path, gaps: list[str] | None = N
             ci_bars(ax, attrs, t["scores"], capsize=2, horizontal=True, labels=[attribute_label(a) for a in attrs])
             ax.set_xlim(0, 1.05)
             ax.set_xlabel("mean score (0-1, higher is better; 95% CI)")
-            ax.legend(loc="lower right")
+            outside_legend(ax)
             ax.set_title("Attribute scores per model")
             out["attributes_scores"] = save(fig, folder / "attributes_scores.png")
     ratings = t.get("ratings") or {}
@@ -160,7 +177,7 @@ def attributes_plots(t: dict[str, Any], folder: Path, gaps: list[str] | None = N
         ci_bars(ax, attrs, series, points=True, horizontal=True, labels=[attribute_label(a) for a in attrs])
         ax.axvline(1000, color="grey", lw=0.5)
         ax.set_xlabel("Bradley-Terry rating (Elo scale, 1000 = average; 95% CI)")
-        ax.legend(loc="lower right")
+        outside_legend(ax)
         ax.set_title("Per-attribute ratings (higher is better)")
         out["attributes_ratings"] = save(fig, folder / "attributes_ratings.png")
     pref_plot = preference_ratings_plot((t.get("preferences") or {}).get("ratings"),
@@ -170,7 +187,8 @@ def attributes_plots(t: dict[str, Any], folder: Path, gaps: list[str] | None = N
     exp = (t.get("preferences") or {}).get("explain")
     if exp and exp.get("shap_values"):
         feats = np.array([[np.nan if x is None else x for x in row] for row in exp["features"]], dtype=float)
-        for kind, p in shap_plots(np.array(exp["shap_values"], dtype=float), feats, t["attributes"], folder).items():
+        names = [attribute_label(a) for a in t["attributes"]]  # "No hallucination (1 = none)": the sign reads right
+        for kind, p in shap_plots(np.array(exp["shap_values"], dtype=float), feats, names, folder).items():
             out[f"attributes_shap_{kind}"] = p
     return out
 

@@ -9,7 +9,11 @@
 ``RUN_DIR/results.xlsx``    one sheet per table, plus Metadata (no text cell is ever a formula:
                             :mod:`reasonscope.report.spreadsheets`).
 ``RUN_DIR/tables/*.csv``    the same tables as CSV (text cells that start like a formula get a ``'``).
-``RUN_DIR/*.png``           radar and grouped bars (CIs as error bars).
+``RUN_DIR/tables/index.csv`` every table with its row count (a table without rows gets no csv).
+``RUN_DIR/*.png``           grouped bars and the families' plots (CIs as error bars); with
+                            ``reasonscope report --format markdown|latex`` also ``*.svg`` and ``*.pdf``.
+``RUN_DIR/report.md|.tex``  with ``--format markdown|latex``: the tables for a paper
+                            (:mod:`reasonscope.report.paper`).
 ``RUN_DIR/report.html``     self-contained (plots inlined), every model text escaped by Jinja2
                             autoescaping, per-item drill-down with ``<details>`` (no script); each
                             text bounded, control characters shown as symbols
@@ -41,12 +45,16 @@ from ..store import Store
 from ..types import Generation, Score
 from .attack_view import attack_plot, attack_sheets
 from .attributes_view import attributes_plots, attributes_sheets
+from .cards import left_out_models
+from .columns import round_sheets
 from .config_file import write_config
 from .evidence_view import evidence_plots, evidence_sheets
-from .html import item_views, stream_html
+from .html import SHEETS, family_tables, item_views, stream_html
 from .information_view import information_plot, information_sheets
 from .item_sheet import ItemScoreSheet
-from .plots import behavior_plots
+from .labels import column_guide
+from .paper import FORMATS, PaperFormat, paper_text
+from .plots import EXTRA_FORMATS, behavior_plots
 from .spreadsheets import write_csvs, write_xlsx
 from .tables import behavior_tables
 
@@ -109,26 +117,54 @@ def scores_by_item(scores: Iterable[Score]) -> dict[tuple[str, str], dict[str, A
     return out
 
 
+SAMPLE_TEXT_CHARS = 100_000
+"""Longest text written whole into a ``samples.jsonl`` row; a longer one is cut with its length stated."""
+
+
 def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """One ``samples.jsonl`` row per generation of ``data`` (a run or a chunk of one).
 
     Item by item (dataset, item id), then model, variant and sample: the order of a run read chunk by chunk.
+
+    Bounded as ``report.html`` is (:mod:`reasonscope.report.html`), with a larger limit. Each text is written
+    once: the model's text is ``prediction``; its think block and trace are parts of it, so ``think`` and
+    ``trace`` are written only when the row does not already hold them (``None`` / ``""`` otherwise:
+    read them from ``prediction``, as the report does); ``original_input``, which the row's schema requires,
+    repeats ``input`` for the original variant (questions are dataset rows, bounded when read). A text longer than :data:`SAMPLE_TEXT_CHARS` characters (question,
+    prediction, error) keeps its first :data:`SAMPLE_TEXT_CHARS` followed by
+    ``" … [N more characters; the whole text is in store.sqlite]"``. The steps are listed as the report lists
+    them: each by its first :data:`~reasonscope.report.html.STEP_PREVIEW_CHARS` characters (`` …`` when cut),
+    until :data:`~reasonscope.report.html.STEPS_SHOWN_CHARS` characters are listed, then one last entry
+    ``"… [N more steps]"``. A run of 1 MB replies writes about 0.1 MB per row instead of 4 MB.
     """
+    from .html import clip, step_views
+
+    def cut(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
+        shown, more = clip(text, SAMPLE_TEXT_CHARS)
+        return shown + (f" … [{more:,} more characters; the whole text is in store.sqlite]" if more else "")
+
     def order(g: Generation) -> tuple:
         item = data.items[g.item_id]
         return item.group, item.id, g.model, g.variant, g.sample
 
     for g in sorted(data.generations, key=order):
         item = data.items[g.item_id]
+        raw = g.raw_text or ""
+        shown, left = step_views(g.steps or [], None, False)
+        steps = [text for text, _ in shown] + ([f"… [{left:,} more steps]"] if left else [])
         row = {
             "model": g.model, "dataset": item.group, "item_id": item.id, "variant": g.variant, "sample": g.sample,
             "key": g.key,  # the request's cache key (reasonscope.outputs.SampleRow)
-            "input": item.variant_text(g.variant), "original_input": item.input, "choices": item.choices,
+            "input": cut(item.variant_text(g.variant)), "original_input": cut(item.input), "choices": item.choices,
             "target": item.target, "answer_type": item.answer_type, "type": item.metadata.get("type"),
-            "prediction": g.raw_text, "answer": g.answer, "answer_reason": g.answer_reason, "think": g.think,
-            "trace": g.trace, "steps": g.steps, "prompt_tokens": g.prompt_tokens,
+            "prediction": cut(raw), "answer": g.answer, "answer_reason": g.answer_reason,
+            "think": cut(g.think) if g.think and g.think not in raw else None,
+            "trace": cut(g.trace) if g.trace and g.trace not in raw else "",
+            "steps": steps, "prompt_tokens": g.prompt_tokens,
             "completion_tokens": g.completion_tokens, "max_tokens": g.max_tokens, "finish_reason": g.finish_reason,
-            "truncated": g.truncated, "error": g.error, "latency_s": g.latency_s, "source": g.source,
+            "truncated": g.truncated, "error": cut(g.error), "latency_s": g.latency_s, "source": g.source,
         }
         if g.variant == "original" and g.sample == 0:
             row["scores"] = scores_by_item.get((g.model, g.item_id), {})
@@ -149,19 +185,25 @@ def write_jsonl(path: Path, rows: Any) -> Path:
 
 
 def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None, *,
-                 run: dict[str, Any] | None = None) -> dict[str, Path]:
+                 run: dict[str, Any] | None = None, paper: PaperFormat | None = None) -> dict[str, Path]:
     """Write every output of ``run_id`` into ``run_dir`` (replaced together, see the module docstring).
 
     Return them by name. ``data``: the run when it is already in memory (else it is read from the store chunk
     by chunk: :func:`reasonscope.results.iter_run_chunks`); ``run``: the run record shown (default
-    ``data.run``, else the stored record).
+    ``data.run``, else the stored record); ``paper``: also the tables as ``report.md`` (markdown) or
+    ``report.tex`` (LaTeX, booktabs), and every plot as SVG and PDF beside its PNG
+    (:mod:`reasonscope.report.paper`).
     """
     run_dir = Path(run_dir)
     run = run or (data.run if data is not None else None) or store.run(run_id)
     remove_stale_temporaries(run_dir)
     remove_stale_temporaries(run_dir / "tables")
-    with replace_together():
-        return _write_outputs(store, run_id, run_dir, run, data)
+    token = EXTRA_FORMATS.set(("svg", "pdf") if paper else ())
+    try:
+        with replace_together():
+            return _write_outputs(store, run_id, run_dir, run, data, paper)
+    finally:
+        EXTRA_FORMATS.reset(token)
 
 
 def _item_pass(store: Store, run_id: str, chunks: Iterable[RunData], samples: IO[str]) -> Iterator[dict[str, Any]]:
@@ -189,7 +231,7 @@ def generation_totals(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any],
-                   data: RunData | None) -> dict[str, Path]:
+                   data: RunData | None, paper: PaperFormat | None = None) -> dict[str, Path]:
     raw_b = store.artefact(run_id, "behavior.json")
     behavior = json.loads(raw_b) if raw_b else None
     raw_e = store.artefact(run_id, "evidence.json")
@@ -214,6 +256,9 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
         "attack": {**attack, "models": {m: {k: v for k, v in t.items() if k != "rows"}
                                         for m, t in attack["models"].items()}} if attack else None,
         "information": information,
+        "left_out": {f: left for f, t in (("behavior", behavior), ("evidence", evidence), ("attributes", attributes),
+                                          ("information", information), ("attack", attack))
+                     if t and (left := left_out_models(t))},
     }
     out: dict[str, Path] = {}
     out["summary"] = write_text(run_dir / "summary.json", json.dumps(summary, indent=2, default=str))
@@ -233,9 +278,17 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
         sheets.update(attack_sheets(attack))
         out["attack_items"] = write_jsonl(run_dir / "attack_items.jsonl",
                                           (row for t in attack["models"].values() for row in t["rows"]))
+    sheets = round_sheets(sheets)  # one rounding rule per column, and a "0.50 [0.30, 0.80]" text column per estimate
+    sheets["columns"] = column_guide(sheets, {k: fam for k, (fam, _, _) in SHEETS.items()})  # what each column means
+    if paper:
+        name = (run.get("config") or {}).get("experiment", {}).get("name") or run_id
+        out["paper"] = write_text(run_dir / FORMATS[paper], paper_text(family_tables(sheets), paper, f"{name}: run {run_id}"))
     models = [m.get("name") or m.get("spec") for m in (run.get("config") or {}).get("models") or []]
     sheets["items"] = ItemScoreSheet(store.item_score_rows(run_id), models or None)  # a row per (model, item)
     header = run_header(store, run_id, run, models)
+    test = (((run.get("config") or {}).get("families") or {}).get("information") or {}).get("test") or {}
+    if information and test.get("name"):  # the plan's size and what was scored, both (they can differ)
+        header["scored"] = {test["name"]: information.get("n_test")}
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
             "created (UTC)": utc_time(run.get("created")), "finished (UTC)": utc_time(run.get("finished")),
             "git_hash": run["git_hash"],

@@ -15,7 +15,10 @@ The headline of each family, and why:
 Caveats: a card whose numbers cannot mean much says so first, in its own box above the numbers
 (:func:`caveats`): an information evaluator whose accuracy on the gold rationales is at most
 :data:`CHANCE_MARGIN` above chance (1 / number of labels; 0 when the labels are decoded, more than
-20), a headline over fewer than :data:`FEW_ITEMS` items, a judge that is also a judged model. A card's
+20), a headline over fewer than :data:`FEW_ITEMS` items (the n of the card's own lines: the attributes
+card counts one model's scored answers, not all models' together), a judge that is also a judged model,
+judges whose Krippendorff's alpha is below :data:`MIN_ALPHA` on some attribute. Models a family left out
+(an attack needs a white-box model) are listed first among the card's warnings. A card's
 warnings are listed in full (the first :data:`FIRST_WARNINGS`, the rest behind "more"); the report's
 banners hold only run-level warnings, so each warning is written once.
 """
@@ -28,7 +31,7 @@ from typing import Any
 from ..family_order import SUMMARY_ORDER
 from ..metric_specs import attribute_label, metric_spec
 from .evidence_view import HIGHLIGHT_PREFERENCE
-from .numbers import format_estimate, format_number
+from .numbers import format_column, format_estimate, format_number
 
 FIRST_WARNINGS = 2
 FEW_ITEMS = 30
@@ -36,6 +39,9 @@ FEW_ITEMS = 30
 pipeline rather than measure a model."""
 CHANCE_MARGIN = 0.1
 """An evaluator within this much of chance accuracy on the gold rationales makes REV/LAREV meaningless."""
+MIN_ALPHA = 0.667
+"""Judges whose Krippendorff's alpha is below this on an attribute disagree too much for its mean to be read
+(Krippendorff, "Content Analysis": 0.667 is the least for tentative conclusions)."""
 MAX_LISTED_LABELS = 20
 """The information family ranks at most this many labels; with more, labels are decoded (chance ~ 0)."""
 
@@ -47,6 +53,10 @@ class CardLine:
     name: str
     value: str
     n: str = ""
+    estimate: dict[str, Any] | None = None
+    """The estimate behind ``value`` (``value``, ``low``, ``high``): the card's lines are one column, rounded
+    alike (:func:`reasonscope.report.numbers.format_column`)."""
+    unit: str = ""
 
 
 @dataclass
@@ -114,7 +124,8 @@ def _line(name: str, e: dict[str, Any] | None, unit: str = "", n: Any = None) ->
     if not e or e.get("value") is None:
         why = (e or {}).get("reason") or ("no item" if n == 0 else None)
         return CardLine(name, "n/a" + (f" ({why})" if why else ""), "" if n is None else f"n={n}")
-    return CardLine(name, format_estimate(e["value"], e.get("low"), e.get("high"), unit), "" if n is None else f"n={n}")
+    return CardLine(name, format_estimate(e["value"], e.get("low"), e.get("high"), unit), "" if n is None else f"n={n}",
+                    e, unit)
 
 
 def behavior_card(t: dict[str, Any]) -> Card:
@@ -166,11 +177,31 @@ def attributes_card(t: dict[str, Any]) -> Card:
     judges = ", ".join(t.get("judges") or []) or "none"
     self_judged = sorted(set(t.get("judges") or []) & set(scores))
     caveats = [f"{', '.join(self_judged)} judges its own answers"] if self_judged else []
+    caveats += judge_disagreement_caveat(t.get("agreement") or {})
     label = attribute_label(attr) if attr else ""
+    # the lines' own n (answers of one model with a score), never the judged answers of all models together
+    n = min((row[attr].get("n") or 0 for row in scores.values()), default=None) if attr else t.get("n_targets")
     return Card("attributes", "Attributes", "attributes",
                 f"{label} (mean score 0-1)" if attr else "No attribute scored",
                 _direction("attributes", "score"), lines, f"judges: {judges} (scale {t.get('scale')})",
-                list(t.get("warnings", [])), caveats + few_items_caveat("judged answers", t.get("n_targets")))
+                list(t.get("warnings", [])), caveats + few_items_caveat("judged answers per model", n))
+
+
+def judge_disagreement_caveat(agreement: dict[str, Any]) -> list[str]:
+    """A caveat when the judges disagree: Krippendorff's alpha below :data:`MIN_ALPHA` for some attribute.
+
+    Names the range of alpha over those attributes and how many they are; ``[]`` when every alpha is at
+    least :data:`MIN_ALPHA` or there is none (one judge).
+    """
+    low = {a: v["krippendorff_alpha"] for a, v in agreement.items()
+           if v.get("krippendorff_alpha") is not None and v["krippendorff_alpha"] < MIN_ALPHA}
+    if not low:
+        return []
+    lo, hi = min(low.values()), max(low.values())
+    span = format_number(lo, 2) if len(low) == 1 else f"{format_number(lo, 2)} to {format_number(hi, 2)}"
+    return [f"the judges disagree: Krippendorff's alpha {span} on {len(low)} of {len(agreement)} attributes (below "
+            f"{MIN_ALPHA}, the least Krippendorff accepts for tentative conclusions); a mean score there says more "
+            "about the judge than about the answers"]
 
 
 def attack_card(t: dict[str, Any]) -> Card:
@@ -199,4 +230,25 @@ def family_cards(behavior=None, evidence=None, information=None, attributes=None
     tables = {"behavior": (behavior, behavior_card), "evidence": (evidence, evidence_card),
               "attributes": (attributes, attributes_card), "information": (information, information_card),
               "attack": (attack, attack_card)}
-    return [tables[name][1](tables[name][0]) for name in SUMMARY_ORDER if tables[name][0]]
+    cards = []
+    for name in SUMMARY_ORDER:
+        t = tables[name][0]
+        if t:
+            card = tables[name][1](t)
+            same_rule(card.lines)
+            card.warnings = [f"left out {why}" if why.startswith(f"{m}:") else f"left out {m}: {why}"
+                             for m, why in left_out_models(t).items()] + card.warnings
+            cards.append(card)
+    return cards
+
+
+def same_rule(lines: list[CardLine]) -> None:
+    """Rewrite the values of a card's lines at one rounding rule (the lines are one column)."""
+    shown = [line for line in lines if line.estimate and line.estimate.get("value") is not None]
+    for line, text in zip(shown, format_column([line.estimate for line in shown]), strict=True):
+        line.value = f"{text} {line.unit}" if line.unit else text
+
+
+def left_out_models(t: dict[str, Any]) -> dict[str, str]:
+    """The models a family's result says it left out (``skipped_models``: model -> why), else ``{}``."""
+    return dict(t.get("skipped_models") or {}) if isinstance(t, dict) else {}

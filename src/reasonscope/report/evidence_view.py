@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from .numbers import round_estimate, round_p
-from .plots import HALF, pyplot, save, text_colour
+from .numbers import estimate_cells, round_p
+from .plots import HALF, outside_legend, pyplot, save, text_colour
 
 HIGHLIGHT_PREFERENCE = ("edit", "edit_chars", "token", "exact")
 
@@ -31,7 +32,7 @@ def evidence_sheets(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
                 row = {"model": model, "matcher": matcher, "threshold": tab.get("threshold", ""), "group": group,
                        "n": g["n"]}
                 for side in ("support", "contradict"):
-                    row[side], row[f"{side}_low"], row[f"{side}_high"] = round_estimate(
+                    row[side], row[f"{side}_low"], row[f"{side}_high"] = estimate_cells(
                         g[side]["value"], g[side]["low"], g[side]["high"])
                 coverage.append({**row, "asymmetry": _r(g["asymmetry"])})
             d = tab["asymmetry_difference"]
@@ -144,6 +145,21 @@ def instance_views(t: dict[str, Any]) -> list[dict[str, Any]]:
     return views
 
 
+def file_slug(name: str, used: set[str]) -> str:
+    """A file-name part for ``name`` (a model): letters, digits, ``-``, ``_`` and ``.``, unique among ``used``.
+
+    ``Qwen/Qwen2.5-7B`` -> ``Qwen_Qwen2.5-7B``; a second name with the same part gets ``~2``.
+    """
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
+    base = base[:60]
+    slug, n = base, 1
+    while slug.lower() in used:
+        n += 1
+        slug = f"{base}~{n}"
+    used.add(slug.lower())
+    return slug
+
+
 def evidence_plots(evidence: dict[str, Any], run_dir: Path, gaps: list[str] | None = None) -> dict[str, Path]:
     """Per model: coverage scatter, confusion matrix, coverage bars by matcher and the sweeps.
 
@@ -152,8 +168,9 @@ def evidence_plots(evidence: dict[str, Any], run_dir: Path, gaps: list[str] | No
     plt = pyplot()
     gaps = [] if gaps is None else gaps
     out: dict[str, Path] = {}
-    for n, (model, t) in enumerate(evidence.items()):
-        safe = f"m{n}"
+    used: set[str] = set()
+    for model, t in evidence.items():
+        safe = file_slug(model, used)
         matcher = next((m for m in HIGHLIGHT_PREFERENCE if m in t["settings"]["matchers"]), t["settings"]["matchers"][0])
         # per-instance scatter: support vs contradiction coverage, coloured by correctness
         points = {flag: [(i["coverage"][matcher]["support"], i["coverage"][matcher]["contradict"])
@@ -217,7 +234,7 @@ def _confusion(plt, model, conf, run_dir, safe, out) -> None:
 
 
 def _coverage_bars(plt, model, t, matchers, run_dir, safe, out) -> None:
-    """Coverage by matcher: support and contradiction, correct and incorrect, with 95% CIs (n/a drawn as no bar)."""
+    """Coverage by matcher: support and contradiction, correct and incorrect, with 95% CIs (n/a written as such)."""
     fig, ax = plt.subplots(figsize=HALF)
     bars = [("correct", "support"), ("correct", "contradict"), ("incorrect", "support"), ("incorrect", "contradict")]
     width = 0.8 / len(bars)
@@ -225,7 +242,9 @@ def _coverage_bars(plt, model, t, matchers, run_dir, safe, out) -> None:
         xs, vals, lo, hi = [], [], [], []
         for i, m in enumerate(matchers):
             e = t["coverage"][m][group][side]
-            if e["value"] is None:
+            if e["value"] is None:  # written n/a where the bar would be: never read as a 0
+                ax.annotate("n/a", (i + b * width, 0), xytext=(0, 2), textcoords="offset points", ha="center",
+                            fontsize=8, color="grey", rotation=90)
                 continue
             xs.append(i + b * width)
             vals.append(e["value"])
@@ -237,7 +256,7 @@ def _coverage_bars(plt, model, t, matchers, run_dir, safe, out) -> None:
     ax.set_ylabel("coverage (share of features, 0-1; 95% CI)")
     ax.set_xlabel("matcher (matchers with identical results merged)")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=8)
+    outside_legend(ax)
     ax.set_title(f"{model}: coverage by matcher", fontsize=9)
     fig.tight_layout()
     out[f"evidence_bars_{safe}"] = save(fig, run_dir / f"evidence_bars_{safe}.png")
@@ -266,12 +285,12 @@ def _sweeps(plt, model, t, run_dir, safe, out, gaps) -> None:
             gaps.append(f"{model}: no sweep over {param}: every coverage in the sweep is n/a")
             continue
         fig, ax = plt.subplots(figsize=HALF)
-        for m in dict.fromkeys(r["matcher"] for r in rows):
+        for c, m in enumerate(dict.fromkeys(r["matcher"] for r in rows)):  # a colour per matcher, a style per line
             sub = [r for r in rows if r["matcher"] == m]
             xs = [r[param] for r in sub]
             for key, style, label in SWEEP_LINES:
                 ys = [r[key] if r[key] is not None else float("nan") for r in sub]
-                ax.plot(xs, ys, style, marker="o", ms=3, label=f"{label} [{m}]")
+                ax.plot(xs, ys, style, marker="o", ms=3, color=f"C{c % 10}", label=f"{label} [{m}]")
         ax.set_xlabel(SWEEP_AXES[param])
         ax.set_ylabel("coverage or asymmetry (share, -1 to 1)")
         if param == "k":  # ticks at the k values swept, whole numbers

@@ -77,8 +77,9 @@ SHEETS: dict[str, tuple[str, str, str]] = {
                              "Coverages recomputed for each normalised edit-distance threshold."),
     "evidence_sweep_delta_chars": ("evidence", "Sweep over delta (characters)",
                                    "Coverages recomputed for each absolute edit-distance threshold."),
-    "attributes_scores": ("attributes", "Mean attribute scores", "Mean over items of the normalised score, 95% "
-                          "CI over items (a score interval for a bounded mean); n = items with a score."),
+    "attributes_scores": ("attributes", "Mean attribute scores (attribute x model)", "Mean over items of the "
+                          "normalised score (0-1, higher is better), 95% CI over items (a score interval for a bounded "
+                          "mean); n = items with a score."),
     "attributes_ratings": ("attributes", "Per-attribute ratings", "Battles per attribute between every two models "
                            "on each item; rank bounds from the bootstrap ranks."),
     "attributes_judges": ("attributes", "Per judge", "Each judge's unscored answers and mean score per model."),
@@ -116,7 +117,9 @@ SHEETS: dict[str, tuple[str, str, str]] = {
 }
 BEHAVIOR_COUNTS = ("ES_corpus", "ES_item", "ES_reading", "items", "failed", "pending", "unparseable", "truncated",
                    "failed_generations")
-HIDDEN = {"attack_rates": ("reading",), "attack_transfer": ("reading",), "raw_metrics": BEHAVIOR_COUNTS,
+ATTACK_COUNTS = ("items", "answered_correctly", "attacked", "clean_reasoning_already_wrong", "not_judged",
+                 "invalid_attack", "insertion_redrawn", "insertion_no_valid_draw")
+HIDDEN = {"attack_rates": ("reading", *ATTACK_COUNTS), "attack_transfer": ("reading",), "raw_metrics": BEHAVIOR_COUNTS,
           # a sweep's threshold column repeats its delta column in words
           "evidence_sweep_delta": ("threshold",), "evidence_sweep_delta_chars": ("threshold",)}
 # a second view of a sheet: view key -> (sheet, family, title, note, columns shown). The behaviour table
@@ -126,6 +129,10 @@ SPLIT_VIEWS: dict[str, tuple[str, str, str, str, tuple[str, ...]]] = {
                         "The other reading of ES (the one the strategies use is the ES column above, as the "
                         "settings line says), and the items, failed, pending, unparseable and truncated generations "
                         "of each model.", ("model", *BEHAVIOR_COUNTS)),
+    "attack_counts": ("attack_rates", "attack", "Attacks per model and method: the denominators",
+                      "How the decided attacks of the rates above come about: decided = attacked - clean reasoning "
+                      "already wrong - not judged - invalid attack; insertions redrawn for the random baseline.",
+                      ("model", "method", *ATTACK_COUNTS, "decided (n)")),
 }
 
 HTML_TEXT_CHARS = 20_000

@@ -10,7 +10,9 @@ paragraph: :data:`SAID_ONCE`) written once in the line under the table (with a f
 a mark ``(a)`` per row and each text once under the table), and a "how computed" note: the sheet's own note followed by the
 catalogue description of each metric column it shows.
 
-Columns merged into a cell: ``K_low``/``K_high`` (the CI of ``K``), plain ``low``/``high`` (the CI of
+Every column is rounded by one rule (:func:`reasonscope.report.columns.round_columns`): an estimate
+cell prints the sheet's ready ``K_text``, a plain number the column's decimals. A metric column's
+header carries its direction (:data:`ARROWS`, from the catalogue). Columns merged into a cell: ``K_low``/``K_high`` (the CI of ``K``), plain ``low``/``high`` (the CI of
 the first of ``value``, ``score``, ``bt``, ``difference``), ``K_n``, ``K_failed``, ``K_reason`` and
 ``K_left_out``. The template escapes every text (Jinja2 autoescaping).
 """
@@ -21,18 +23,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..metric_specs import attribute_label, find_spec
-from .labels import column_label, column_spec
-from .numbers import format_estimate, format_number, format_p
+from .columns import round_columns
+from .labels import column_label, column_spec, humanise
+from .numbers import column_decimals, format_estimate, format_number, format_p
 
 P_COLUMNS = ("p_value", "p_adjusted", "alpha_p_value", "alpha_p_adjusted")
 PLAIN_CI_OWNERS = ("value", "score", "bt", "difference")
-ATTACHED = ("_low", "_high", "_n", "_failed", "_reason", "_left_out")
+ATTACHED = ("_low", "_high", "_n", "_failed", "_reason", "_left_out", "_text")
 SAID_ONCE = ("test", "null", "alpha_test", "alpha_null", "p_adjust", "log p reduction", "reading",
              "failed_generations", "label_reading", "ES_reading", "threshold")
 """Descriptive columns (a test's paragraph, its null hypothesis, the adjustment, how to read a rate): when
 every row holds the same text it is written once, in the line under the table, not on every row."""
 
 
+ARROWS = {True: "↑", False: "↓"}
+"""The direction mark of a metric column's header: higher is better, lower is better."""
 MARKED = ("test", "null", "alpha_test", "alpha_null", "p_adjust")
 MAX_NOTED = 5
 """A descriptive column with at most this many different texts shows a mark per row, ``(a)``, and each
@@ -62,6 +67,8 @@ class TableView:
     rows: list[list[Cell]]
     note: str = ""
     settings: list[tuple[str, str]] = field(default_factory=list)
+    directions: list[str] = field(default_factory=list)
+    """Per column: ``↑`` higher is better, ``↓`` lower is better, ``""`` neither or not a metric."""
 
 
 def _columns(rows: list[dict[str, Any]]) -> list[str]:
@@ -92,6 +99,7 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
     """The HTML view of one sheet (see the module docstring); None when ``rows`` is empty."""
     if not rows:
         return None
+    rows = round_columns(rows)  # one rounding rule per column (a sheet already rounded keeps its texts)
     keys = _columns(rows)
     present = set(keys)
     plain_owner = next((k for k in PLAIN_CI_OWNERS if k in present), None) if {"low", "high"} <= present else None
@@ -105,7 +113,7 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
         if all(r.get(k) in (None, "") for r in rows) and column_spec(k, family) is None:
             continue  # a column empty in every row says nothing
         shown.append(k)
-    headers = []
+    headers, directions = [], []
     for k in shown:
         spec = column_spec(k, family)
         label = column_label(k, family)
@@ -114,7 +122,10 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
         if spec and spec.unit and f"({spec.unit})" not in label:
             label += f" ({spec.unit})"
         headers.append(label)
-    out_rows = [[_cell(r, k, present, plain_owner, family) for k in shown] for r in rows]
+        directions.append(ARROWS.get(spec.higher_is_better if spec else None, ""))
+    decimals = {k: column_decimals((r.get(k), None, None) for r in rows) for k in shown
+                if any(isinstance(r.get(k), float) for r in rows)}
+    out_rows = [[_cell(r, k, present, plain_owner, family, decimals.get(k)) for k in shown] for r in rows]
     settings = [(column_label(k, family), _text(rows[0].get(k))) for k in keys if k not in hide and _said_once(k, rows)]
     for col, k in enumerate(shown):  # a descriptive column with a few texts: a mark per row, each text once below
         texts = list(dict.fromkeys(str(r.get(k)) for r in rows if r.get(k) not in (None, "")))
@@ -131,10 +142,11 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
             settings.append((column_label(k, family).removeprefix("Setting: "), " / ".join(values)))
     described = [column_spec(k, family) for k in shown]
     how = " ".join([note] + [f"{s.label}: {s.description}." for s in described if s and s.description]).strip()
-    return TableView(key, title, headers, out_rows, how, settings)
+    return TableView(key, title, headers, out_rows, how, settings, directions)
 
 
-def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None, family: str | None = None) -> Cell:
+def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None, family: str | None = None,
+          decimals: int | None = None) -> Cell:
     v = r.get(k)
     subs = []
     if v is None and r.get(f"{k}_reason"):
@@ -149,11 +161,15 @@ def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None,
     if k in P_COLUMNS:
         text = format_p(v) if isinstance(v, float | int) else _text(v)
     elif ci and isinstance(v, float | int) and not isinstance(v, bool):
-        text = format_estimate(v, r.get(ci[0]), r.get(ci[1]))
+        text = r.get(f"{k}_text") or format_estimate(v, r.get(ci[0]), r.get(ci[1]))
+    elif k == "strategy" and isinstance(v, str) and not r.get("user"):
+        text = humanise(v)  # a built-in strategy's key, "safety_priority", reads "Safety priority"
     elif k == "attribute" and isinstance(v, str):
         text = attribute_label(v)  # the catalogue's label (reasonscope.metric_specs), never the snake_case key
     elif k == "metric" and isinstance(v, str) and family and find_spec(family, v):
         text = find_spec(family, v).label
+    elif isinstance(v, float) and decimals is not None:
+        text = format_number(v, decimals)
     else:
         text = _text(v)
     numeric = v is None or (isinstance(v, float | int) and not isinstance(v, bool))

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .numbers import round_estimate, round_p
-from .plots import FULL, ci_bars, pyplot, save
+from .numbers import estimate_cells, round_p
+from .plots import FULL, ci_bars, outside_legend, pyplot, save
 
 
 def _r(v):
@@ -29,12 +29,12 @@ def information_sheets(t: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     reduction = _reduction(t)
     for m, row in t["absolute"].items():
         for v, e in row.items():
-            score, low, high = round_estimate(e["value"], e["low"], e["high"])
+            score, low, high = estimate_cells(e["value"], e["low"], e["high"])
             absolute.append({"method": m.upper(), "variant": v, "score": score, "low": low, "high": high, "n": e["n"],
                              "interval": e.get("method"), "log p reduction": reduction})
     for m, row in t["separation"].items():
         for pair, e in row.items():
-            value, low, high = round_estimate(e["value"], e["low"], e["high"])
+            value, low, high = estimate_cells(e["value"], e["low"], e["high"])
             separation.append({"method": m.upper(), "separation": pair.replace("-", " - "), "value": value,
                                "low": low, "high": high, "n": e["n"], "interval": e.get("method"),
                                "p_value": round_p(e["p_value"]),
@@ -109,5 +109,5 @@ def information_plot(t: dict[str, Any], folder: Path, gaps: list[str] | None = N
         ax.axhline(0, color="grey", lw=0.5)
         ax.set_title(title)
         ax.set_ylabel(ylabel)
-        ax.legend()
+        outside_legend(ax)
     return {"information_scores": save(fig, folder / "information_scores.png")}

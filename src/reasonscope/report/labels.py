@@ -8,6 +8,8 @@ itself with underscores turned into spaces, so no snake_case key ever reaches th
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..metric_specs import MetricSpec, find_spec
 
 # machine key -> label, shared by all families (a family entry below wins over these)
@@ -88,6 +90,8 @@ def column_label(key: str, family: str | None = None) -> str:
         return f"{spec.label} ({spec.unit})" if spec.unit else spec.label
     if key in COLUMNS:
         return COLUMNS[key]
+    if key.startswith("model:"):  # a model's column of a grid: its name exactly as given
+        return key.removeprefix("model:")
     for prefix, label in PREFIXES:
         if key.startswith(prefix):
             return label + key[len(prefix):].replace("_", " ")
@@ -97,10 +101,49 @@ def column_label(key: str, family: str | None = None) -> str:
 def has_label(key: str, family: str | None = None) -> bool:
     """Whether ``key`` has a declared label (not the :func:`humanise` fallback)."""
     return bool((family and ((family, key) in FAMILY_COLUMNS or column_spec(key, family))) or key in COLUMNS
-                or any(key.startswith(p) for p, _ in PREFIXES))
+                or key.startswith("model:") or any(key.startswith(p) for p, _ in PREFIXES))
 
 
 def humanise(key: str) -> str:
     """``"setting_max_features"`` -> ``"Setting max features"``."""
     text = key.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
+
+
+SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_low", "lower end of the 95% CI of {}"), ("_high", "upper end of the 95% CI of {}"),
+    ("_text", "{} with its 95% CI as text, rounded by the column rule"), ("_n", "items with a value of {}"),
+    ("_failed", "failed generations read by {}"), ("_reason", "why {} has no value"),
+    ("_left_out", "metrics {} left out (n/a), weights renormalised"))
+PLAIN_BOUNDS = {"low": "lower end of the 95% CI of the estimate in this row",
+                "high": "upper end of the 95% CI of the estimate in this row"}
+DIRECTION_WORDS = {True: "higher is better", False: "lower is better"}
+
+
+def column_guide(sheets: dict[str, Any], families: dict[str, str]) -> list[dict[str, Any]]:
+    """One row per column of every table: label, unit, direction and meaning (the workbook's ``columns`` sheet).
+
+    ``families``: sheet -> family (the catalogue that describes its metric columns). A column ``K_low``,
+    ``K_high``, ``K_text``, ``K_n``... is described through its ``K``.
+    """
+    out = []
+    for sheet, rows in sheets.items():
+        if not isinstance(rows, list) or not rows:
+            continue
+        family = families.get(sheet)
+        for key in dict.fromkeys(k for r in rows for k in r):
+            base, pattern = key, "{}"
+            for suffix, text in SUFFIXES:
+                if key.endswith(suffix) and key[: -len(suffix)] in rows[0]:
+                    base, pattern = key[: -len(suffix)], text
+                    break
+            spec = column_spec(base, family)
+            meaning = PLAIN_BOUNDS.get(key) or pattern.format(column_label(base, family))
+            if base == key and spec is not None and spec.description:
+                meaning = spec.description
+            out.append({"table": sheet, "column": key, "label": column_label(key, family),
+                        "unit": (spec.unit or "0-1") if spec is not None and spec.range == (0.0, 1.0) and not spec.unit
+                        else (spec.unit if spec is not None else ""),
+                        "direction": DIRECTION_WORDS.get(spec.higher_is_better, "neither") if spec is not None else "",
+                        "meaning": meaning})
+    return out

@@ -13,17 +13,27 @@ The rule (also in the docs' Reports page):
 * A degenerate CI (``h = 0``) or a number without a CI keeps :data:`DEFAULT_DECIMALS` decimals below
   10, 1 decimal below 1000 and none above (an Elo rating, a count of seconds).
 * A value whose bounds are whole numbers too (a rank and its bootstrap rank bounds) keeps no decimals.
-* p-values keep 2 significant digits and never round to 0 (``3e-07`` stays ``3.0e-07``).
+* p-values keep 2 significant digits and never round to 0 (``3e-07`` stays ``3.0e-07``); no other
+  non-zero CI bound rounds to 0 either: it keeps its first significant digit (the exact interval of 1
+  of 1 reads ``1.0 [0.03, 1.0]``, not ``[0.0, 1.0]``).
+* One rule per column: every cell of a table column (a metric over models, a score over variants) is
+  written with the same decimals, :func:`column_decimals`: the most that any cell's CI supports (a
+  column never mixes ``0.9 [0.6, 1.0]`` and ``0.77 [0.68, 0.82]``: both get 2). A column without CIs
+  takes the decimals of its largest magnitude (Elo ``1007`` and ``986`` alike). The terminal
+  (:func:`format_column`), report.html, results.xlsx, tables/*.csv and the markdown and LaTeX tables
+  all take their text from the same column rule (:mod:`reasonscope.report.columns`).
 
-Text (:func:`format_estimate`, :func:`format_p`) is what the terminal and report.html print. The
-spreadsheet and csv cells stay numbers, rounded by the same rule (:func:`round_estimate`,
-:func:`round_p`), so a cell shows the digits the report shows; ``summary.json`` keeps every value
-unrounded for further computation.
+Text (:func:`format_estimate`, :func:`format_column`, :func:`format_p`) is what the terminal and
+report.html print. The spreadsheet and csv cells stay numbers, rounded by the same column rule
+(:mod:`reasonscope.report.columns`, :func:`round_p`), so a cell shows the digits the report shows;
+``summary.json`` keeps every value unrounded for further computation.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 DEFAULT_DECIMALS = 3
 MAX_DECIMALS = 4
@@ -82,18 +92,71 @@ def estimate_decimals(value: float | int, low: float | None = None, high: float 
     return plain_decimals(value) if d is None else d
 
 
+def column_decimals(cells: Iterable[tuple[Any, Any, Any]]) -> int:
+    """One number of decimals for a whole column of ``(value, low, high)`` cells (module docstring).
+
+    The most decimals any cell's CI supports (:func:`ci_decimals`), so no cell loses a digit its own CI
+    supports and the column reads at one precision; a column without any usable CI takes
+    :func:`plain_decimals` of its largest magnitude (``1007`` beside ``986.1`` both whole), and a column of
+    whole numbers with whole bounds (ranks) keeps none.
+    """
+    cells = [c for c in cells if isinstance(c[0], int | float) and not isinstance(c[0], bool)
+             and math.isfinite(c[0])]
+    if not cells:
+        return DEFAULT_DECIMALS
+    if all(isinstance(x, int) for c in cells for x in c if x is not None):
+        return 0
+    with_ci = [d for d in (ci_decimals(c[1], c[2]) for c in cells
+                           if isinstance(c[1], int | float) and isinstance(c[2], int | float)) if d is not None]
+    if with_ci:
+        return max(with_ci)
+    magnitudes = [abs(float(c[0])) for c in cells if c[0]]
+    return plain_decimals(max(magnitudes)) if magnitudes else DEFAULT_DECIMALS
+
+
+def format_column(estimates: Sequence[dict | None], unit: str = "") -> list[str]:
+    """:func:`format_estimate` of each estimate dict of one column, all at the column's :func:`column_decimals`.
+
+    What every terminal table prints, so that a terminal column and the same column on the page, in the
+    workbook, the csv, markdown and LaTeX read alike.
+    """
+    d = column_decimals((e.get("value"), e.get("low"), e.get("high")) for e in estimates if e)
+    return [format_estimate((e or {}).get("value"), (e or {}).get("low"), (e or {}).get("high"), unit, decimals=d)
+            for e in estimates]
+
+
+def nonzero_decimals(x: float, decimals: int) -> int:
+    """``decimals``, or more when ``x`` is not 0 but would round to 0: down to its first significant digit.
+
+    The exact interval of 1 of 1 is [0.025, 1]: at 1 decimal its lower end reads ``0.03``, never ``0.0``
+    (a bound of 0 says the share could be none).
+    """
+    if x == 0 or not math.isfinite(x) or round(abs(x), decimals) != 0:
+        return decimals
+    return max(decimals, -math.floor(math.log10(abs(x))))
+
+
+def round_kept(x: Any, decimals: int) -> Any:
+    """``round(x, decimals)`` for a finite float, never rounding a non-zero number to 0 (:func:`nonzero_decimals`)."""
+    if not isinstance(x, float) or not math.isfinite(x):
+        return x
+    return round(x, nonzero_decimals(x, decimals))
+
+
 def format_estimate(value: float | None, low: float | None = None, high: float | None = None,
-                    unit: str = "") -> str:
+                    unit: str = "", decimals: int | None = None) -> str:
     """``"value [low, high] unit"``, rounded by :func:`estimate_decimals` (see the module docstring).
 
-    ``"n/a"`` without a value, the value alone without both bounds.
+    ``"n/a"`` without a value, the value alone without both bounds; ``decimals`` (a column's
+    :func:`column_decimals`) overrides the cell's own rule.
     """
     if value is None:
         return "n/a"
-    d = estimate_decimals(value, low, high)
+    d = estimate_decimals(value, low, high) if decimals is None else decimals
     text = format_number(float(value), d)
     if low is not None and high is not None:
-        text += f" [{format_number(float(low), d)}, {format_number(float(high), d)}]"
+        lo, hi = float(low), float(high)
+        text += f" [{format_number(lo, nonzero_decimals(lo, d))}, {format_number(hi, nonzero_decimals(hi, d))}]"
     return f"{text} {unit}" if unit else text
 
 
@@ -118,6 +181,15 @@ def format_counts(e: dict) -> str:
 def format_estimate_of(e: dict) -> str:
     """:func:`format_estimate` of an estimate dict (``value``, ``low``, ``high``)."""
     return format_estimate(e.get("value"), e.get("low"), e.get("high"))
+
+
+def estimate_cells(value, low=None, high=None) -> tuple:
+    """The ``(value, low, high)`` cells of an estimate, unrounded.
+
+    A sheet keeps its numbers whole until its column rule rounds every cell of a column alike
+    (:func:`reasonscope.report.columns.round_columns`, applied where the sheets are written).
+    """
+    return value, low, high
 
 
 def round_estimate(value, low=None, high=None) -> tuple:

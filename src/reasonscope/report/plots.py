@@ -6,6 +6,11 @@ Layout rule: a figure is :data:`HALF` (5.6 x 4.0 in) or :data:`FULL` (11.2 x 4.4
 the 1200-pixel page) and only shrinks it, keeping its aspect ratio, on a narrower screen
 (``max-width: 100%; height: auto``): no plot is ever stretched. Text is at least 8 pt (11 px).
 
+Titles and labels are wrapped to the space they have and no text may cross the figure's edge
+(:func:`clipped_texts`, recorded in :data:`CLIPPED`); a third-party figure (SHAP) is brought to the
+half or full width (:func:`fit_width`). Legends go under the axis label (:func:`outside_legend`), never over a
+bar; a missing value is written "n/a" where its bar would be, so it never reads as a zero.
+
 Content rules: every axis names its quantity and unit; a number the tables give with a 95% CI is drawn
 with that CI as an error bar; more than :data:`MAX_VERTICAL_LABELS` category labels go on the y axis of
 a horizontal bar chart instead of being rotated; series identical to another are merged by the family
@@ -14,6 +19,8 @@ view before plotting (evidence matchers).
 
 from __future__ import annotations
 
+import warnings
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +51,116 @@ def pyplot():
     return plt
 
 
+EXTRA_FORMATS: ContextVar[tuple[str, ...]] = ContextVar("EXTRA_FORMATS", default=())
+"""Vector copies :func:`save` writes beside each PNG (``("svg", "pdf")`` for ``reasonscope report --format``)."""
+CLIPPED: dict[str, list[str]] = {}
+"""Plot file name -> the texts that still cross the figure's edge after :func:`save` laid it out (empty: none)."""
+CHAR_WIDTH = 0.6
+"""Width of an average character in units of the font size, to wrap a title or a label to its space."""
+
+
+def fit_width(fig) -> None:
+    """Snap the figure's width to :data:`HALF` or :data:`FULL` (a third-party plot, SHAP's, picks its own).
+
+    The height scales along, so the plot keeps its proportions.
+    """
+    w, h = fig.get_size_inches()
+    target = HALF[0] if w < 7.5 else FULL[0]
+    if abs(w - target) > 1e-6:
+        fig.set_size_inches(target, h * target / w)
+
+
+def wrap_labels(fig) -> None:
+    """Wrap each axes' title and axis labels and the figure's titles to the space they have (no clipping)."""
+    import textwrap
+
+    width_pt = fig.get_size_inches()[0] * 72
+
+    def wrap(text_artist, space_pt: float) -> None:
+        text = text_artist.get_text()
+        if not text or "\n" in text or "$" in text:
+            return
+        chars = max(12, int(space_pt / (CHAR_WIDTH * text_artist.get_fontsize())))
+        if len(text) > chars:
+            text_artist.set_text(textwrap.fill(text, chars))
+
+    for t in (getattr(fig, "_suptitle", None), getattr(fig, "_supxlabel", None)):
+        if t is not None:
+            wrap(t, width_pt * 0.95)
+    for ax in fig.axes:
+        pos = ax.get_position()
+        ax_w, ax_h = pos.width * width_pt, pos.height * fig.get_size_inches()[1] * 72
+        for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+            wrap(t, ax_w * 0.98)  # centred on the axes: it may not be wider than they are
+        wrap(ax.yaxis.label, ax_h * 1.1)
+
+
+def _undrawn_tick_labels(fig) -> set[int]:
+    """Ids of tick labels outside their axis' view limits (kept by matplotlib, never drawn)."""
+    out = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            tol = (hi - lo) * 1e-6
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not lo - tol <= tick.get_loc() <= hi + tol:
+                    out.update((id(tick.label1), id(tick.label2)))
+    return out
+
+
+def clipped_texts(fig) -> list[str]:
+    """Every visible text of ``fig`` that crosses the figure's edge (as drawn), as ``"text" (side)``."""
+    from matplotlib.text import Text
+
+    renderer = fig.canvas.get_renderer()
+    W, H = fig.bbox.width, fig.bbox.height
+    undrawn = _undrawn_tick_labels(fig)
+    out = []
+    for t in fig.findobj(Text):
+        if not t.get_visible() or not t.get_text().strip() or not t.get_figure() or id(t) in undrawn:
+            continue
+        bb = t.get_window_extent(renderer)
+        sides = [s for s, bad in (("left", bb.x0 < -1), ("right", bb.x1 > W + 1), ("bottom", bb.y0 < -1),
+                                  ("top", bb.y1 > H + 1)) if bad]
+        if sides:
+            out.append(f"{t.get_text()[:60]!r} ({', '.join(sides)})")
+    return out
+
+
 def save(fig, path: Path, dpi: int = DPI) -> Path:
     """Write the figure as PNG at :data:`DPI` atomically and free it.
 
-    The layout rule: never cropped, so the PNG has the figure's size in inches times the DPI. Written beside
-    ``path``, then renamed. ``dpi`` is accepted for callers of the old signature and ignored.
+    The layout rule: the width snapped to :data:`HALF` or :data:`FULL` (:func:`fit_width`), titles and
+    labels wrapped to their space (:func:`wrap_labels`), laid out, never cropped, so the PNG has the
+    figure's size in inches times the DPI. Texts still crossing the edge are recorded in
+    :data:`CLIPPED`. Written beside ``path``, then renamed; with :data:`EXTRA_FORMATS` set, an SVG and a
+    PDF copy beside it. ``dpi`` is accepted for callers of the old signature and ignored.
     """
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
     del dpi
+    path = Path(path)
     try:
-        if fig.get_layout_engine() is None:
-            fig.tight_layout()
+        fit_width(fig)
+        clipped: list[str] = []
+        for _ in range(4):  # wrap to the space the last layout left, lay out again, until nothing crosses the edge
+            wrap_labels(fig)
+            fig.canvas.draw()
+            _anchor_legends_below(fig)
+            if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+                with warnings.catch_warnings():  # a layout that cannot fit everything says so: CLIPPED records it
+                    warnings.simplefilter("ignore", UserWarning)
+                    fig.tight_layout()
+            fig.canvas.draw()
+            clipped = clipped_texts(fig)
+            if not clipped:
+                break
+        CLIPPED[path.name] = clipped
         with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=DPI, format="png")
+        for fmt in EXTRA_FORMATS.get():
+            with atomic_path(path.with_suffix(f".{fmt}")) as tmp:
+                fig.savefig(tmp, format=fmt)
     finally:
         pyplot().close(fig)
     return path
@@ -86,10 +191,11 @@ def ci_bars(ax, keys: list[str], series: dict[str, dict[str, Any]], *, labels: l
     """
     width = 0.8 / max(1, len(series))
     for j, (name, row) in enumerate(series.items()):
-        xs, ys, lo, hi = [], [], [], []
+        xs, ys, lo, hi, missing = [], [], [], [], []
         for i, k in enumerate(keys):
             e = row.get(k)
             if not e or e.get("value") is None:
+                missing.append(i + j * width)
                 continue
             xs.append(i + j * width)
             ys.append(e["value"])
@@ -104,12 +210,44 @@ def ci_bars(ax, keys: list[str], series: dict[str, dict[str, Any]], *, labels: l
             ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=capsize, label=name)
         else:
             ax.bar(xs, ys, width, yerr=[lo, hi], capsize=capsize, label=name)
+        for x in missing:  # no value: written "n/a", so that an empty slot never reads as a zero
+            if horizontal:
+                ax.annotate("n/a", (0, x), xytext=(2, 0), textcoords="offset points", va="center", fontsize=8,
+                            color="grey")
+            else:
+                ax.annotate("n/a", (x, 0), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8,
+                            color="grey", rotation=90)
     ticks = [i + width * (len(series) - 1) / 2 for i in range(len(keys))]
-    if horizontal:
-        ax.set_yticks(ticks, labels or keys, **tick_kw)
+    if horizontal:  # long category labels on two lines, so the bars keep their width
+        import textwrap
+
+        ax.set_yticks(ticks, [textwrap.fill(str(x), 32) for x in (labels or keys)], **tick_kw)
         ax.invert_yaxis()
     else:
         ax.set_xticks(ticks, labels or keys, **tick_kw)
+
+
+def outside_legend(ax, columns: int | None = None) -> None:
+    """The legend under the axis label (:func:`save` anchors it there), never over a bar or a point."""
+    handles, _ = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=columns or min(4, len(handles)),
+                  frameon=False, fontsize=8)
+        ax.legend_below = True
+
+
+def _anchor_legends_below(fig) -> None:
+    """Move each :func:`outside_legend` legend just under its axes' tick labels and axis label, as laid out."""
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not getattr(ax, "legend_below", False):
+            continue
+        bottom = ax.xaxis.get_tightbbox(renderer)
+        if bottom is None:
+            continue
+        y = ax.transAxes.inverted().transform((0, bottom.y0 - 4))[1]
+        legend.set_bbox_to_anchor((0.5, y), transform=ax.transAxes)
 
 
 def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
@@ -122,8 +260,8 @@ def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
     ci_bars(ax, list(BEHAVIOR_METRICS), metrics, labels=[metric_label("behavior", m) for m in BEHAVIOR_METRICS])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("mean over items (0-1; 95% CI)")
-    ax.set_title("Behaviour metrics per model (higher is better; no bar = n/a, see the table)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_title("Behaviour metrics per model (higher is better; n/a marked, its reason in the table)")
+    outside_legend(ax)
     return save(fig, path)
 
 
@@ -138,6 +276,6 @@ def behavior_plots(metrics: dict[str, dict[str, Any]], folder: Path, gaps: list[
     return {"behavior_bars": grouped_bars(metrics, folder / "behavior_bars.png")}
 
 
-__all__ = ["DPI", "FULL", "HALF", "MAX_VERTICAL_LABELS", "behavior_plots", "ci_bars", "grouped_bars",
-           "metric_label", "pyplot", "save", "tall", "text_colour"]
+__all__ = ["DPI", "FULL", "HALF", "MAX_VERTICAL_LABELS", "behavior_plots", "ci_bars", "clipped_texts", "grouped_bars",
+           "metric_label", "outside_legend", "pyplot", "save", "tall", "text_colour"]
 

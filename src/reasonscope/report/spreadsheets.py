@@ -26,10 +26,14 @@ Layout of results.xlsx (what a researcher pasting from it sees):
   with the first column, an autofilter over the header, and column widths from the longest of the
   header and the first :data:`WIDTH_SAMPLE_ROWS` cells (between :data:`MIN_WIDTH` and
   :data:`MAX_WIDTH` characters);
-* a number that is not a whole number is shown with 4 decimals (``0.0000``), the documented
-  precision of the tables; the cell keeps the number itself (an estimate already rounded to what its
-  CI supports, :mod:`reasonscope.report.numbers`). p-value columns (``p_*``, ``*_p_value``,
-  ``*_p_adjusted``) are shown as stored (2 significant digits: ``3.0e-07`` would read ``0.0000``);
+* every number of a column shows the same decimals (:func:`number_format`: those of its most precise
+  cell, at most 4), whole values and counts included, so ``1.00`` stands beside ``0.60``; the cell
+  keeps the number itself (rounded by the column rule, :mod:`reasonscope.report.columns`), and each
+  estimate has a ready text column ``K_text`` (``0.50 [0.30, 0.80]``). p-value columns (``p_*``,
+  ``*_p_value``, ``*_p_adjusted``) are shown as stored (2 significant digits: ``3.0e-07`` would read
+  ``0.0000``);
+* a ``columns`` sheet (written by the report) names every column of every table with its label, unit,
+  direction and meaning;
 * a table without rows gets no sheet: the ``metadata`` sheet lists the tables left out;
 * ``metadata`` is a two-column table (key, value): nested values (the plan, the versions, the run's
   notes) are flattened into dotted keys (``config.families.behavior.samples``), a list of plain values
@@ -43,6 +47,7 @@ import json
 import math
 import re
 from collections.abc import Collection, Iterable
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +57,9 @@ MAX_CELL_CHARS = 32_000
 WIDTH_SAMPLE_ROWS = 200
 MIN_WIDTH, MAX_WIDTH = 6, 60
 FLOAT_FORMAT = "0.0000"
-"""The number format of a cell holding a number that is not whole (4 decimals)."""
+"""The most decimals a cell shows (4); each column shows as many as its most precise cell (:func:`number_format`)."""
+HEADER_FORMAT = {"bold": True, "bg_color": "#F3F3F3", "bottom": 1, "text_wrap": False}
+"""The one header style of every sheet, the ``metadata`` and ``columns`` sheets included."""
 CSV_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 _BAD_SHEET_CHARS = re.compile(r"[\[\]:*?/\\]")
 
@@ -111,10 +118,32 @@ def _write_row(ws: Any, row: int, values: list[Any], formats: list[Any] | None =
         if isinstance(v, bool):
             ws.write_boolean(row, col, v)
         elif isinstance(v, int | float):
-            fmt = formats[col] if formats and isinstance(v, float) and not float(v).is_integer() else None
-            ws.write_number(row, col, v, fmt)
+            ws.write_number(row, col, v, formats[col] if formats else None)
         else:
             ws.write_string(row, col, v)
+
+
+def shown_decimals(v: float) -> int:
+    """Decimals of ``v`` as stored (at most 4, the most any table keeps): ``0.25`` -> 2, ``3.0`` -> 0."""
+    text = f"{v:.4f}".rstrip("0")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def number_format(key: str, values: Iterable[Any]) -> str | None:
+    """The one number format of a column: as many decimals as its most precise cell, for every cell of it.
+
+    A column of whole numbers is ``0``; a column of rounded estimates (:mod:`reasonscope.report.columns`)
+    shows each value with the column's decimals, whole values included (``1.00`` beside ``0.60``, never a
+    General ``1``); p-value columns and columns without numbers keep the General format (None).
+    """
+    if is_p_column(key):
+        return None
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)
+               and math.isfinite(v)]
+    if not numbers:
+        return None
+    d = max((shown_decimals(v) for v in numbers if isinstance(v, float)), default=0)
+    return "0" if d == 0 else "0." + "0" * d
 
 
 def _shown_width(v: Any) -> int:
@@ -172,8 +201,7 @@ def write_xlsx(path: Path, sheets: dict[str, Collection[dict[str, Any]]], metada
         wb = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False,
                                             "strings_to_numbers": False, "constant_memory": True})
         try:
-            bold = wb.add_format({"bold": True, "bg_color": "#F3F3F3", "bottom": 1})
-            decimals = wb.add_format({"num_format": FLOAT_FORMAT})
+            bold = wb.add_format(HEADER_FORMAT)
             for name, rows in kept.items():
                 ws = wb.add_worksheet(names[name])
                 cols = _columns(rows)
@@ -183,7 +211,9 @@ def write_xlsx(path: Path, sheets: dict[str, Collection[dict[str, Any]]], metada
                 ws.autofilter(0, 0, len(rows), len(cols) - 1)
                 for col, key in enumerate(cols):
                     ws.write_string(0, col, key, bold)
-                formats = [None if is_p_column(c) else decimals for c in cols]
+                sample = rows if isinstance(rows, list) else list(islice(rows, WIDTH_SAMPLE_ROWS))
+                formats = [wb.add_format({"num_format": f}) if (f := number_format(c, (r.get(c) for r in sample)))
+                           else None for c in cols]
                 for i, r in enumerate(rows, start=1):
                     _write_row(ws, i, [r.get(c) for c in cols], formats)
             ws = wb.add_worksheet(names["metadata"])
@@ -201,16 +231,34 @@ def write_xlsx(path: Path, sheets: dict[str, Collection[dict[str, Any]]], metada
 
 
 def write_csvs(folder: Path, sheets: dict[str, Collection[dict[str, Any]]]) -> dict[str, Path]:
-    """``folder/<table>.csv`` per table (header from the union of the rows' keys)."""
+    """``folder/<table>.csv`` per table with rows (header from the union of the rows' keys), and ``index.csv``.
+
+    A table without rows gets no file (a file holding only a newline is no table pandas can read; a
+    previous run's file of that name is removed); ``index.csv`` lists every table with its row count and
+    file, the empty ones with none.
+    """
     folder.mkdir(exist_ok=True)
     out = {}
+    index = []
     for name, rows in sheets.items():
-        cols = _columns(rows)
         path = folder / f"{_BAD_SHEET_CHARS.sub('_', name)}.csv"
+        if not len(rows):
+            path.unlink(missing_ok=True)
+            index.append({"table": name, "rows": 0, "file": ""})
+            continue
+        cols = _columns(rows)
+        n = 0
         with atomic_open(path, "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow([csv_cell(c) for c in cols])
             for r in rows:
                 w.writerow([csv_cell(r.get(c)) for c in cols])
+                n += 1
         out[name] = path
+        index.append({"table": name, "rows": n, "file": path.name})
+    with atomic_open(folder / "index.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["table", "rows", "file"])
+        for r in index:
+            w.writerow([csv_cell(r[k]) for k in ("table", "rows", "file")])
     return out

@@ -251,6 +251,16 @@ class CachedScorer:
         """Whether the real scorer has been built."""
         return self._scorer is not None
 
+    def use_loader(self, load: Callable[[], Any]) -> None:
+        """Build the real scorer with ``load`` from now on, dropping one already built.
+
+        ``--executor ray`` (:func:`reasonscope.executors.distribute`): the runner loads the local model while
+        the providers answer; the Ray actors then score instead of it.
+        """
+        with self._lock:
+            self.load = load
+            self._scorer = None
+
     def scorer(self) -> Any:
         """The real scorer, loaded now if needed (raises :class:`ScorerUnavailable`).
 

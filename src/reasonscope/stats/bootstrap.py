@@ -3,12 +3,14 @@
 Coverage is measured by ``benchmarks/interval_coverage.py``; the formulas are in
 :mod:`reasonscope.stats.intervals`.
 
-* :func:`bootstrap_mean`: the mean of per-item values and its interval (none from fewer than 2 values):
+* :func:`bootstrap_mean`: the mean of per-item values and its interval, at every n >= 1:
 
-  - every value 0 or 1 (a share): the exact Clopper-Pearson interval, whatever ``method`` says;
-  - every value equal (and a known range): the exact bound on the share of items that could differ
-    (:func:`~reasonscope.stats.intervals.equal_values_interval`), never zero-width; 0 of 6 gives
-    [0, 0.459]. Without a known range there is no interval;
+  - every value 0 or 1 (a share): the exact Clopper-Pearson interval, whatever ``method`` says, one
+    item included (1 of 1 gives [0.025, 1]);
+  - every value equal (and a known range), one value included: the exact bound on the share of items
+    that could differ (:func:`~reasonscope.stats.intervals.equal_values_interval`), never zero-width;
+    0 of 6 gives [0, 0.459], one value 0.6 in [0, 1] gives [0.015, 0.99]. Without a known range
+    there is no interval (nor from one value);
   - otherwise, with ``method="auto"`` (the default): in a known range, the quasi-binomial score
     interval with a dispersion floor, widened to the Student t interval
     (:func:`~reasonscope.stats.intervals.bounded_mean`); without one, the hull of the Student t and
@@ -160,13 +162,13 @@ def bootstrap_mean(values, *, confidence: float = 0.95, n_resamples: int = 2000,
     if arr.size == 0:
         return Estimate(None, None, None, 0, "no values")
     n, mean = int(arr.size), float(arr.mean())
-    if n < 2:
-        return Estimate(mean, None, None, n, "one value: no interval")
-    if shares and is_binary(arr):
+    if shares and is_binary(arr):  # at every n >= 1: 1 of 1 gives [0.025, 1]
         low, high = clopper_pearson(int(arr.sum()), n, confidence)
         return Estimate(mean, low, high, n, "clopper-pearson")
     rng = _resolve_bounds(arr, bounds)
-    if np.all(arr == arr[0]):
+    if n < 2 and rng is None:
+        return Estimate(mean, None, None, n, "one value without a known range: no interval")
+    if np.all(arr == arr[0]):  # one value in a known range included: never zero-width
         if rng is None:
             return Estimate(mean, None, None, n, "all values equal; no interval without a known range")
         low, high = equal_values_interval(mean, n, rng, confidence)

@@ -96,6 +96,8 @@ def _lattice(magnitudes: np.ndarray) -> np.ndarray | None:
         return None
     common = reduce(math.lcm, (f.denominator for f in fractions), 1)
     steps = [int(f * common) for f in fractions]
+    if 0 in steps:  # a non-zero magnitude below the lattice's resolution: enumerate instead
+        return None
     g = reduce(math.gcd, steps)
     ints = np.array([s // g for s in steps], dtype=np.int64)[inverse]
     return ints if int(ints.sum()) <= MAX_LATTICE else None
@@ -135,6 +137,8 @@ def sign_flip_test(differences, *, n_resamples: int = 9999, seed: int = 0,
     if d.size == 0:
         return Significance(None, None, name, SIGN_FLIP_NULL, alternative, "no pairs")
     observed = float(d.mean())
+    # Differences within floating-point noise of 0 (0.1 + 0.2 - 0.3) are ties, as exact arithmetic has them.
+    d = np.where(np.abs(d) <= 1e-12 * max(1.0, float(np.abs(d).max())), 0.0, d)
     nonzero = d[d != 0]
     if nonzero.size == 0:
         return Significance(observed, 1.0, name, SIGN_FLIP_NULL, alternative, "exact (all differences 0)", 1)

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ...models.reported import finish_reason
+from ..formats import integer_field
 from ..loaders import DatasetError, _guess_type
 from ..predictions import FIELDS, ImportResult
 
@@ -36,13 +38,19 @@ class ForeignImport(ImportResult):
 
 
 def new_record(**values: Any) -> dict[str, Any]:
-    """A record with every field of :data:`FIELDS` (``None`` where the source has nothing)."""
+    """A record with every field of :data:`FIELDS` (``None`` where the source has nothing).
+
+    Token counts and the finish reason pass the rule every provider's reply passes
+    (:mod:`reasonscope.models.reported`): a count that breaks it raises :class:`RowError` naming the field.
+    """
     unknown = set(values) - set(FIELDS)
     if unknown:
         raise KeyError(f"not record fields: {sorted(unknown)}")
     rec: dict[str, Any] = dict.fromkeys(FIELDS)
     rec.update(variant="original", sample=0)
     rec.update(values)
+    rec["completion_tokens"] = integer_field(rec["completion_tokens"], "completion_tokens")
+    rec["finish_reason"] = finish_reason(rec["finish_reason"])
     return rec
 
 

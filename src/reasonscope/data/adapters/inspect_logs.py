@@ -43,15 +43,28 @@ Choices
   the latest, by ``eval.created``, is read and the others are named in the notes; ``--log-run`` picks
   one (a file name, the eval's ``run_id`` or ``eval_id``, or its created time).
 * An lm-eval samples or results file is refused with an error naming ``--from lm-eval``.
+
+Sizes, bounded before anything is read
+--------------------------------------
+inspect's reader unpacks a ``.eval`` log's members (``header.json``, one ``samples/*.json`` per sample and
+epoch) whole, and reads a ``.json`` log whole. Before it opens a log, every member's uncompressed size,
+as the archive's directory states it, is checked against :data:`MAX_LOG_MEMBER_BYTES` (256 MiB), and a
+``.json`` log's size against :data:`MAX_JSON_LOG_BYTES` (1 GiB). A log past either is refused at once
+with a :class:`~reasonscope.data.loaders.DatasetError` naming the log, the member, its size and the limit
+(a sample that unpacks to 1 GiB used to keep ``score --from inspect`` busy for minutes). The limits are
+module settings: raise them for logs that are really that large. A member whose stated size is a lie
+is read no further than that size (Python's ``zipfile`` stops there and then fails its checksum).
 """
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ..formats import integer_field
 from ..loaders import BadRow, DatasetError, RowError, convert_rows
 from ..predictions import VALID_TYPES, assemble_records
 from .common import (
@@ -65,6 +78,10 @@ from .common import (
     utc_stamp,
 )
 
+MAX_LOG_MEMBER_BYTES = 256 * 1024**2
+"""Largest uncompressed member of a ``.eval`` log (a sample with its messages; events are not read)."""
+MAX_JSON_LOG_BYTES = 1024**3
+"""Largest ``.json`` log (inspect reads it whole)."""
 TRUNCATED_STOPS = ("max_tokens", "model_length")
 SKIPPED_FIELDS = {"events", "store", "attachments"}  # large and not needed to score the output
 
@@ -118,7 +135,33 @@ def _log_files(path: Path) -> list[Path]:
 PICK_HINT = "a log file name, an eval's run_id or eval_id, or its created time"
 
 
+def check_log_size(path: Path) -> None:
+    """Refuse a log whose members (``.eval``) or whole file (``.json``) pass the size limits, before reading.
+
+    A ``.eval`` file that is not a readable zip archive is left to inspect's reader, which names what is wrong.
+    """
+    if path.suffix.lower() != ".eval":
+        size = path.stat().st_size
+        if size > MAX_JSON_LOG_BYTES:
+            raise DatasetError(f"{path}: a .json log of {size:,} bytes, more than the {MAX_JSON_LOG_BYTES:,} bytes "
+                               "reasonscope reads whole (reasonscope.data.adapters.inspect_logs.MAX_JSON_LOG_BYTES); "
+                               "write the log in inspect's .eval format, whose samples are read one at a time")
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return
+    for info in members:
+        if info.file_size > MAX_LOG_MEMBER_BYTES:
+            raise DatasetError(f"{path}: member {info.filename!r} unpacks to {info.file_size:,} bytes "
+                               f"({info.compress_size:,} compressed), more than the {MAX_LOG_MEMBER_BYTES:,} bytes one "
+                               "log member may hold (reasonscope.data.adapters.inspect_logs.MAX_LOG_MEMBER_BYTES); "
+                               "nothing was read")
+
+
 def _header(path: Path):
+    check_log_size(path)
     try:
         return _inspect_log().read_eval_log(str(path), header_only=True)
     except Exception as err:
@@ -193,7 +236,8 @@ def output_fields(output, error: str | None = None) -> dict[str, Any]:
     """The record fields of one inspect ``ModelOutput``.
 
     ``prediction`` (the completion, with any reasoning block of the message kept before it as
-    ``<think>...</think>``), ``completion_tokens``, ``finish_reason`` (``length`` for ``max_tokens`` /
+    ``<think>...</think>``), ``completion_tokens`` (a whole number from 0 to 2**31 - 1, else :class:`RowError`),
+    ``finish_reason`` (``length`` for ``max_tokens`` /
     ``model_length`` stops) and ``error`` (the sample's error, else the output's). The log reader and the
     inspect scorers both read outputs here.
     """
@@ -207,7 +251,9 @@ def output_fields(output, error: str | None = None) -> dict[str, Any]:
                          if getattr(c, "type", None) == "reasoning" and not c.redacted and c.reasoning]
     text = "".join(f"<think>{r}</think>\n" for r in reasoning) + (output.completion or "")
     usage = output.usage
-    return {"prediction": text, "completion_tokens": usage.output_tokens if usage is not None else None,
+    # the rule every provider's reply passes (reasonscope.models.reported): RowError naming the field
+    tokens = integer_field(usage.output_tokens if usage is not None else None, "output.usage.output_tokens")
+    return {"prediction": text, "completion_tokens": tokens,
             "finish_reason": "length" if stop in TRUNCATED_STOPS else "stop",
             "error": error or getattr(output, "error", None) or None}
 

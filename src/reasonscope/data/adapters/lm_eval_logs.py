@@ -65,6 +65,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..files import first_line
 from ..loaders import BadRow, DatasetError, RowError, convert_rows, read_jsonl
 from ..predictions import assemble_records
 from .common import (
@@ -276,6 +277,8 @@ def _foreign(path: Path) -> DatasetError | None:
     kind = sniff_log(path)
     if kind in ("inspect-eval", "inspect-json"):
         return DatasetError(f"{path}: {KINDS[kind]}, not an lm-eval samples file: read it with --from inspect")
+    if kind is None and _looks_like_results(path):
+        kind = "lm-eval-results"
     if kind == "lm-eval-results":
         m = re.match(r"^results_(.+)\.json$", path.name)
         beside = sorted(path.parent.glob(f"samples_*_{m[1]}.jsonl")) if m else []
@@ -284,6 +287,29 @@ def _foreign(path: Path) -> DatasetError | None:
                       "with --log_samples")
         return DatasetError(f"{path}: {KINDS[kind]}, not its per-sample log; give {where}")
     return None
+
+
+def _looks_like_results(path: Path) -> bool:
+    """A results file the sniffer could not place from its first 64 KiB.
+
+    Named ``results_<date>.json``, or whose first record is an object with ``results`` and no ``doc_id``
+    (a results file of many tasks puts ``configs`` and ``n-samples`` far beyond the sniffed head).
+    """
+    if SAMPLES_RE.match(path.stem):
+        return False
+    if re.match(r"^results_.+\.json$", path.name):
+        return True
+    try:
+        line = first_line(path)
+    except DatasetError:
+        return False
+    if not line.lstrip().startswith("{") or '"results"' not in line:
+        return False
+    try:
+        first = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(first, dict) and "results" in first and "doc_id" not in first
 
 
 def _folder_hint(path: Path) -> str:
