@@ -25,11 +25,9 @@ import os
 import resource
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 if len(sys.argv) != 3:
@@ -48,26 +46,9 @@ def chat(content="Answer: 42", usage=None, pad=0):
 
 
 def serve(handler):
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    from reasonscope.testing import RawServer
 
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            status, headers, body = handler(self.path)
-            self.send_response(status)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{httpd.server_address[1]}"
+    return RawServer(handler).__enter__().root  # left serving until the process ends
 
 
 def generate(url, n=1, **kw):

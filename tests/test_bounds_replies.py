@@ -11,10 +11,8 @@ import asyncio
 import gzip
 import json
 import re
-import threading
 import time
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -27,7 +25,7 @@ from reasonscope.models.http import DEFAULT_MAX_REPLY_BYTES, max_reply_bytes
 from reasonscope.models.registry import create_model
 from reasonscope.models.reported import NumberOutOfRule, finish_reason, logprob, whole_number
 from reasonscope.store import Store
-from reasonscope.testing import FakeAnthropicServer, FakeOpenAIServer
+from reasonscope.testing import FakeAnthropicServer, FakeOpenAIServer, RawServer
 from reasonscope.types import Item
 
 FAST = {"retry_base_s": 0.01, "retry_cap_s": 0.02}
@@ -38,49 +36,6 @@ def chat_body(content: str = "Answer: 42", usage: dict | None = None, finish: st
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish,
                          **extra}],
             "usage": usage if usage is not None else {"prompt_tokens": 5, "completion_tokens": 3}}
-
-
-class RawServer:
-    """A server on 127.0.0.1 whose ``handler(path) -> (status, headers, body bytes)`` decides every reply."""
-
-    def __init__(self, handler):
-        self.handler, self.paths = handler, []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _any(self):
-                length = int(self.headers.get("Content-Length", 0))
-                self.rfile.read(length)
-                server.paths.append((self.path, self.headers.get("Authorization"), self.headers.get("Accept-Encoding")))
-                status, headers, body = server.handler(self.path)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_POST = do_GET = _any
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-
-    @property
-    def root(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def model_at(url: str, monkeypatch, spec: str = "openai-compatible/fake", **kw):

@@ -121,6 +121,54 @@ def scripted_chains(one):
 
 
 
+class RawServer:
+    """A server on 127.0.0.1 whose ``handler(path) -> (status, headers, body bytes)`` decides every reply.
+
+    For byte-level replies (encodings, redirects, oversized bodies) that :class:`FakeOpenAIServer` does not
+    script. ``paths`` records ``(path, Authorization, Accept-Encoding)`` of each request; ``root`` is its address.
+    """
+
+    def __init__(self, handler):
+        self.handler, self.paths = handler, []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _any(self):
+                length = int(self.headers.get("Content-Length", 0))
+                self.rfile.read(length)
+                server.paths.append((self.path, self.headers.get("Authorization"), self.headers.get("Accept-Encoding")))
+                status, headers, body = server.handler(self.path)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_POST = do_GET = _any
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+
+    @property
+    def root(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self):
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
 def default_reply(body: dict) -> str:
     """The fake server's answer when a test scripts none: two steps and ``Answer: 42``."""
     return "Step one.\nStep two.\nAnswer: 42"
