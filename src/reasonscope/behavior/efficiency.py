@@ -46,7 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from ..stats.bootstrap import resample_batch
+from ..stats.bootstrap import bootstrap_mean, resample_batch
 
 SMALL_BOOTSTRAP = 30
 """Below this many items the CI of ``ES_corpus`` is the hull of the bootstrap and :func:`monotone_bound`."""
@@ -152,8 +152,6 @@ def monotone_bound(cq: np.ndarray, length: np.ndarray, confidence: float = 0.95)
     ``1 - alpha`` by Bonferroni) H(CQ, mean L) lies between these ends: a conservative interval that, unlike
     an item bootstrap of a few items (all correct: no resample differs), keeps CQ's exact uncertainty.
     """
-    from ..stats.bootstrap import bootstrap_mean
-
     level = 1 - (1 - confidence) / 2
     a = bootstrap_mean(cq[~np.isnan(cq)], confidence=level, bounds=(0.0, 1.0))
     b = bootstrap_mean(length[~np.isnan(length)], confidence=level, bounds=(0.0, 1.0))

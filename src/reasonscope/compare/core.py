@@ -49,6 +49,7 @@ from .metrics import (
     family_specs,
     metric_label,
     resolve_spec,
+    select,
     selector_matches,
     settings_differences,
 )
@@ -337,7 +338,7 @@ def _compare(b: RunSource, n: RunSource, *, pairs: dict[str, str] | None, metric
             continue
         todo.append((family, metric, bm, nm, resolve_spec(family, metric, specs[family])))
     if metrics:
-        unknown = [s for s in metrics if not any(selector_matches(s, f, m, sp) for f, m, _, _, sp in todo)]
+        unknown = select(metrics, ((f, m, sp) for f, m, _, _, sp in todo))
         if unknown:
             known = ", ".join(sorted({f"{f}/{m}" for f, m, *_ in todo})) or "none"
             raise CompareError(f"--metrics {', '.join(unknown)}: no such metric in both runs ({b.store_path} and "

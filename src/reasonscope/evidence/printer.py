@@ -32,8 +32,8 @@ def print_summary(tables: dict, out: Console, err: Console) -> None:
         asym = format_column([{"value": merged[m][g]["asymmetry"]} for m, g in cells])
         for i, (matcher, group) in enumerate(cells):
             d = merged[matcher]["asymmetry_difference"]
-            p = f"{format_p(d.get('p_value'))} ({format_p(d.get('p_adjusted'))})" if group == "correct" else ""
-            p = p.replace(" (", "\n(")  # p over its adjusted value: the column stays narrow
+            # p over its adjusted value: the column stays narrow
+            p = f"{format_p(d.get('p_value'))}\n({format_p(d.get('p_adjusted'))})" if group == "correct" else ""
             table.add_row(matcher if group == "correct" else "", f"{group} ({merged[matcher][group]['n']})",
                           support[i], contradict[i], asym[i], p)
         out.print(table)

@@ -49,7 +49,7 @@ from .cards import left_out_models
 from .columns import round_sheets
 from .config_file import write_config
 from .evidence_view import evidence_plots, evidence_sheets
-from .html import SHEETS, family_tables, item_views, stream_html
+from .html import SHEETS, clip, family_tables, item_views, step_views, stream_html
 from .information_view import information_plot, information_sheets
 from .item_sheet import ItemScoreSheet
 from .labels import column_guide
@@ -137,8 +137,6 @@ def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, A
     until :data:`~reasonscope.report.html.STEPS_SHOWN_CHARS` characters are listed, then one last entry
     ``"… [N more steps]"``. A run of 1 MB replies writes about 0.1 MB per row instead of 4 MB.
     """
-    from .html import clip, step_views
-
     def cut(text: Any) -> Any:
         if not isinstance(text, str):
             return text

@@ -58,16 +58,17 @@ def round_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return rows
     keys = keys_of(rows)
     estimates = estimate_columns(keys)
-    bounds = {b for pair in estimates.values() for b in pair}
+    bound_owner = {b: o for o, pair in estimates.items() for b in pair}  # a bound column -> its estimate
     decimals: dict[str, int] = {}
     for k, (lo, hi) in estimates.items():
         decimals[k] = column_decimals((r.get(k), r.get(lo), r.get(hi)) for r in rows)
     for k in keys:
-        if k in estimates or k in bounds or k.endswith(TEXT) or is_p_column(k):
+        if k in estimates or k in bound_owner or k.endswith(TEXT) or is_p_column(k):
             continue
         values = [r.get(k) for r in rows if _is_number(r.get(k))]
         if values and any(isinstance(v, float) for v in values):
             decimals[k] = column_decimals((v, None, None) for v in values)
+    high_owner = {hi: o for o, (_, hi) in estimates.items()}
     out = []
     for r in rows:
         new: dict[str, Any] = {}
@@ -76,14 +77,13 @@ def round_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 new[k] = round_p(v)
             elif k in estimates:
                 new[k] = round(v, decimals[k]) if isinstance(v, float) and math.isfinite(v) else v
-            elif k in bounds:
-                owner = next(o for o, pair in estimates.items() if k in pair)
-                new[k] = _round(v, decimals[owner])
+            elif k in bound_owner:
+                new[k] = _round(v, decimals[bound_owner[k]])
             elif k in decimals:
                 new[k] = _round(v, decimals[k])
             else:
                 new[k] = v
-            owner = next((o for o, (_, hi) in estimates.items() if hi == k), None)
+            owner = high_owner.get(k)
             if owner is not None and f"{owner}{TEXT}" not in r:
                 new[f"{owner}{TEXT}"] = None if r.get(owner) is None else format_estimate(
                     r.get(owner), r.get(estimates[owner][0]), r.get(estimates[owner][1]), decimals=decimals[owner])

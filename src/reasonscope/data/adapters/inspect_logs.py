@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ...models.reported import TRUNCATION_ALIASES
 from ..formats import integer_field
 from ..loaders import BadRow, DatasetError, RowError, convert_rows
 from ..predictions import VALID_TYPES, assemble_records
@@ -82,7 +83,6 @@ MAX_LOG_MEMBER_BYTES = 256 * 1024**2
 """Largest uncompressed member of a ``.eval`` log (a sample with its messages; events are not read)."""
 MAX_JSON_LOG_BYTES = 1024**3
 """Largest ``.json`` log (inspect reads it whole)."""
-TRUNCATED_STOPS = ("max_tokens", "model_length")
 SKIPPED_FIELDS = {"events", "store", "attachments"}  # large and not needed to score the output
 
 
@@ -254,7 +254,7 @@ def output_fields(output, error: str | None = None) -> dict[str, Any]:
     # the rule every provider's reply passes (reasonscope.models.reported): RowError naming the field
     tokens = integer_field(usage.output_tokens if usage is not None else None, "output.usage.output_tokens")
     return {"prediction": text, "completion_tokens": tokens,
-            "finish_reason": "length" if stop in TRUNCATED_STOPS else "stop",
+            "finish_reason": "length" if stop in TRUNCATION_ALIASES else "stop",
             "error": error or getattr(output, "error", None) or None}
 
 
