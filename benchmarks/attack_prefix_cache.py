@@ -38,7 +38,7 @@ def main() -> None:
     from reasonscope.attack.executor import make_attacker
     from reasonscope.attack.layout import attack_losses, batch_losses, make_layout
     from reasonscope.attack.prefix_cache import PrefixCache
-    from reasonscope.config import AttackConfig, ModelConfig
+    from reasonscope.plan import AttackConfig, ModelConfig
 
     torch.set_num_threads(2)
     settings = AttackSettings(steps=2, candidates=8, embedding_steps=5, min_similarity=None)

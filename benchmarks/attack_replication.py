@@ -52,13 +52,13 @@ from rich.console import Console
 from reasonscope.attack.arithmetic import check_arithmetic
 from reasonscope.attack.checker_validation import corrupt_result
 from reasonscope.attack.judging import judge_chains
-from reasonscope.attack.outcomes import RATED
+from reasonscope.attack.outcome_rules import RATED
 from reasonscope.attack.scoring import score_attack
 from reasonscope.attack.settings import AttackConfig
 from reasonscope.data.loaders import load_dataset
-from reasonscope.settings import DatasetConfig, ModelConfig, StatsConfig
+from reasonscope.shared_settings import DatasetConfig, ModelConfig, StatsConfig
 from reasonscope.stats import estimate, paired_difference
-from reasonscope.store import Store
+from reasonscope.storage.store import Store
 from reasonscope.types import Item
 
 METHODS = ("token", "embedding", "random")

@@ -31,7 +31,7 @@ def main() -> None:
 
     from reasonscope.attack.attacker import AttackSettings
     from reasonscope.attack.executor import make_attacker
-    from reasonscope.config import AttackConfig, ModelConfig
+    from reasonscope.plan import AttackConfig, ModelConfig
 
     torch.set_num_threads(2)
     settings = AttackSettings()

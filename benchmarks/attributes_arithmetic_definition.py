@@ -37,7 +37,7 @@ from reasonscope.attributes.expected_scores import expected_messages, prompt_for
 from reasonscope.data.word_problems import word_problem_items
 from reasonscope.judge.logprob_scores import expected_score, logprobs_many, scale_values
 from reasonscope.models.registry import create_model
-from reasonscope.settings import ModelConfig
+from reasonscope.shared_settings import ModelConfig
 from reasonscope.stats import bootstrap_mean, paired_difference
 
 ATTRIBUTE = "arithmetic_accuracy"

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 from reasonscope.data.loaders import load_dataset
-from reasonscope.settings import DatasetConfig
+from reasonscope.shared_settings import DatasetConfig
 from reasonscope.stats.bootstrap import bootstrap_mean
 from reasonscope.text.answers import answers_match, extract_answer
 

@@ -118,7 +118,7 @@ def ours_config(path: Path, out: Path, *, runtime: str, latency: float, k: int, 
 def run_stats(run_dir: Path) -> dict:
     """Model calls and scorer work of the latest run in a reasonscope store (from its notes and the score
     cache counters recorded in behavior.json)."""
-    from reasonscope.store import Store
+    from reasonscope.storage.store import Store
 
     store = Store.open_existing(run_dir)
     try:

@@ -39,8 +39,8 @@ def make_run(out: Path, name: str, seed: int, accuracy: float, items: int) -> Pa
     """A finished mock run in ``out/name`` (reused when it is already there)."""
     from rich.console import Console
 
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
 
     run_dir = out / name
     if (run_dir / "store.sqlite").exists():

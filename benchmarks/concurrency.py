@@ -59,11 +59,11 @@ def main() -> None:
 def measure(args, items, level: int, model_config: dict) -> None:
     """Send the plan's requests at one concurrency level through reasonscope's generation path and
     print one row."""
-    from reasonscope.calls import generate_pending
-    from reasonscope.config import ModelConfig, parse_plan
+    from reasonscope.execution.calls import generate_pending
     from reasonscope.models.registry import create_model
-    from reasonscope.runner import plan_requests
-    from reasonscope.store import Store
+    from reasonscope.pipeline.runner import plan_requests
+    from reasonscope.plan import ModelConfig, parse_plan
+    from reasonscope.storage.store import Store
 
     n = min(args.requests, args.max_requests_at_1) if level == 1 else args.requests
     cfg = ModelConfig(concurrency=level, max_tokens=16, **model_config)

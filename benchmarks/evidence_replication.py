@@ -150,7 +150,7 @@ def by_premise(test_rows: list[dict]) -> list[dict]:
 
 def instances(run_dir: Path) -> tuple[list[str], dict[str, list[dict]]]:
     """The classes and, per model, RACE's per-instance rows of the latest run in ``run_dir`` (its evidence.json)."""
-    from reasonscope.store import Store
+    from reasonscope.storage.store import Store
 
     store = Store.open_existing(run_dir)
     try:
@@ -229,7 +229,7 @@ def stored_labels(run_dir: Path, test_rows: list[dict]) -> None:
     from collections import Counter
 
     from reasonscope.evidence.scoring import parse_prediction
-    from reasonscope.store import Store
+    from reasonscope.storage.store import Store
 
     store = Store.open_existing(run_dir)
     try:

@@ -18,11 +18,11 @@ import time
 
 
 def demo_requests():
-    from reasonscope.config import Plan
     from reasonscope.data import load_dataset
     from reasonscope.demo import demo_plan
     from reasonscope.models.registry import create_model
-    from reasonscope.runner import Runner, plan_requests
+    from reasonscope.pipeline.runner import Runner, plan_requests
+    from reasonscope.plan import Plan
 
     plan = Plan.model_validate(demo_plan(output_dir="/tmp/unused-demo-benchmark"))
     model = create_model(plan.models[0])

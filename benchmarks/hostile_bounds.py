@@ -52,9 +52,9 @@ def serve(handler):
 
 
 def generate(url, n=1, **kw):
-    from reasonscope.config import ModelConfig
     from reasonscope.models.base import GenerationRequest
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import ModelConfig
 
     model = create_model(ModelConfig(spec="openai-compatible/fake", base_url=url, api_key_env="FAKE_KEY",
                                      options={"retry_base_s": 0.01, "retry_cap_s": 0.02}, **kw))

@@ -50,10 +50,10 @@ def main() -> None:
     import torch
     from rich.console import Console
 
-    from reasonscope.config import DatasetConfig, InformationConfig, StatsConfig
     from reasonscope.data.loaders import load_dataset
     from reasonscope.information.scoring import run_information
-    from reasonscope.store import Store
+    from reasonscope.plan import DatasetConfig, InformationConfig, StatsConfig
+    from reasonscope.storage.store import Store
 
     torch.set_num_threads(args.threads)
     t_start = time.perf_counter()

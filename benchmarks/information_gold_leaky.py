@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     from reasonscope.data.loaders import load_dataset
     from reasonscope.information.baseline import NLI_RELATION_VERBS, label_text, rule_baseline_with_rule
     from reasonscope.information.evaluator import load_evaluator
-    from reasonscope.settings import DatasetConfig, StatsConfig
+    from reasonscope.shared_settings import DatasetConfig, StatsConfig
 
     torch.set_num_threads(1)
     if args.summary is None and args.folder is None:

@@ -39,12 +39,12 @@ def main() -> None:
     from reasonscope.information.ig_cache import AttributionCache
     from reasonscope.information.leakage import leakage_attributions, token_attributions
     from reasonscope.information.variants import baseline_input
-    from reasonscope.store import Store
+    from reasonscope.storage.store import Store
 
     torch.set_num_threads(args.threads)
     if args.data:
-        from reasonscope.config import DatasetConfig
         from reasonscope.data.loaders import load_dataset
+        from reasonscope.plan import DatasetConfig
 
         items = load_dataset(DatasetConfig(name="esnli", format="esnli", path=args.data, limit=args.items)).items
         source = Path(args.data).name

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     from reasonscope.information.evaluator import load_evaluator
     from reasonscope.information.leakage import leakage_attributions, leakage_term
     from reasonscope.information.variants import baseline_input
-    from reasonscope.settings import DatasetConfig
+    from reasonscope.shared_settings import DatasetConfig
 
     torch.set_num_threads(1)
     phi_base = load_evaluator(args.phi_base)

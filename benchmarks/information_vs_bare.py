@@ -68,13 +68,13 @@ def main() -> None:
         train_probe,
     )
     from reasonscope.information.variants import baseline_input, rationale_input
-    from reasonscope.store import Store
+    from reasonscope.storage.store import Store
 
     torch.set_num_threads(args.threads)
     n_items = max(args.items, args.la_items, args.ig_items) + 16
     if args.data:
-        from reasonscope.config import DatasetConfig
         from reasonscope.data.loaders import load_dataset
+        from reasonscope.plan import DatasetConfig
 
         items = load_dataset(DatasetConfig(name="esnli", format="esnli", path=args.data, limit=n_items)).items
     else:

@@ -17,10 +17,10 @@ import time
 def main(repeats: int = 20) -> None:
     import torch
 
-    from reasonscope.config import ModelConfig
     from reasonscope.judge.logprob_scores import scale_values
     from reasonscope.judge.prompts import judge_messages
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import ModelConfig
     from reasonscope.scorers.nli import NLI_LABELS, judge_prompt
 
     torch.set_num_threads(2)

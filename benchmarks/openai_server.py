@@ -5,7 +5,7 @@ SmolLM2-135M-Instruct GGUF (Q4_1) on 127.0.0.1 in its own process. At each concu
 distinct questions (greedy, seeded, ``max_tokens`` M) are sent two ways, side by side in one run:
 
 * **reasonscope**: a behaviour plan's requests through reasonscope's real path
-  (:func:`reasonscope.calls.generate_pending`: the openai SDK client of the ``openai-compatible`` provider,
+  (:func:`reasonscope.execution.calls.generate_pending`: the openai SDK client of the ``openai-compatible`` provider,
   the retry wrapper, bounded concurrency and one committed store write per completion, into a fresh store);
 * **bare**: the same requests (messages, ``max_tokens``, temperature, seed) through the ``openai`` SDK alone (``AsyncOpenAI``, ``max_retries=0``, an
   ``asyncio.Semaphore`` of the same size), nothing stored.
@@ -50,10 +50,10 @@ def questions(n: int) -> list[str]:
 def plan(base_url: str, prompts: list[str], level: int, max_tokens: int):
     """(model, planned requests): the prompts as a behaviour plan's requests (reasonscope's prompt template
     around each question) for the ``openai-compatible`` provider at ``level`` in flight."""
-    from reasonscope.config import ModelConfig, parse_plan
     from reasonscope.llama_server import MODEL_ALIAS
     from reasonscope.models.registry import create_model
-    from reasonscope.runner import plan_requests
+    from reasonscope.pipeline.runner import plan_requests
+    from reasonscope.plan import ModelConfig, parse_plan
     from reasonscope.types import Item
 
     items = [Item(id=f"q{i}", input=p, target=0, answer_type="number") for i, p in enumerate(prompts)]
@@ -67,8 +67,8 @@ def plan(base_url: str, prompts: list[str], level: int, max_tokens: int):
 
 def through_reasonscope(base_url: str, prompts: list[str], level: int, max_tokens: int) -> Measured:
     """The planned requests through generate_pending (retry wrapper, store writes) into a fresh store."""
-    from reasonscope.calls import generate_pending
-    from reasonscope.store import Store
+    from reasonscope.execution.calls import generate_pending
+    from reasonscope.storage.store import Store
 
     model, planned = plan(base_url, prompts, level, max_tokens)
 

@@ -23,8 +23,8 @@ def main() -> None:
     ap.add_argument("--p", type=int, default=3)
     args = ap.parse_args()
 
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
 
     with tempfile.TemporaryDirectory() as out:
         plan = parse_plan({

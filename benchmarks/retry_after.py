@@ -41,9 +41,9 @@ def main() -> None:
 
     import openai
 
-    from reasonscope.config import ModelConfig
     from reasonscope.models.base import GenerationRequest
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import ModelConfig
     from reasonscope.testing import FakeOpenAIServer
 
     messages = [{"role": "user", "content": "What is 6 x 7?"}]

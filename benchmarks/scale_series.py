@@ -14,7 +14,7 @@ Per size: wall time, CPU seconds, peak RSS, scorer inputs computed; then the che
   largest run's time that the n^2 term accounts for (c n^2 / wall at the largest n);
 * **memory per item**: the growth of peak RSS per added item between the smallest and the largest size.
 
-A run of more than ``reasonscope.results.CHUNK_ITEMS`` items is planned, scored and written one chunk at
+A run of more than ``reasonscope.storage.run_data.CHUNK_ITEMS`` items is planned, scored and written one chunk at
 a time, so peak memory should grow far slower than the items.
 
     nice -n 10 python benchmarks/scale_series.py --sizes 1000 5000 20000 50000 200000 --k 1 --p 1

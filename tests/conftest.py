@@ -10,6 +10,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The suite sees the built-in five families only, whatever plugin is installed (the schemas and goldens are
+# theirs); tests/test_plugins*.py hand the registry their plugins, or run a child process with autoload on.
+os.environ.setdefault("REASONSCOPE_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -123,8 +126,8 @@ def five_family_run(tmp_path_factory, tiny_causal_lm, tiny_seq2seq):
 
     from reasonscope.attack.attacker import Attacker, Chain
     from reasonscope.attack.layout import encode
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
     from reasonscope.testing import scripted_chains
 
     def scripted(self, layout, question_embeds=None):  # sound clean chain; any perturbation breaks it

@@ -12,10 +12,10 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from reasonscope.atomic_files import atomic_open, atomic_path, remove_stale_temporaries
 from reasonscope.cli import app
-from reasonscope.config import parse_plan
-from reasonscope.runner import Runner
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import parse_plan
+from reasonscope.storage.atomic_files import atomic_open, atomic_path, remove_stale_temporaries
 
 runner = CliRunner()
 
@@ -34,8 +34,8 @@ def plan_dict(out):
 CRASH = textwrap.dedent("""
     import json, os, signal, sys
     import reasonscope.report.build as build
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.plan import parse_plan
+    from reasonscope.pipeline.runner import Runner
 
     rows = build.sample_rows
     def dying(*args, **kwargs):

@@ -12,8 +12,8 @@ import torch
 from reasonscope.attack.attacker import Attacker, AttackSettings, Chain
 from reasonscope.attack.layout import attack_losses, embed_layout, encode, losses_from_logits, make_layout
 from reasonscope.attack.transfer import run_transfer, transfer_chain
-from reasonscope.config import AttackConfig, StatsConfig, parse_plan
-from reasonscope.store import Store
+from reasonscope.plan import AttackConfig, StatsConfig, parse_plan
+from reasonscope.storage.store import Store
 from reasonscope.testing import scripted_chains
 from reasonscope.types import Item
 from tolerance import assert_close_to_scale
@@ -157,7 +157,7 @@ def test_end_to_end_plan_resume_and_report(tmp_path, tiny_causal_lm, monkeypatch
                                 "transfer": [{"spec": "mock/scripted", "name": "api",
                                               "options": {"responses": ["Answer: 8\nReasoning: 3 + 5 = 8."]}}]}},
         "stats": {"n_resamples": 200}})
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
 
     s = Runner(plan, show_progress=False).run()
     t = json.loads((s.run_dir / "summary.json").read_text())["attack"]
@@ -193,7 +193,7 @@ def test_end_to_end_plan_resume_and_report(tmp_path, tiny_causal_lm, monkeypatch
 
 
 def test_plan_checks_and_white_box_only(tmp_path):
-    from reasonscope.config import PlanError
+    from reasonscope.plan import PlanError
 
     with pytest.raises(PlanError, match="families.attack needs `datasets`"):
         parse_plan({"models": [{"spec": "smollm2"}], "families": {"attack": {}}})
@@ -214,7 +214,7 @@ def test_plan_checks_and_white_box_only(tmp_path):
 @pytest.mark.slow
 def test_smollm2_token_attack_one_item():
     from reasonscope.attack.executor import make_attacker
-    from reasonscope.config import ModelConfig
+    from reasonscope.plan import ModelConfig
 
     cfg = AttackConfig(cot_tokens=32)
     attacker = make_attacker(ModelConfig(spec="smollm2"), cfg, AttackSettings(cot_tokens=32))
@@ -263,7 +263,7 @@ def test_meaning_judge_makes_changed_questions_invalid(tmp_path, tiny_causal_lm,
         "families": {"attack": {"steps": 1, "candidates": 2, "min_similarity": None, "meaning_judge": True,
                                 "judge": {"spec": "mock/judge", "options": {"meaning_changed": True, "ok_rate": 1}}}},
         "stats": {"n_resamples": 200}})
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
 
     s = Runner(plan, show_progress=False).run()
     rows = [json.loads(x) for x in (s.run_dir / "attack_items.jsonl").read_text().splitlines()]
@@ -282,7 +282,7 @@ def test_ray_executor_equals_local(tiny_causal_lm):
 
     from reasonscope.attack.executor import attack_items, make_attacker
     from reasonscope.attack.scoring import settings_of
-    from reasonscope.config import ModelConfig
+    from reasonscope.plan import ModelConfig
 
     cfg = AttackConfig(steps=1, candidates=2, min_similarity=None, cot_tokens=6, answer_tokens=6)
     settings = settings_of(cfg, 0)

@@ -168,7 +168,7 @@ def test_attack_item_record_with_batched_regeneration(sharp):
 def test_local_executor_decodes_clean_chains_in_batches(tiny_causal_lm, monkeypatch):
     from reasonscope.attack.executor import attack_items
     from reasonscope.attack.scoring import settings_of
-    from reasonscope.config import AttackConfig, ModelConfig
+    from reasonscope.plan import AttackConfig, ModelConfig
 
     batches, attacked = [], []
     real = Attacker.answer_first_many

@@ -10,8 +10,8 @@ import pytest
 
 from reasonscope.attack.attacker import Attacker, AttackSettings, Chain
 from reasonscope.attack.layout import encode, make_layout
-from reasonscope.attack.outcomes import ChainCheck, classify, outcome_rates
-from reasonscope.config import StatsConfig, parse_plan
+from reasonscope.attack.outcome_rules import ChainCheck, classify, outcome_rates
+from reasonscope.plan import StatsConfig, parse_plan
 from reasonscope.testing import scripted_chains
 
 QUESTION = "Ana has 3 apples and gets 5 more . How many apples does Ana have ?"
@@ -118,7 +118,7 @@ def _chains(clean: str, perturbed: str, embedded: str | None = None):
 
 
 def _run(tmp_path, tiny_causal_lm, monkeypatch, clean, perturbed, embedded=None, rationale=None, **attack):
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "q.jsonl"

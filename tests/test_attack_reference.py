@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from reasonscope.attack.outcomes import ChainCheck, classify
+from reasonscope.attack.outcome_rules import ChainCheck, classify
 from reasonscope.attack.reference import check_reference, reference_of
 from reasonscope.data.word_problems import word_problem_items
 from reasonscope.types import Item

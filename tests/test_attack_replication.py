@@ -83,8 +83,8 @@ def test_replication_benchmark_wiring(tmp_path, tiny_causal_lm, monkeypatch, cap
 
 def test_attack_dataset_replaces_the_plans_datasets(tmp_path, tiny_causal_lm, monkeypatch):
     """``families.attack.dataset`` (as the demo sets it): the attack runs on those items only."""
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
 
     items = word_problem_items(2, seed=7)
     monkeypatch.setattr(Attacker, "answer_first_many", scripted_chains(_script(
@@ -107,9 +107,9 @@ def test_attack_dataset_replaces_the_plans_datasets(tmp_path, tiny_causal_lm, mo
 
 
 def test_demo_attacks_the_benchmarks_first_word_problems():
-    from reasonscope.config import parse_plan
     from reasonscope.data.loaders import load_dataset
     from reasonscope.demo import ATTACK_ITEMS, demo_plan
+    from reasonscope.plan import parse_plan
 
     plan = parse_plan(demo_plan("runs"), "<demo plan>")
     ds = plan.families.attack.dataset
@@ -130,8 +130,8 @@ def test_judge_validation_counts_the_judges_verdicts_on_clean_and_planted_chains
     from rich.console import Console
 
     from reasonscope.attack.arithmetic import check_arithmetic
-    from reasonscope.settings import StatsConfig
-    from reasonscope.store import Store
+    from reasonscope.shared_settings import StatsConfig
+    from reasonscope.storage.store import Store
 
     bench = load_benchmark("attack_replication")
     asked: list[tuple[str, str]] = []
@@ -163,7 +163,7 @@ def test_paired_test_counts_discordant_problems_and_gives_mcnemars_exact_p(load_
     """Token against random on the same problems: 6 problems only token breaks, 1 only random, 2 both, 3 neither;
     one problem with an excluded random attack is left out. McNemar exact: 2 * P(X <= 1), X ~ Bin(7, 1/2) =
     2 * 8 / 128 = 0.125; SR difference (8 - 3) / 12."""
-    from reasonscope.settings import StatsConfig
+    from reasonscope.shared_settings import StatsConfig
 
     bench = load_benchmark("attack_replication")
     pattern = [("success", "wrong")] * 6 + [("wrong", "success")] + [("success", "success")] * 2 + \

@@ -11,9 +11,9 @@ import pytest
 
 from reasonscope.attributes.expected_scores import expected_messages, judge_expected, prompt_for
 from reasonscope.attributes.judging import Target
-from reasonscope.config import PlanError, parse_plan
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import PlanError, parse_plan
+from reasonscope.storage.store import Store
 
 
 def _plan(tmp_path, judge_options, **extra):
@@ -71,9 +71,9 @@ def test_expected_scoring_needs_the_0_10_scale():
 
 
 def test_tiny_local_judge_reads_scores_after_its_chat_turn(tiny_causal_lm, tmp_path):
-    from reasonscope.config import AttributesConfig, ModelConfig
     from reasonscope.judge.logprob_scores import scale_values
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import AttributesConfig, ModelConfig
 
     judge = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}", name="tiny"))
     cfg = AttributesConfig(judges=[], scale="0-10", scoring="expected", attributes=["correctness"], automatic=None)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from reasonscope.attributes.definitions import ATTRIBUTES
 from reasonscope.attributes.scoring import ratings_table
 from reasonscope.cli import app
-from reasonscope.config import PlanError, parse_plan
+from reasonscope.judge.attributes import ATTRIBUTES
 from reasonscope.judge.parse import combine_orders, hostile_flags, parse_judgement, parse_pairwise
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import PlanError, parse_plan
+from reasonscope.storage.store import Store
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 runner = CliRunner()
@@ -194,8 +194,8 @@ def test_plan_validation_of_attributes():
 
 def test_automatic_metrics_with_tiny_models(tiny_nli, tiny_causal_lm):
     from reasonscope.attributes.automatic import automatic_metrics, load_backends
-    from reasonscope.config import AutomaticAttributesConfig
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import AutomaticAttributesConfig
 
     cfg = AutomaticAttributesConfig(embedding="embedded-minilm", nli={"backend": "hf", "model": str(tiny_nli)},
                                     perplexity=f"hf/{tiny_causal_lm}")

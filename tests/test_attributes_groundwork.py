@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from reasonscope.attributes.definitions import ATTRIBUTES, attribute_key
+from reasonscope.judge.attributes import ATTRIBUTES, attribute_key
 from reasonscope.judge.parse import parse_judgement
 from reasonscope.stats.agreement import krippendorff_alpha, mean_spearman
 from reasonscope.stats.ratings import bootstrap_bradley_terry, bootstrap_ratings, bradley_terry, online_elo
@@ -224,7 +224,7 @@ def test_shap_ranks_the_deciding_attribute_first(tmp_path):
     import numpy as np
 
     from reasonscope.attributes.explain import explain_preferences
-    from reasonscope.report.attributes_view import shap_plots
+    from reasonscope.attributes.report_view import shap_plots
 
     rng = np.random.default_rng(0)
     n = 300

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from reasonscope.attributes.elo import attribute_battles, human_battles, outcome, preference_battles
 from reasonscope.attributes.ratings import preference_ratings, rank_agreement, ratings_table
 from reasonscope.cli import app
-from reasonscope.config import AttributesConfig, parse_plan
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import AttributesConfig, parse_plan
+from reasonscope.storage.store import Store
 
 runner = CliRunner()
 

@@ -9,11 +9,11 @@ import pytest
 
 from reasonscope.behavior.scoring import score_behavior
 from reasonscope.behavior.strategies import BUILTIN_STRATEGIES, all_strategies, composite
-from reasonscope.config import BehaviorConfig, ModelConfig, NLIConfig, SimilarityConfig, StatsConfig
-from reasonscope.results import RunData, interpret
+from reasonscope.plan import BehaviorConfig, ModelConfig, NLIConfig, SimilarityConfig, StatsConfig
 from reasonscope.scorers.nli import HFCrossEncoderNLI, LLMJudgeNLI, make_nli
 from reasonscope.scorers.similarity import make_similarity
 from reasonscope.stats.bootstrap import bootstrap_mean, paired_difference
+from reasonscope.storage.run_data import RunData, interpret
 from reasonscope.text.steps import split_steps
 from reasonscope.types import Item
 

@@ -7,8 +7,8 @@ import pytest
 from reasonscope.behavior import metrics as M
 from reasonscope.behavior.efficiency import corpus_efficiency, paired_corpus_efficiency
 from reasonscope.behavior.scoring import score_behavior
-from reasonscope.config import BehaviorConfig, NLIConfig, StatsConfig, parse_plan
-from reasonscope.results import RunData, interpret
+from reasonscope.plan import BehaviorConfig, NLIConfig, StatsConfig, parse_plan
+from reasonscope.storage.run_data import RunData, interpret
 from reasonscope.types import Item
 
 

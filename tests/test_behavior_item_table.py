@@ -11,7 +11,7 @@ import numpy as np
 
 from reasonscope.behavior import scoring
 from reasonscope.behavior.item_table import ItemTable
-from reasonscope.config import BehaviorConfig, StatsConfig
+from reasonscope.plan import BehaviorConfig, StatsConfig
 
 
 def table() -> ItemTable:

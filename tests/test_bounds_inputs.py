@@ -12,13 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import PlanError, load_plan
 from reasonscope.data.adapters import inspect_logs
 from reasonscope.data.adapters.common import new_record
 from reasonscope.data.adapters.lm_eval_logs import read_lm_eval
 from reasonscope.data.loaders import DatasetError, RowError
-from reasonscope.rundir import check_output_dir
-from reasonscope.yaml_io import MAX_EVENTS, MAX_PLAN_BYTES
+from reasonscope.plan import PlanError, load_plan
+from reasonscope.storage.rundir import check_output_dir
+from reasonscope.storage.yaml_io import MAX_EVENTS, MAX_PLAN_BYTES
 
 runner = CliRunner()
 PLAN = "experiment: {name: t, output_dir: OUT}\nmodels: [{spec: mock/reasoner}]\ndatasets: [{name: s, format: synthetic}]\n"

@@ -16,15 +16,15 @@ import zlib
 
 import pytest
 
-from reasonscope.calls import complete_cached, planned_request
-from reasonscope.config import ModelConfig
 from reasonscope.data.loaders import DatasetError
 from reasonscope.data.predictions import read_predictions
+from reasonscope.execution.calls import complete_cached, planned_request
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.http import DEFAULT_MAX_REPLY_BYTES, max_reply_bytes
 from reasonscope.models.registry import create_model
 from reasonscope.models.reported import NumberOutOfRule, finish_reason, logprob, whole_number
-from reasonscope.store import Store
+from reasonscope.plan import ModelConfig
+from reasonscope.storage.store import Store
 from reasonscope.testing import FakeAnthropicServer, FakeOpenAIServer, RawServer
 from reasonscope.types import Item
 
@@ -110,7 +110,7 @@ def test_an_anthropic_reply_is_bounded_too(monkeypatch):
 
 
 def test_max_reply_bytes_is_a_checked_setting_outside_the_cache_key():
-    from reasonscope.store import cache_key
+    from reasonscope.storage.store import cache_key
 
     assert max_reply_bytes({}) == DEFAULT_MAX_REPLY_BYTES == 64 * 1024**2
     with pytest.raises(ValueError, match="options.max_reply_bytes: expected a whole number of bytes >= 1024"):

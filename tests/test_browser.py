@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import parse_plan
-from reasonscope.runner import Runner
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import parse_plan
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),

@@ -8,11 +8,11 @@ from contextlib import contextmanager
 
 import pytest
 
-from reasonscope.calls import generate_pending, planned_request
-from reasonscope.config import ModelConfig
+from reasonscope.execution.calls import generate_pending, planned_request
 from reasonscope.models.base import LanguageModel
 from reasonscope.models.registry import create_model
-from reasonscope.store import Store
+from reasonscope.plan import ModelConfig
+from reasonscope.storage.store import Store
 from reasonscope.types import Completion, Item
 
 

@@ -14,17 +14,19 @@ import pytest
 
 from reasonscope.compare import CompareError, compare_runs
 from reasonscope.compare.metrics import resolve_spec, selector_matches, settings_differences
-from reasonscope.store import Store
+from reasonscope.storage.store import Store
 from reasonscope.types import Completion, Item, Score
 
 BEHAVIOR = {"nli": {"backend": "none", "model": "nli-a", "batch_size": 16}, "samples": 1}
 
 
-def make_run(run_dir, scores, *, items=None, config=None, outputs=None, seed=0, dataset="ds", finish=True):
+def make_run(run_dir, scores, *, items=None, config=None, outputs=None, seed=0, dataset="ds", finish=True,
+             template=None):
     """A run folder whose store holds ``scores``: ``{(family, metric, model): {item id: value}}``.
 
     Items are ``dataset/<id>`` with input ``q<id>`` unless ``items`` (id -> Item fields) says otherwise;
-    ``outputs``: ``{(model, id): text}`` stored as the model's completion of the item.
+    ``outputs``: ``{(model, id): text}`` stored as the model's completion of the item, its request recording
+    ``template`` (one for every model, or ``{model: template}``; None: no template, as older stores).
     """
     store = Store(run_dir)
     run_id = store.start_run(kind="run", config=config or {"families": {"behavior": BEHAVIOR}}, seed=seed)
@@ -37,7 +39,9 @@ def make_run(run_dir, scores, *, items=None, config=None, outputs=None, seed=0, 
     links = []
     for (model, i), text in (outputs or {}).items():
         key = f"k-{model}-{i}-{seed}"
-        store.put_completion(key, provider="mock", model_id=model, request={}, completion=Completion(text=text))
+        tmpl = template.get(model) if isinstance(template, dict) else template
+        store.put_completion(key, provider="mock", model_id=model, request={"template": tmpl} if tmpl else {},
+                             completion=Completion(text=text))
         links.append((run_id, model, dataset, i, "original", 0, key, 64))
     if links:
         store.link(links)

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from reasonscope.cli import app
 from reasonscope.compare import compare_runs, json_schema, render_html, render_markdown, render_text
-from reasonscope.rundir import RunDirLock
+from reasonscope.storage.rundir import RunDirLock
 from test_compare import CQ_BASE, CQ_NEW, make_run, shares
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "schemas" / "compare.schema.json"
@@ -196,8 +196,8 @@ def test_real_mock_runs_end_to_end(tmp_path, monkeypatch):
     """Two runs of the mock reasoner (accuracy 0.9 vs 0.3, 30 items): CQ worse, exit 1, outputs in the drill-down."""
     from rich.console import Console as RichConsole
 
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
 
     def run(name, accuracy):
         plan = parse_plan({"experiment": {"name": name, "seed": 1, "output_dir": str(tmp_path)},

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from reasonscope.config import ModelConfig, PlanError, load_plan, parse_plan
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.registry import create_model
-from reasonscope.runner import Runner
-from reasonscope.store import Store, cache_key
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import ModelConfig, PlanError, load_plan, parse_plan
+from reasonscope.storage.store import Store, cache_key
 from reasonscope.testing import FakeOpenAIServer
 from reasonscope.types import Completion, Item, Score
 
@@ -311,8 +311,8 @@ def test_hf_dataset_id_goes_through_datasets(monkeypatch):
     import sys
     import types
 
-    from reasonscope.config import DatasetConfig
     from reasonscope.data.loaders import load_dataset
+    from reasonscope.plan import DatasetConfig
 
     calls = []
     fake = types.ModuleType("datasets")

@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import DatasetConfig, parse_plan
 from reasonscope.data.loaders import DatasetError, load_dataset
 from reasonscope.data.predictions import read_predictions
-from reasonscope.runner import Runner
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import DatasetConfig, parse_plan
 
 runner = CliRunner()
 SEPARATORS = "\u2028\u2029\x85"  # line breaks for str.splitlines, ordinary characters inside JSON strings

@@ -6,7 +6,7 @@ from reasonscope.demo import demo_plan, family_notes
 
 
 def test_demo_plan_parses_with_expected_judge_scores_and_no_llm_nli_over_step_pairs():
-    from reasonscope.config import parse_plan
+    from reasonscope.plan import parse_plan
 
     plan = parse_plan(demo_plan("runs"), "<demo plan>")
     attributes = plan.families.attributes

@@ -27,8 +27,10 @@ def test_every_benchmark_is_listed():
 
 
 def test_metric_catalogue_page_lists_every_metric_with_range_and_direction():
-    from reasonscope.metric_specs import CATALOGUE
+    from reasonscope.metric_specs import Catalogue
+    from reasonscope.registry import all_families
 
+    CATALOGUE = Catalogue.of(all_families())
     page = load_hooks().metrics_page()
     rows = {}
     family = None

@@ -33,7 +33,7 @@ import yaml
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import Plan, ScorePlan, load_plan
+from reasonscope.plan import Plan, ScorePlan, load_plan
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]

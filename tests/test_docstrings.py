@@ -13,7 +13,7 @@ MODULES = {
     "reasonscope.attributes.roscoe": 27,
     "reasonscope.evidence.matchers": 8,
     "reasonscope.information.variants": 2,
-    "reasonscope.attack.outcomes": 3,
+    "reasonscope.attack.outcome_rules": 3,
     "reasonscope.evidence.scoring": 1,
     "reasonscope.behavior.efficiency": 1,
 }
@@ -34,7 +34,7 @@ METRIC_FUNCTIONS = [
                                        "repetition_step", "repetition_word", "self_consistency", "source_consistency",
                                        "perplexity_chain", "perplexity_step", "perplexity_step_max")),
     ("reasonscope.information.tables", ("score_variants", "separations")),
-    ("reasonscope.attack.outcomes", ("outcome_rates",)),
+    ("reasonscope.attack.outcome_rules", ("outcome_rates",)),
     ("reasonscope.evidence.scoring", ("evaluate_instance", "asymmetry")),
 ]
 

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from reasonscope.config import parse_plan
 from reasonscope.data.loaders import DatasetError
 from reasonscope.evidence.classifier import EvidenceClassifier, split_sets
 from reasonscope.evidence.matchers import Rationale, edit_match, exact_match, token_match
@@ -20,7 +19,8 @@ from reasonscope.evidence.scoring import (
     read_prediction_file,
     run_evidence,
 )
-from reasonscope.runner import Runner
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import parse_plan
 from reasonscope.types import Item
 
 

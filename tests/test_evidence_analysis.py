@@ -94,8 +94,8 @@ def test_classifier_on_pairs_has_no_template_word_and_no_cross_boundary_bigram()
 
 
 def test_unknown_text_field_stops_the_plan_before_any_model_call(tmp_path):
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
 
     plan = parse_plan({
         "experiment": {"name": "ev", "output_dir": str(tmp_path)},

@@ -10,9 +10,9 @@ import math
 
 import pytest
 
-from reasonscope.config import parse_plan
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import parse_plan
+from reasonscope.storage.store import Store
 
 TOPICS = ["business", "sci_tech", "sports", "world"]
 
@@ -75,10 +75,10 @@ def test_without_the_plan_model_sampled_labels_stay_with_a_warning():
 
 
 def test_tiny_local_model_reads_the_label_where_its_json_starts(tiny_causal_lm):
-    from reasonscope.config import ModelConfig
     from reasonscope.evidence.likelihood import JSON_START, likelihood_labels
     from reasonscope.evidence.scoring import build_messages
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import ModelConfig
     from reasonscope.types import Item
 
     lm = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}", name="tiny"))
@@ -92,10 +92,10 @@ def test_tiny_local_model_reads_the_label_where_its_json_starts(tiny_causal_lm):
 
 
 def test_a_model_without_log_probabilities_keeps_its_sampled_labels(monkeypatch):
-    from reasonscope.config import ModelConfig
     from reasonscope.evidence.scoring import Prediction
     from reasonscope.evidence.stored import relabel_by_likelihood
     from reasonscope.models.mock import MockModel
+    from reasonscope.plan import ModelConfig
     from reasonscope.types import Item
 
     async def refuse(self, prompt, continuations):
@@ -114,10 +114,10 @@ def test_an_api_model_reads_labels_of_several_tokens_by_their_first_token():
     """An OpenAI-compatible server returns the first answer token's 20 alternatives: "entailment" is not one
     token, so it is read by its longest prefix there, plus its capitalised form (SmolLM2 on llama.cpp's
     server answers "Ent" / "ent" / "Cont" ...)."""
-    from reasonscope.config import ModelConfig
     from reasonscope.evidence.likelihood import first_token_candidates as candidates
     from reasonscope.evidence.likelihood import first_token_logprobs, likelihood_labels
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import ModelConfig
     from reasonscope.testing import FakeOpenAIServer
     from reasonscope.types import Item
 

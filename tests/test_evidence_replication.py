@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from reasonscope.config import parse_plan
+from reasonscope.plan import parse_plan
 
 
 def test_test_rows_go_premise_by_premise(load_benchmark):
@@ -42,7 +42,7 @@ def test_the_constant_run_gives_one_label_and_the_hypothesis(load_benchmark):
 
 def test_stored_labels_counts_what_is_stored_so_far(load_benchmark, monkeypatch, capsys, tmp_path):
     er = load_benchmark("evidence_replication")
-    from reasonscope import store as store_module
+    from reasonscope.storage import store as store_module
 
     class FakeStore:
         def run(self):

@@ -14,25 +14,39 @@ import typer
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import FamiliesConfig, Plan
 from reasonscope.family import Family
 from reasonscope.metric_specs import MetricSpec
-from reasonscope.registry import FAMILIES, SCORING_ORDER, all_families, enabled_families, get_family
+from reasonscope.plan import FamiliesConfig, Plan, ScoreFamiliesConfig
+from reasonscope.registry import (
+    FAMILIES,
+    FAMILY_NAMES,
+    SCORING_ORDER,
+    all_families,
+    check_family,
+    enabled_families,
+    family_names,
+    get_family,
+)
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "reasonscope"
-FAMILY_PACKAGES = set(FAMILIES)
-SHARED = {"types", "store", "calls", "models", "data", "text", "scorers", "judge", "stats", "report", "settings",
-          "family", "family_order", "metric_specs", "results", "prompts", "yaml_io", "rundir", "atomic_files",
-          "processes", "outcome"}
-NAMES = list(FAMILIES)
-ASSEMBLY = {"registry", "config", "cli", "runner", "scoring", "importer", "up_to_date"}
+FAMILY_PACKAGES = set(FAMILY_NAMES)  # the built-in families' folders under src/
+SHARED = {"types", "storage", "execution", "models", "data", "text", "scorers", "judge", "stats", "report",
+          "shared_settings", "family", "metric_specs", "prompts", "output_files"}
+NAMES = list(family_names())  # every registered family: the built-in five, then any plugin the registry loaded
+ASSEMBLY = {"registry", "plan", "cli", "pipeline"}
 KNOWN_ASSEMBLY_IMPORTS: dict[str, set[str]] = {}
 
 
 def test_registry_names_and_order():
-    assert NAMES == ["behavior", "evidence", "information", "attributes", "attack"]
-    assert sorted(SCORING_ORDER) == sorted(NAMES)
+    assert NAMES[:5] == ["behavior", "evidence", "information", "attributes", "attack"] == list(FAMILIES)
+    assert sorted(SCORING_ORDER) == sorted(FAMILY_NAMES)
+    assert sorted(family_names("scoring")) == sorted(family_names("summary")) == sorted(NAMES)
     assert [f.name for f in all_families()] == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_family_passes_the_registry_check_a_plugin_must_pass(name):
+    assert check_family(get_family(name), name) is None
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -53,7 +67,11 @@ def test_family_settings_is_the_plan_field(name):
     fam = get_family(name)
     field = FamiliesConfig.model_fields[name]
     assert fam.settings in getattr(field.annotation, "__args__", ())
-    assert set(FamiliesConfig.model_fields) == set(NAMES)
+    assert list(FamiliesConfig.model_fields) == NAMES
+    if fam.score_settings is None:  # a family that cannot score imported outputs is not in a score plan
+        assert name not in ScoreFamiliesConfig.model_fields
+    else:
+        assert fam.score_settings in getattr(ScoreFamiliesConfig.model_fields[name].annotation, "__args__", ())
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -72,7 +90,10 @@ def test_family_settings_schema_round_trips(name):
 
 def test_plan_schema_lists_every_family():
     families = Plan.model_json_schema()["$defs"]["FamiliesConfig"]["properties"]
-    assert set(families) == set(NAMES)
+    assert list(families) == NAMES
+    score = ScoreFamiliesConfig.model_json_schema()["properties"]
+    built_in = [name for name in score if name in FAMILIES]
+    assert built_in == ["behavior", "evidence", "attributes"]  # the built-ins that score imported outputs
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -82,15 +103,20 @@ def test_family_sub_app_mounts(name):
     if name == "behavior":  # reached through `run` and `score` only: no commands of its own
         assert find_spec("reasonscope.cli.behavior") is None
         return
-    sub = import_module(f"reasonscope.cli.{name}").app  # the command line owns the families' sub-apps
+    if name in FAMILIES:
+        sub = import_module(f"reasonscope.cli.{name}").app  # the command line owns the built-in families' sub-apps
+    else:
+        sub = get_family(name).commands  # a plugin brings its own
+        if sub is None:
+            return
     assert isinstance(sub, typer.Typer)
     runner = CliRunner()
     if sub.info.name:  # a command group
-        assert sub.info.name == name
-        res = runner.invoke(app, [name, "--help"])
+        assert sub.info.name in (name, name.replace("_", "-"))  # named after the family
+        res = runner.invoke(app, [sub.info.name, "--help"])
         assert res.exit_code == 0, res.output
         for cmd in sub.registered_commands:
-            assert cmd.name in res.output
+            assert (cmd.name or cmd.callback.__name__.replace("_", "-")) in res.output
     else:  # top-level commands
         for cmd in sub.registered_commands:
             res = runner.invoke(app, [cmd.name or cmd.callback.__name__, "--help"])
@@ -137,8 +163,8 @@ def _sources(top: str) -> list[Path]:
 
 
 def test_import_graph_walker_sees_relative_and_absolute_imports(tmp_path):
-    assert "config" in _imports(SRC / "runner.py")
-    assert "store" in _imports(SRC / "report" / "build.py")
+    assert "plan" in _imports(SRC / "pipeline" / "runner.py")  # `from ..plan import`
+    assert "storage" in _imports(SRC / "report" / "build.py")
 
 
 @pytest.mark.parametrize("layer", sorted(SHARED))
@@ -148,23 +174,23 @@ def test_shared_layers_import_no_family(layer):
         assert not bad, f"{path.relative_to(SRC)} (shared layer) imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FAMILY_NAMES)  # the built-in families' sources
 def test_no_family_imports_another(name):
     for path in _sources(name):
         bad = _imports(path) & (FAMILY_PACKAGES - {name})
         assert not bad, f"{path.relative_to(SRC)} imports the families {sorted(bad)}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", FAMILY_NAMES)  # the built-in families' sources
 def test_no_family_imports_the_command_line_or_the_run_pipeline(name):
-    above = {"cli", "runner", "scoring", "importer", "up_to_date", "config", "registry"}
+    above = {"cli", "pipeline", "plan", "registry"}
     for path in _sources(name):
         bad = _imports(path) & above
         assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}, which sit above the families"
 
 
 def test_generation_needs_come_through_the_protocol():
-    from reasonscope.runner import answer_needs, request_count
+    from reasonscope.pipeline.runner import answer_needs, request_count
     from reasonscope.types import Item
 
     def plan(families):
@@ -193,7 +219,7 @@ def test_attack_executor_does_not_import_the_family_module():
 
 @pytest.mark.parametrize("package", ["reasonscope", "reasonscope.data", "reasonscope.text", "reasonscope.models",
                                      "reasonscope.scorers", "reasonscope.judge", "reasonscope.stats",
-                                     *(f"reasonscope.{n}" for n in NAMES)])
+                                     *(f"reasonscope.{n}" for n in FAMILY_NAMES)])
 def test_package_front_exports_resolve(package):
     import importlib
 

@@ -26,9 +26,9 @@ from reasonscope.data.files import MAX_DECOMPRESSED_BYTES, MAX_LINE_BYTES, Datas
 from reasonscope.data.loaders import load_dataset
 from reasonscope.report.build import SAMPLE_TEXT_CHARS
 from reasonscope.report.html import HTML_TEXT_CHARS
-from reasonscope.settings import DatasetConfig
-from reasonscope.store import Store
-from reasonscope.yaml_io import read_yaml
+from reasonscope.shared_settings import DatasetConfig
+from reasonscope.storage.store import Store
+from reasonscope.storage.yaml_io import read_yaml
 
 runner = CliRunner()
 pytest.importorskip("torch")  # imported whole here: the runs below load the embedding scorer in a thread
@@ -182,7 +182,7 @@ def test_a_gzip_bomb_is_streamed_and_stopped_with_bounded_memory(tmp_path):
     assert bomb.stat().st_size < 2 << 20
     code = textwrap.dedent(f"""
         from reasonscope.data.loaders import load_dataset, DatasetError
-        from reasonscope.settings import DatasetConfig
+        from reasonscope.shared_settings import DatasetConfig
         try:
             load_dataset(DatasetConfig(name="x", format="jsonl", path={str(bomb)!r}))
         except DatasetError as err:
@@ -360,7 +360,7 @@ def test_a_read_only_folder_gives_one_message_and_exit_74(tmp_path, monkeypatch)
     as it is."""
     import reasonscope.cli.cache as cache_cli
     import reasonscope.report.build as build
-    from reasonscope.store import Store as RealStore
+    from reasonscope.storage.store import Store as RealStore
 
     plan, run_dir = finished_run_dir(tmp_path)
 
@@ -393,7 +393,7 @@ def test_disk_full_while_generating_stores_the_answers_in_hand_and_names_the_sto
     paid 24 calls twice. The run now stops with exit 74 and one message naming the store; the answers
     received are committed with the space the store had set aside, so the re-run sends only what was
     never answered."""
-    import reasonscope.store as store_module
+    import reasonscope.storage.store as store_module
 
     log = tmp_path / "calls.log"
     plan = write_plan(tmp_path, "full", size=4, model={"spec": "mock/reasoner", "concurrency": 4,

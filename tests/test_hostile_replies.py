@@ -17,14 +17,14 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from reasonscope.calls import complete_cached, planned_request
 from reasonscope.cli import app
-from reasonscope.config import ModelConfig
 from reasonscope.data.loaders import DatasetError
 from reasonscope.data.predictions import read_predictions
+from reasonscope.execution.calls import complete_cached, planned_request
 from reasonscope.models.registry import create_model
-from reasonscope.scrub import mask_secrets, register_secret_env, scrub_generation
-from reasonscope.store import Store
+from reasonscope.plan import ModelConfig
+from reasonscope.storage.scrub import mask_secrets, register_secret_env, scrub_generation
+from reasonscope.storage.store import Store
 from reasonscope.testing import FakeAnthropicServer, FakeOpenAIServer
 from reasonscope.text.sanitize import replace_lone_surrogates
 from reasonscope.types import Completion, Item

@@ -54,7 +54,7 @@ def test_rev_is_zero_when_the_rationale_is_ignored_and_matches_hand_values(tiny_
 def test_separations_and_sum():
     per_item = {"gold": {"a": 1.0, "b": 0.5}, "leaky": {"a": 0.2, "b": 0.5}, "gold_leaky": {"a": 0.5, "b": 0.1},
                 "vacuous": {"a": 0.0, "b": 0.0}}
-    from reasonscope.config import StatsConfig
+    from reasonscope.plan import StatsConfig
 
     sep = separations(per_item, StatsConfig(n_resamples=200), 0)
     assert sep["gold-leaky"]["value"] == pytest.approx((0.8 + 0.0) / 2)
@@ -264,8 +264,8 @@ def test_model_folders_follow_the_settings_and_collapse_is_reported():
     from pathlib import Path
     from types import SimpleNamespace
 
-    from reasonscope.config import InformationConfig
     from reasonscope.information.scoring import collapse_warning, model_folders
+    from reasonscope.plan import InformationConfig
 
     cfg = InformationConfig(train={"name": "t", "format": "synthetic"}, evaluator="t5-small")
     tr = [Item(id="a", input="q", target=1, rationale="r")]
@@ -284,9 +284,9 @@ def test_model_folders_follow_the_settings_and_collapse_is_reported():
 def test_llm_antonyms_are_asked_once_through_the_store(tmp_path):
     from rich.console import Console
 
-    from reasonscope.config import InformationConfig
     from reasonscope.information.scoring import _llm_antonyms
-    from reasonscope.store import Store
+    from reasonscope.plan import InformationConfig
+    from reasonscope.storage.store import Store
 
     cfg = InformationConfig(train={"name": "t", "format": "synthetic"},
                             antonym_model={"spec": "mock/scripted", "options": {"responses": ["attic."]}})
@@ -307,9 +307,9 @@ def test_an_antonym_model_that_cannot_be_used_is_named_with_the_reason(tmp_path,
 
     from rich.console import Console
 
-    from reasonscope.config import InformationConfig
     from reasonscope.information.scoring import _llm_antonyms, antonym_notes
-    from reasonscope.store import Store
+    from reasonscope.plan import InformationConfig
+    from reasonscope.storage.store import Store
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     cfg = InformationConfig(train={"name": "t", "format": "synthetic"}, antonym_model={"spec": "openai/gpt-4o-mini"})

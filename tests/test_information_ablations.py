@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from reasonscope.config import parse_plan
+from reasonscope.plan import parse_plan
 
 
 def _summary(gold_leaky: float, acc: float) -> dict:

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from reasonscope.config import InformationConfig
 from reasonscope.information.baseline import (
     NLI_RELATION_WORDS,
     NLI_WORDINGS,
@@ -22,7 +21,8 @@ from reasonscope.information.baseline import (
 from reasonscope.information.leakage import stop_words
 from reasonscope.information.scoring import baseline_notes, make_baselines
 from reasonscope.information.variants import leaky
-from reasonscope.store import Store
+from reasonscope.plan import InformationConfig
+from reasonscope.storage.store import Store
 from reasonscope.types import Item
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -152,8 +152,8 @@ def test_esnli_loader_reads_the_gzipped_file_and_baselines_differ_from_leaky():
     path = DATA / "esnli_dev.csv.gz"
     if not path.is_file():
         pytest.skip(f"real e-SNLI data not available ({path.name} absent)")
-    from reasonscope.config import DatasetConfig
     from reasonscope.data.loaders import load_dataset
+    from reasonscope.plan import DatasetConfig
 
     items = load_dataset(DatasetConfig(name="e", format="esnli", path=str(path), limit=300)).items
     assert len(items) == 300 and items[1].target == "entailment" and items[1].rationale

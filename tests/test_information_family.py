@@ -13,8 +13,8 @@ import yaml
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
+from reasonscope.information.report_view import information_sheets
 from reasonscope.information.scoring import baseline_leak_warning, baseline_only_accuracy
-from reasonscope.report.information_view import information_sheets
 
 runner = CliRunner()
 
@@ -92,7 +92,7 @@ def test_warning_substitutions_and_reduction_reach_cli_and_report(tiny_seq2seq, 
 
 
 def test_substitution_rows_flag_the_stand_ins():
-    from reasonscope.report.information_view import substitution_rows
+    from reasonscope.information.report_view import substitution_rows
 
     t = {"baseline_rules": {"question": 7, "fallback": 2, "llm failed -> rule": 1},
          "training": {"antonym_sources": {"llm": 4, "random NOUN (llm gave none)": 3, "wordnet": 1}},

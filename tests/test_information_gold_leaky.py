@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reasonscope.settings import StatsConfig
+from reasonscope.shared_settings import StatsConfig
 
 LABELS = ["contradiction", "entailment", "neutral"]
 

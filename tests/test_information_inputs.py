@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from reasonscope.config import InformationConfig
 from reasonscope.information.defaults import penalty_weights
 from reasonscope.information.evaluator import load_evaluator
 from reasonscope.information.variants import rationale_input
+from reasonscope.plan import InformationConfig
 from reasonscope.types import Item
 
 

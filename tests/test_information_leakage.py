@@ -17,7 +17,7 @@ from reasonscope.information.leakage import (
 from reasonscope.information.scoring import antonym_notes
 from reasonscope.information.variants import baseline_input
 from reasonscope.scorers.cache import clear_score_cache, score_cache_summary
-from reasonscope.store import Store
+from reasonscope.storage.store import Store
 from tolerance import assert_close_to_scale
 
 pytest.importorskip("captum")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reasonscope.config import parse_plan
 from reasonscope.information.tables import reads_baseline_warning, separations
-from reasonscope.settings import StatsConfig
+from reasonscope.plan import parse_plan
+from reasonscope.shared_settings import StatsConfig
 
 
 def _info(acc_gold: float, acc_vacuous: float, total: float) -> dict:

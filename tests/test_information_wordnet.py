@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("nltk")
 
-from reasonscope.config import InformationConfig  # noqa: E402
 from reasonscope.information.leakage import AntonymSource, wordnet_status  # noqa: E402
 from reasonscope.information.wordnet import WordNetFolderError, first_antonym, open_wordnet  # noqa: E402
+from reasonscope.plan import InformationConfig  # noqa: E402
 
 # (words of the synset, [(pointer symbol, index of the target synset, source word no., target word no.)])
 ADJECTIVES = [

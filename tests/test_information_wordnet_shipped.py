@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from reasonscope.config import InformationConfig
 from reasonscope.information.leakage import AntonymSource, wordnet_antonym, wordnet_status
 from reasonscope.information.wordnet import (
     SHIPPED_FILE,
@@ -24,6 +23,7 @@ from reasonscope.information.wordnet import (
     first_antonym,
     open_wordnet,
 )
+from reasonscope.plan import InformationConfig
 
 SAMPLE = {
     "spending": "income", "impolitely": "politely", "narrow_down": "diversify", "zealot": "nonpartisan",

@@ -41,8 +41,8 @@ def test_most_likely_label_by_hand_and_ties():
 
 
 def test_on_a_tiny_local_model_matches_its_own_logprobs(tiny_causal_lm):
-    from reasonscope.config import ModelConfig
     from reasonscope.models.registry import create_model
+    from reasonscope.plan import ModelConfig
 
     model = create_model(ModelConfig(spec=f"hf/{tiny_causal_lm}"))
     prompt = "Score from 0 to 2 :"

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reasonscope.config import DatasetConfig
 from reasonscope.data.loaders import DatasetError, load_dataset
 from reasonscope.data.synthetic import synthetic_items
+from reasonscope.plan import DatasetConfig
 
 
 def cfg(fmt, path, **kw):

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from reasonscope.config import ModelConfig
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.registry import create_model, split_spec
+from reasonscope.plan import ModelConfig
 
 
 def req(text, sample=0, temperature=0.0, max_tokens=8, item="i1"):

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from reasonscope.config import ModelConfig
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.registry import create_model
+from reasonscope.plan import ModelConfig
 from reasonscope.testing import FakeAnthropicServer, FakeOpenAIServer
 
 

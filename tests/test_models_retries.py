@@ -13,9 +13,9 @@ from email.utils import format_datetime
 
 import pytest
 
-from reasonscope.config import ModelConfig
 from reasonscope.models.base import GenerationRequest, retry_after_s
 from reasonscope.models.registry import create_model
+from reasonscope.plan import ModelConfig
 from reasonscope.testing import FakeOpenAIServer
 
 

@@ -10,10 +10,10 @@ import re
 import jsonschema
 import pytest
 
-from reasonscope.config import ModelConfig
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.registry import create_model
 from reasonscope.models.structured import StructuredError, validate, wrapped_schema
+from reasonscope.plan import ModelConfig
 
 pytest.importorskip("llguidance")
 
@@ -68,7 +68,7 @@ def test_option_validation_and_wrapping():
 
 
 def test_the_option_is_part_of_the_cache_key():
-    from reasonscope.calls import planned_request
+    from reasonscope.execution.calls import planned_request
 
     model = create_model(ModelConfig(spec="mock/reasoner"))
     msgs = [{"role": "user", "content": "q"}]

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from reasonscope.config import ModelConfig
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.registry import create_model
+from reasonscope.plan import ModelConfig
 from reasonscope.testing import FakeAnthropicServer, FakeOpenAIServer
 
 SCHEMA = {"type": "object", "properties": {"label": {"type": "string", "enum": ["yes", "no"]}},

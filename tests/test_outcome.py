@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from reasonscope.behavior.scoring import NOTHING_TO_COMPARE, score_behavior
 from reasonscope.cli import app
-from reasonscope.config import BehaviorConfig, StatsConfig, parse_plan
-from reasonscope.outcome import FailedLimit, ModelTally, decide
-from reasonscope.results import RunData, interpret
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+from reasonscope.pipeline.run_outcome import FailedLimit, ModelTally, decide
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import BehaviorConfig, StatsConfig, parse_plan
+from reasonscope.storage.run_data import RunData, interpret
+from reasonscope.storage.store import Store
 from reasonscope.testing import FakeOpenAIServer
 from reasonscope.types import Item
 
@@ -221,7 +221,7 @@ def test_attack_transfer_does_not_score_a_failed_generation_as_a_changed_answer(
     from rich.console import Console
 
     from reasonscope.attack.transfer import run_transfer
-    from reasonscope.config import AttackConfig
+    from reasonscope.plan import AttackConfig
 
     item = Item(id="a", input="Ana has 3 apples and gets 5 more. How many?", target=8, answer_type="number")
 

@@ -12,15 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.outputs import (
-    OUTPUT_FILES,
-    OUTPUT_MODELS,
-    SCHEMA_VERSION,
-    Summary,
-    json_schemas,
-    schema_text,
-)
+from reasonscope.output_files import SCHEMA_VERSION, json_schemas, output_file, output_models, schema_text
+from reasonscope.registry import all_families
 
+BUILT_IN = [f for f in all_families() if f.name in ("behavior", "evidence", "information", "attributes", "attack")]
+OUTPUT_MODELS = output_models(BUILT_IN)  # the committed schemas describe the built-in five
+OUTPUT_FILES = {name: output_file(name) for name in OUTPUT_MODELS}
+Summary = OUTPUT_MODELS["summary"]
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "docs" / "schemas"
 
@@ -68,7 +66,7 @@ def run_example(tmp_path, monkeypatch, plan: str) -> Path:
 
 
 def test_committed_schemas_are_the_generated_ones():
-    generated = json_schemas()
+    generated = json_schemas(BUILT_IN)
     committed = {p.name.removesuffix(".schema.json") for p in SCHEMAS.glob("*.schema.json")}
     committed -= {"compare"}  # not a run's file: `reasonscope compare --format json`, checked in test_compare_cli.py
     assert committed == set(OUTPUT_MODELS), "run `reasonscope output-schema docs/schemas` and commit the files"
@@ -81,7 +79,7 @@ def test_committed_schemas_are_the_generated_ones():
 
 def test_schema_command_prints_and_writes(tmp_path):
     res = CliRunner().invoke(app, ["output-schema", "--name", "samples"])
-    assert res.exit_code == 0 and json.loads(res.output) == json_schemas()["samples"]
+    assert res.exit_code == 0 and json.loads(res.output) == json_schemas(BUILT_IN)["samples"]
     res = CliRunner().invoke(app, ["output-schema", str(tmp_path)])
     assert res.exit_code == 0 and sorted(p.name for p in tmp_path.iterdir()) == sorted(
         f"{n}.schema.json" for n in OUTPUT_MODELS)
@@ -100,7 +98,7 @@ def test_mock_run_outputs_validate_and_rows_carry_the_cache_key(tmp_path, monkey
     keys = [r["key"] for r in rows]
     assert all(isinstance(k, str) and re.fullmatch(r"[0-9a-f]{64}", k) for k in keys)
     assert len(set(keys)) == len(rows)  # one request per (model, item, variant, sample)
-    from reasonscope.store import Store
+    from reasonscope.storage.store import Store
 
     store = Store.open_existing(run_dir)
     try:
@@ -140,8 +138,8 @@ def test_schemas_reject_what_a_run_never_writes():
 
 @pytest.mark.slow
 def test_attack_and_information_outputs_validate(tmp_path, tiny_causal_lm, tiny_seq2seq):
-    from reasonscope.config import parse_plan
-    from reasonscope.runner import Runner
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
 
     data = tmp_path / "q.jsonl"
     data.write_text(json.dumps({"id": "q1", "input": "Ana has 3 apples and gets 5 more . How many apples ?",
@@ -165,11 +163,40 @@ def test_attack_and_information_outputs_validate(tmp_path, tiny_causal_lm, tiny_
     assert set(found["summary"][0]["information"]["absolute"]) == {"rev", "larev"}
 
 
+def test_summary_model_is_assembled_from_the_families_given():
+    """A family's field in summary.json is its report's summary type; the core names no family."""
+    from reasonscope.report.view import FamilyReport
+
+    class Toy:
+        name = "toy"
+        metrics = ()
+        report = FamilyReport("toy", title="Toy")
+
+    model = output_models([Toy()])
+    assert list(model) == ["summary", "samples"]  # the generic report part declares no JSONL file
+    fields = model["summary"].model_fields
+    assert list(fields)[-2:] == ["toy", "left_out"] and "behavior" not in fields
+    core = {"run": {"run_id": "r", "kind": "run", "status": "finished"}, "config": {},
+            "generations": {"total": 0, "missing": 0, "failed": 0, "imported": 0}}
+    assert model["summary"].model_validate({**core, "toy": {"x": 1}}).toy == {"x": 1}
+    with pytest.raises(ValueError, match="behavior\n  Extra inputs are not permitted"):
+        model["summary"].model_validate({**core, "behavior": {}})  # closed: a family not given is an unknown key
+
+
+def test_old_names_of_the_output_models_still_work_with_a_warning():
+    import reasonscope.output_files as outputs
+
+    with pytest.warns(DeprecationWarning, match="moved to reasonscope.attack.summary_model.AttackItem"):
+        assert outputs.AttackItem.__name__ == "AttackItem"
+    with pytest.warns(DeprecationWarning, match="use summary_model"):
+        assert set(outputs.Summary.model_fields) == set(Summary.model_fields)
+
+
 def test_outputs_module_imports_nothing_of_reasonscope():
     """The output models sit at the ground floor: any layer (report, command line, a family) may import them."""
     import ast
 
-    import reasonscope.outputs as outputs
+    import reasonscope.output_files as outputs
 
     tree = ast.parse(Path(outputs.__file__).read_text(encoding="utf-8"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
@@ -177,4 +204,5 @@ def test_outputs_module_imports_nothing_of_reasonscope():
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
     relative = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level > 0]
-    assert relative == [] and imported == {"__future__", "json", "pathlib", "typing", "pydantic"}
+    assert relative == [] and imported == {"__future__", "collections", "importlib", "json", "pathlib", "typing",
+                                           "warnings", "pydantic"}

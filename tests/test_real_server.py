@@ -27,11 +27,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reasonscope.config import ModelConfig
 from reasonscope.llama_server import MODEL_ALIAS, LlamaCppServer, llama_cpp_missing
 from reasonscope.models.base import GenerationRequest
 from reasonscope.models.registry import create_model
-from reasonscope.store import Store
+from reasonscope.plan import ModelConfig
+from reasonscope.storage.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(llama_cpp_missing() is not None,
                                                    reason=str(llama_cpp_missing()))]

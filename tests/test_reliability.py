@@ -17,10 +17,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reasonscope.config import PlanError, parse_plan
 from reasonscope.data.loaders import DatasetError
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import PlanError, parse_plan
+from reasonscope.storage.store import Store
 from reasonscope.testing import FakeOpenAIServer
 from reasonscope.types import Item, Score
 
@@ -154,7 +154,7 @@ def test_sql_uses_parameters_only(tmp_path):
     assert store.run(rid)["config"] == {"evil": evil}
     import inspect
 
-    import reasonscope.store as module
+    import reasonscope.storage.store as module
 
     source = inspect.getsource(module)
     assert "execute(f" not in source and ".format(" not in source  # no SQL built by string formatting
@@ -198,7 +198,7 @@ _SCORING_CHILD = r'''
 import sys, time
 import numpy as np
 from reasonscope.scorers.cache import CachedEmbedding, ScoreCache
-from reasonscope.store import Store
+from reasonscope.storage.store import Store
 
 def vector(text):
     return np.arange(64, dtype=np.float32) * float(len(text)) + float(sum(map(ord, text)) % 97)

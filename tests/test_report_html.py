@@ -9,15 +9,20 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from reasonscope.attack.report_view import attack_card, attack_plot
+from reasonscope.behavior.report_view import behavior_card, behavior_plots
 from reasonscope.cli import app
-from reasonscope.metric_specs import CATALOGUE, FAMILIES, metric_spec
-from reasonscope.report.attack_view import attack_plot
-from reasonscope.report.cards import attack_card, behavior_card, evidence_card, information_card
-from reasonscope.report.html import SHEETS
+from reasonscope.evidence.report_view import evidence_card
+from reasonscope.information.report_view import information_card
+from reasonscope.metric_specs import Catalogue
+from reasonscope.registry import all_families
 from reasonscope.report.html_tables import table_view
 from reasonscope.report.labels import column_label, has_label, humanise
 from reasonscope.report.numbers import ci_decimals, format_estimate, format_number, format_p
-from reasonscope.report.plots import behavior_plots
+
+REPORTS = {f.name: f.report for f in all_families("summary")}
+CATALOGUE = Catalogue.of(all_families())
+FAMILIES = CATALOGUE.families
 
 runner = CliRunner()
 
@@ -59,21 +64,24 @@ def test_catalogue_declares_every_family_once_with_labels_ranges_and_description
     for s in CATALOGUE:
         assert s.label and s.description and "_" not in s.label.split("(")[0], s
         assert s.range is None or s.range[0] < s.range[1]
-    assert metric_spec("attack", "success").higher_is_better is False  # more fragile reasoning
-    assert metric_spec("information", "REV").unit == "nats" and metric_spec("information", "REV").range is None
-    assert metric_spec("attributes", "bt").unit == "Elo"
+    assert CATALOGUE.spec("attack", "success").higher_is_better is False  # more fragile reasoning
+    assert CATALOGUE.spec("information", "REV").unit == "nats" and CATALOGUE.spec("information", "REV").range is None
+    assert CATALOGUE.spec("attributes", "bt").unit == "Elo"
     with pytest.raises(KeyError, match="known: CQ, CS"):
-        metric_spec("behavior", "XX")
+        CATALOGUE.spec("behavior", "XX")
+    with pytest.raises(KeyError, match="no metric 'XX' in family 'attack'"):
+        REPORTS["attack"].spec("XX")
 
 
 def test_column_labels():
-    assert column_label("CQ", "behavior") == "Correctness (CQ)"
-    assert column_label("setting_max_features", "evidence") == "Setting: max features"
-    assert column_label("score", "information") == "Score (nats)"
-    assert column_label("bt", "attributes") == "Bradley-Terry rating (Elo)"
-    assert column_label("success", "attack") == "Attack success rate"
+    assert column_label("CQ", REPORTS["behavior"]) == "Correctness (CQ)"
+    assert column_label("setting_max_features", REPORTS["evidence"]) == "Setting: max features"
+    assert column_label("score", REPORTS["information"]) == "Score (nats)"
+    assert column_label("bt", REPORTS["attributes"]) == "Bradley-Terry rating (Elo)"
+    assert column_label("success", REPORTS["attack"]) == "Attack success rate"
+    assert column_label("CQ") == "CQ"  # without its family a metric key has no catalogue label
     assert column_label("some_new_field") == "Some new field" == humanise("some_new_field")
-    assert not has_label("some_new_field") and has_label("mean_mock-a", "attributes")
+    assert not has_label("some_new_field") and has_label("mean_mock-a", REPORTS["attributes"])
 
 
 def test_table_view_merges_cis_counts_and_reasons_and_moves_settings_out():
@@ -82,7 +90,7 @@ def test_table_view_merges_cis_counts_and_reasons_and_moves_settings_out():
              "empty": None, "setting_k": 5, "p_value": 0.0123},
             {"model": "b", "CQ": 0.5, "CQ_low": 0.2, "CQ_high": 0.8, "CQ_n": 40, "CQ_failed": 0,
              "RS": 0.9, "RS_low": 0.85, "RS_high": 0.95, "RS_n": 10, "empty": None, "setting_k": 5, "p_value": 1.0}]
-    v = table_view("t", rows, "behavior", "T", "Note.")
+    v = table_view("t", rows, REPORTS["behavior"], "T", "Note.")
     assert v.headers == ["Model", "Correctness (CQ) [95% CI]", "Robustness (RS) [95% CI]", "p"]
     a, b = ([(c.text, c.sub) for c in row] for row in v.rows)
     assert a == [("a", ""), ("0.82 [0.79, 0.85]", "n=40; 2 failed"), ("n/a", "no paraphrases; n=0"), ("0.012", "")]
@@ -90,12 +98,12 @@ def test_table_view_merges_cis_counts_and_reasons_and_moves_settings_out():
     assert b[1:3] == [("0.50 [0.20, 0.80]", "n=40"), ("0.90 [0.85, 0.95]", "n=10")]
     assert v.settings == [("k", "5")]
     assert v.note.startswith("Note. Correctness (CQ): share of items") and "Robustness (RS):" in v.note
-    assert table_view("t", [], "behavior", "T") is None
+    assert table_view("t", [], REPORTS["behavior"], "T") is None
 
 
 def test_plain_low_high_columns_belong_to_the_value_column():
     v = table_view("s", [{"model": "m", "attribute": "grammar", "value": 0.61, "low": 0.52, "high": 0.7, "n": 9}],
-                   "attributes", "S")
+                   REPORTS["attributes"], "S")
     assert v.headers == ["Model", "Attribute", "Mean score [95% CI]", "n"]
     assert v.rows[0][2].text == "0.61 [0.52, 0.70]"  # half-width 0.09: 2 decimals
 
@@ -141,9 +149,12 @@ def test_plots_with_nothing_to_draw_are_not_drawn_and_say_why(tmp_path):
     assert "no decided attack" in gaps[1] and not list(tmp_path.iterdir())
 
 
-def test_every_sheet_shown_has_a_title_and_note():
-    for key, (family, title, note) in SHEETS.items():
-        assert family in FAMILIES and title and note.endswith("."), key
+def test_every_sheet_shown_has_a_title_and_note_and_one_family():
+    owners = [(key, r.name) for r in REPORTS.values() for key in r.tables]
+    assert len({k for k, _ in owners}) == len(owners) == 32  # a sheet key belongs to one family
+    for r in REPORTS.values():
+        for key, table in r.tables.items():
+            assert table.title and table.note.endswith("."), key
 
 
 def test_report_page_has_cards_human_headers_and_escapes_every_value(tmp_path):
@@ -170,8 +181,8 @@ def test_report_page_has_cards_human_headers_and_escapes_every_value(tmp_path):
 
 @pytest.mark.slow
 def test_every_column_of_a_five_family_report_has_a_declared_label(five_family_run):
-    from reasonscope.results import load_run_data
-    from reasonscope.store import Store
+    from reasonscope.storage.run_data import load_run_data
+    from reasonscope.storage.store import Store
 
     store = Store.open_existing(five_family_run)
     try:
@@ -179,10 +190,11 @@ def test_every_column_of_a_five_family_report_has_a_declared_label(five_family_r
         sheets = _sheets(store, run_id)
     finally:
         store.close()
-    shown = {key: rows for key, rows in sheets.items() if key in SHEETS and rows}
-    assert {SHEETS[k][0] for k in shown} == set(FAMILIES)
-    missing = sorted({(SHEETS[k][0], col) for k, rows in shown.items() for row in rows for col in row
-                      if not has_label(col, SHEETS[k][0]) and not col.endswith(("_low", "_high", "_n", "_failed",
+    owner = {key: r for r in REPORTS.values() for key in r.tables}
+    shown = {key: rows for key, rows in sheets.items() if key in owner and rows}
+    assert {owner[k].name for k in shown} == set(FAMILIES)
+    missing = sorted({(owner[k].name, col) for k, rows in shown.items() for row in rows for col in row
+                      if not has_label(col, owner[k]) and not col.endswith(("_low", "_high", "_n", "_failed",
                                                                                     "_reason", "_left_out"))
                       and col not in ("low", "high")})
     strategies = {r["strategy"] for r in sheets["strategy_weights"]}  # columns named after the strategies
@@ -193,15 +205,42 @@ def test_every_column_of_a_five_family_report_has_a_declared_label(five_family_r
 
 
 def _sheets(store, run_id):
-    from reasonscope.report.attack_view import attack_sheets
-    from reasonscope.report.attributes_view import attributes_sheets
-    from reasonscope.report.evidence_view import evidence_sheets
-    from reasonscope.report.information_view import information_sheets
-    from reasonscope.report.tables import behavior_tables
-
     def art(name):
         return json.loads(store.artefact(run_id, f"{name}.json"))
 
-    return {**behavior_tables(art("behavior")), **evidence_sheets(art("evidence")),
-            **attributes_sheets(art("attributes")), **information_sheets(art("information")),
-            **attack_sheets(art("attack"))}
+    return {k: v for r in REPORTS.values() for k, v in r.sheets(art(r.name)).items()}
+
+
+def test_a_family_without_a_template_gets_the_generic_section_card_and_table():
+    """The page names no family: a report part with no partial template shows a heading, its table, its card."""
+    import io
+
+    from reasonscope.metric_specs import declare
+    from reasonscope.report.cards import Card, estimate_line, family_cards
+    from reasonscope.report.html import family_tables, stream_html
+    from reasonscope.report.view import FamilyReport, Table
+
+    class ToyReport(FamilyReport):
+        name, title = "toy", "Toy <family>"
+        metrics = declare("toy", ("share", "Toy share", "share of toy items", {"higher_is_better": False}))
+        tables = {"toy_rows": Table("Toy rows", "One row per model.")}
+
+        def sheets(self, t):
+            return {"toy_rows": [{"model": m, "share": v} for m, v in t["share"].items()]}
+
+        def card(self, t):
+            lines = [estimate_line(m, {"value": v, "low": None, "high": None, "n": 4}) for m, v in t["share"].items()]
+            return Card(self.name, self.title, self.name, self.spec("share").label, self.direction("share"), lines, "")
+
+    toy, t = ToyReport(), {"share": {"m1": 0.25}}
+    sheets = toy.sheets(t)
+    assert [v.title for v in family_tables(sheets, [toy])["toy"]] == ["Toy rows"]
+    (card,) = family_cards({"toy": t, "other": t}, [toy])  # a family not given has no card
+    assert (card.headline, card.direction, card.lines[0].value) == ("Toy share", "lower is better", "0.250")
+    out = io.StringIO()
+    run = {"run_id": "r", "kind": "run", "status": "finished", "seed": 0, "git_hash": None, "versions": {}}
+    stream_html(out, run, {"toy": t}, iter(()), sheets, {}, reports=[toy])
+    page = out.getvalue()
+    assert '<h2 id="toy">Toy &lt;family&gt;</h2>' in page and 'id="card-toy"' in page
+    assert '<table id="tab-toy_rows">' in page and "Toy share <span class=\"dir\" title=\"lower is better\">" in page
+    assert 'id="behavior"' not in page  # no section for a family that is not given

@@ -11,9 +11,12 @@ import pytest
 from rich.console import Console
 
 from reasonscope.attack.printer import print_summary as print_attack
+from reasonscope.attack.report_view import REPORT as ATTACK
+from reasonscope.attack.report_view import attack_card, attack_sheets
+from reasonscope.attributes.report_view import attributes_card
 from reasonscope.behavior.printer import print_summary as print_behavior
-from reasonscope.report.attack_view import attack_sheets
-from reasonscope.report.cards import attack_card, attributes_card, family_cards
+from reasonscope.behavior.report_view import REPORT as BEHAVIOR
+from reasonscope.report.cards import family_cards
 from reasonscope.report.columns import round_columns
 from reasonscope.report.compact import compact_lines
 from reasonscope.report.html_tables import table_view
@@ -47,14 +50,14 @@ def test_a_share_of_one_item_has_its_exact_interval_in_every_output():
     print_attack(t, out, err)
     assert "1.0 [0.03, 1.0]" in out.export_text()  # never "1.000 n=1" without its interval, nor [0.0, ...]
     # the card
-    card = family_cards(attack=t)[0]
+    card = family_cards({"attack": t}, [ATTACK])[0]
     assert "[" in card.lines[0].value and card.lines[0].n == "n=1"
     # workbook / csv rows, and the page's, markdown's and LaTeX's cell (one text for all)
     rows = round_columns(attack_sheets(t)["attack_rates"])
     assert rows[0]["success_low"] == 0.03 and rows[0]["success_high"] == 1.0
     text = rows[0]["success_text"]
     assert text == "1.0 [0.03, 1.0]"
-    view = table_view("attack_rates", rows, "attack", "Outcome rates")
+    view = table_view("attack_rates", rows, ATTACK, "Outcome rates")
     assert text in [c.text for c in view.rows[0]]
     assert text in markdown_table(view) and text in latex_table(view)
 
@@ -62,10 +65,10 @@ def test_a_share_of_one_item_has_its_exact_interval_in_every_output():
 def test_left_out_models_reach_the_card_and_the_compact_summary():
     t = _attack([1.0, 0.0])
     card = attack_card(t)
-    cards = family_cards(attack=t)
+    cards = family_cards({"attack": t}, [ATTACK])
     assert cards[0].warnings[0] == "left out api-model: attacks need a white-box model (hf/... or smollm2)"
     assert not card.warnings  # the plain card builder has none: family_cards adds them
-    lines = compact_lines({"attack": t, "left_out": {"attack": t["skipped_models"]}})
+    lines = compact_lines({"attack": t, "left_out": {"attack": t["skipped_models"]}}, [ATTACK])
     assert any("api-model" in line and "left out" in line and "white-box" in line for line in lines)
     row = next(line for line in lines if "| m · embedding" in line)
     assert "↓" in row and "| 2 |" in row  # attack success: lower is better, n = decided attacks
@@ -124,7 +127,7 @@ def test_attributes_card_cautions_on_its_own_n_and_on_judges_that_disagree():
 def test_markdown_and_latex_tables_name_direction_and_n():
     rows = [{"model": "a", "CQ": 0.5, "CQ_low": 0.3, "CQ_high": 0.8, "CQ_n": 15},
             {"model": "b_x", "CQ": 0.9, "CQ_low": 0.6, "CQ_high": 1.0, "CQ_n": 15}]
-    view = table_view("raw_metrics", rows, "behavior", "Behaviour & metrics")
+    view = table_view("raw_metrics", rows, BEHAVIOR, "Behaviour & metrics")
     md = markdown_table(view)
     header = md.splitlines()[2]
     assert "Correctness (CQ) [95% CI] ↑, n=15" in header
@@ -160,17 +163,9 @@ def test_holm_counts_identical_evidence_matchers_once():
 def test_plots_never_clip_text_and_keep_the_two_widths(tmp_path):
     from PIL import Image
 
-    from reasonscope.metric_specs import attribute_label
-    from reasonscope.report.plots import (
-        CLIPPED,
-        FULL,
-        ci_bars,
-        clipped_texts,
-        grouped_bars,
-        pyplot,
-        save,
-        tall,
-    )
+    from reasonscope.attributes.catalogue import attribute_label
+    from reasonscope.behavior.report_view import grouped_bars
+    from reasonscope.report.plots import CLIPPED, FULL, ci_bars, clipped_texts, pyplot, save, tall
 
     plt = pyplot()
     attrs = ["hallucination", "repetition", "self_consistency", "auto.faithfulness", "auto.word_repetition"]

@@ -3,10 +3,10 @@ small numbers as text, placeholder rationales, catalogue labels, help text, the 
 
 from __future__ import annotations
 
+from reasonscope.attributes.catalogue import attribute_label
 from reasonscope.cli.root import unwrap_help
+from reasonscope.evidence.report_view import merged_matchers, merged_sweep, relabellings
 from reasonscope.evidence.scoring import echoes_placeholder, parse_prediction
-from reasonscope.metric_specs import attribute_label
-from reasonscope.report.evidence_view import merged_matchers, merged_sweep, relabellings
 from reasonscope.report.item_sheet import ItemScoreSheet
 from reasonscope.report.numbers import format_number, format_p
 from reasonscope.report.plots import text_colour

@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-import reasonscope.results as results
-import reasonscope.runner as runner_module
-from reasonscope.config import parse_plan
-from reasonscope.outcome import tally
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+import reasonscope.pipeline.runner as runner_module
+import reasonscope.storage.run_data as results
+from reasonscope.pipeline.run_outcome import tally
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import parse_plan
+from reasonscope.storage.store import Store
 from tolerance import assert_same_up_to_rounding
 
 

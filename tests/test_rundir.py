@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from reasonscope.cli import LOCKED_EXIT, app
-from reasonscope.config import PlanError, load_plan
+from reasonscope.plan import PlanError, load_plan
 
 runner = CliRunner()
 
@@ -192,7 +192,7 @@ def test_a_killed_holder_blocks_nothing_and_its_run_reads_interrupted(tmp_path):
 def _hold_run_dir(run_dir, started, hold_s, log):
     import time
 
-    from reasonscope.rundir import RunDirLock
+    from reasonscope.storage.rundir import RunDirLock
 
     with RunDirLock(run_dir, wait=float("inf")):
         started.set()
@@ -206,7 +206,7 @@ def test_the_lock_file_is_removed_on_release_and_writers_still_take_turns(tmp_pa
     # not then hold it at the same time as one that created a new file.
     import multiprocessing as mp
 
-    from reasonscope.rundir import RunDirLock
+    from reasonscope.storage.rundir import RunDirLock
 
     run_dir = tmp_path / "r"
     with RunDirLock(run_dir):

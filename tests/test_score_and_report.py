@@ -10,10 +10,10 @@ import yaml
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import parse_plan
 from reasonscope.data.loaders import DatasetError
 from reasonscope.data.predictions import parse_mapping, read_predictions
-from reasonscope.runner import Runner
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import parse_plan
 
 runner = CliRunner()
 

@@ -10,10 +10,10 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-import reasonscope.store as store_module
+import reasonscope.storage.store as store_module
 from reasonscope.cli import app
-from reasonscope.config import NLIConfig, parse_plan
-from reasonscope.runner import Runner
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import NLIConfig, parse_plan
 from reasonscope.scorers.cache import (
     CachedNLI,
     ScoreCache,
@@ -22,7 +22,7 @@ from reasonscope.scorers.cache import (
     score_cache_summary,
 )
 from reasonscope.scorers.nli import LLMJudgeNLI, cached_nli
-from reasonscope.store import MIGRATIONS, Store
+from reasonscope.storage.store import MIGRATIONS, Store
 
 runner = CliRunner()
 
@@ -149,7 +149,7 @@ def test_migration_from_the_previous_schema_version(tmp_path, monkeypatch):
     old.close()
     monkeypatch.undo()
     store = Store(run_dir)
-    assert store.schema_version == len(MIGRATIONS) == 4
+    assert store.schema_version == len(MIGRATIONS) == 5
     assert [r["run_id"] for r in store.runs()] == [rid]
     tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"score_models", "score_cache"} <= tables

@@ -14,7 +14,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
 from bertscore_reference import bert_score_f1  # noqa: E402
-from reasonscope.config import NLIConfig, SimilarityConfig  # noqa: E402
+from reasonscope.plan import NLIConfig, SimilarityConfig  # noqa: E402
 from reasonscope.scorers import onnx_export  # noqa: E402
 from reasonscope.scorers.nli import HFCrossEncoderNLI, cached_nli  # noqa: E402
 from reasonscope.scorers.onnx_export import ConversionError, converted  # noqa: E402
@@ -220,7 +220,7 @@ def test_onnx_scoring_imports_neither_torch_nor_transformers(cache_dir, sharp_nl
         import sys
         from reasonscope.scorers.nli import make_nli
         from reasonscope.scorers.similarity import make_similarity
-        from reasonscope.config import NLIConfig, SimilarityConfig
+        from reasonscope.plan import NLIConfig, SimilarityConfig
         nli, why = make_nli(NLIConfig(model={sharp_nli!r}, runtime="onnx"))
         sim, why2 = make_similarity(SimilarityConfig())  # runtime: auto finds the conversion
         assert sim.description.startswith("bertscore-f1:embedded-minilm:layer6:onnx"), sim.description

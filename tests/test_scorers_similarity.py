@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from reasonscope.config import SimilarityConfig
+from reasonscope.plan import SimilarityConfig
 from reasonscope.scorers.similarity import EmbeddingCosine, UnknownPooling, make_similarity, resolve_model
 from tolerance import assert_close_to_scale
 

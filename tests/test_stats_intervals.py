@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from reasonscope.report.numbers import format_counts, format_estimate_of, round_estimate, round_p
-from reasonscope.settings import StatsConfig
+from reasonscope.shared_settings import StatsConfig
 from reasonscope.stats.bootstrap import bootstrap_mean, estimate, paired_difference
 from reasonscope.stats.intervals import bounded_mean, clopper_pearson, equal_values_interval, newcombe_paired
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from reasonscope.behavior.scoring import score_behavior
-from reasonscope.config import BehaviorConfig, StatsConfig
-from reasonscope.results import RunData, interpret
+from reasonscope.plan import BehaviorConfig, StatsConfig
 from reasonscope.stats.multiple import adjust, adjust_rows, holm
+from reasonscope.storage.run_data import RunData, interpret
 from reasonscope.types import Item
 
 

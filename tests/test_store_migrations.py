@@ -13,9 +13,9 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-import reasonscope.store as store_module
+import reasonscope.storage.store as store_module
 from reasonscope.cli import app
-from reasonscope.store import MIGRATIONS, Store, StoreVersionError
+from reasonscope.storage.store import MIGRATIONS, Store, StoreVersionError
 from reasonscope.types import Completion, Item
 
 runner = CliRunner()
@@ -64,7 +64,7 @@ def old_store(folder):
 def test_a_store_of_the_previous_version_opens_and_reads_back(tmp_path):
     run_dir = old_store(tmp_path / "old")
     store = Store(run_dir)
-    assert store.schema_version == len(MIGRATIONS) == 4
+    assert store.schema_version == len(MIGRATIONS) == 5
     runs = {r["run_id"]: r for r in store.runs()}
     assert runs["r1"]["status"] == "finished" and runs["r1"]["config"] == {"experiment": {"name": "old"}}
     assert runs["r1"]["notes"] == {"calls_made": 1} and runs["r1"]["seed"] == 7 and runs["r1"]["pid"] is None
@@ -76,17 +76,70 @@ def test_a_store_of_the_previous_version_opens_and_reads_back(tmp_path):
     assert [(s.metric, s.value, s.details) for s in store.scores("r1")] == [("CQ", 1.0, {"answer": 4})]
     assert store.artefact("r1", "note.txt") == b"kept"
     indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
-    assert {"run_generations_by_item", "scores_by_item"} <= indexes
+    assert {"run_generations_by_item", "scores_by_item", "scores_by_value", "run_generations_by_key",
+            "run_generations_outcome"} <= indexes
+    assert store.conn.execute("SELECT item_key, outcome FROM run_generations").fetchall() == [("syn/q1", "answered")]
     assert store.run_item_keys("r1") == [("syn", "q1")]
     assert [r["item"] is not None for r in store.run_generations_between("r1", ("syn", "q1"), ("syn", "q1"))] == [True]
     assert [s.value for s in store.item_scores("r1", ["syn/q1"])] == [1.0]
     store.close()
     again = Store(run_dir)  # idempotent
-    assert again.schema_version == 4 and len(again.runs()) == 2
+    assert again.schema_version == 5 and len(again.runs()) == 2
     again.close()
     res = runner.invoke(app, ["report", str(run_dir), "--run-id", "r1"])
     assert res.exit_code == 0, res.output
     assert json.loads((run_dir / "samples.jsonl").read_text().split("\n")[0])["answer"] == 4
+
+
+def schema_4_store(folder):
+    """A store of schema 4 (the migrations before 5 applied) with an answered, a failed and a pending request."""
+    folder.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(folder / "store.sqlite", isolation_level=None)
+    for number, step in enumerate(MIGRATIONS[:4], start=1):
+        step(con)
+        con.execute(f"PRAGMA user_version = {number}")
+    gen = "INSERT INTO generations(key, text, error) VALUES (?,?,?)"
+    con.execute(gen, ("k-ok", "Answer: 4", None))
+    con.execute(gen, ("k-bad", "", "HTTP 500"))
+    con.executemany("INSERT INTO run_generations VALUES (?,?,?,?,?,?,?,?)", [
+        ("r1", "m", "syn", "q1", "original", 0, "k-ok", 64), ("r1", "m", "syn", "q2", "original", 0, "k-bad", 64),
+        ("r1", "m", "a/b", "q3", "original", 0, "k-none", 64)])
+    con.close()
+    return folder
+
+
+def test_schema_5_back_fills_each_linked_requests_outcome_and_item_key(tmp_path):
+    store = Store(schema_4_store(tmp_path / "v4"))
+    assert store.schema_version == 5
+    assert store.conn.execute("SELECT item_id, item_key, outcome FROM run_generations ORDER BY item_id").fetchall() == [
+        ("q1", "syn/q1", "answered"), ("q2", "syn/q2", "failed"), ("q3", "a/b/q3", None)]
+    store.close()
+
+
+def test_every_write_keeps_the_linked_outcome_true(tmp_path):
+    store = Store(tmp_path / "s")
+    outcome = lambda: dict(store.conn.execute("SELECT item_id, outcome FROM run_generations"))  # noqa: E731
+    store.link([("r", "m", "d", "q1", "original", 0, "k1", 8), ("r", "m", "d", "q2", "original", 0, "k2", 8)])
+    assert outcome() == {"q1": None, "q2": None}  # pending
+    put = lambda key, **c: store.put_completion(key, provider="mock", model_id="m", request={},  # noqa: E731
+                                                completion=Completion(**c))
+    put("k1", text="", error="timeout")
+    put("k2", text="Answer: 1")
+    assert outcome() == {"q1": "failed", "q2": "answered"}
+    put("k1", text="Answer: 2")  # the failed request answered on a re-run (the row replaced)
+    assert outcome() == {"q1": "answered", "q2": "answered"}
+    store.link([("r2", "m", "d", "q1", "original", 0, "k1", 8)])  # linked after it was stored
+    assert store.conn.execute("SELECT item_key, outcome FROM run_generations WHERE run_id='r2'").fetchall() == [
+        ("d/q1", "answered")]
+    store.conn.execute("UPDATE generations SET error='late' WHERE key='k2'")
+    assert outcome()["q2"] == "failed"
+    assert store.clear_cache(failed_only=True) == 1  # k2
+    assert outcome() == {"q1": "answered", "q2": None}
+    store.conn.execute("INSERT INTO run_generations(run_id, model, dataset, item_id, variant, sample, key) "
+                       "VALUES ('r3', 'm', 'd', 'q9', 'original', 0, 'k1')")  # written by other code, no outcome
+    assert store.conn.execute("SELECT item_key, outcome FROM run_generations WHERE run_id='r3'").fetchall() == [
+        ("d/q9", "answered")]
+    store.close()
 
 
 def test_a_store_of_a_newer_version_is_refused(tmp_path):
@@ -109,12 +162,12 @@ def test_adding_a_migration_is_one_function(tmp_path, monkeypatch):
     monkeypatch.setattr(store_module, "MIGRATIONS", list(MIGRATIONS))
 
     @store_module.migration
-    def _v5_labels(conn):
+    def _v6_labels(conn):
         conn.execute("CREATE TABLE labels(run_id TEXT, label TEXT)")
         conn.execute("INSERT INTO labels SELECT run_id, 'migrated' FROM runs")
 
     store = Store(run_dir)
-    assert store.schema_version == 5
+    assert store.schema_version == 6
     assert store.conn.execute("SELECT run_id, label FROM labels").fetchall() == [(rid, "migrated")]
     store.close()
 
@@ -137,3 +190,63 @@ def test_runs_whose_process_is_gone_read_interrupted(tmp_path):
     status = {r["run_id"]: r["status"] for r in reopened.runs()}
     assert status == {mine: "running", gone: "interrupted", elsewhere: "running"}
     reopened.close()
+
+
+def test_a_store_of_schema_4_gains_the_filter_indexes_and_keeps_its_rows(tmp_path, monkeypatch):
+    run_dir = tmp_path / "v4"
+    monkeypatch.setattr(store_module, "MIGRATIONS", list(MIGRATIONS[:4]))
+    old = store_module.Store(run_dir)
+    assert old.schema_version == 4
+    rid = old.start_run(kind="run", config={}, seed=0)
+    old.conn.executemany("INSERT INTO scores VALUES (?,?,?,?,?,?,?,?)",
+                         [(rid, "behavior", "CQ", "m", f"d/q{i}", float(i % 2), None, "{}") for i in range(5)])
+    old.conn.execute("INSERT INTO generations(key, text, error) VALUES ('k1', '', 'refused'), ('k2', 'ok', NULL)")
+    old.close()
+    monkeypatch.undo()
+    store = Store(run_dir)
+    assert store.schema_version == 5
+    indexes = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert {"scores_by_value", "run_generations_by_key", "run_generations_outcome"} <= indexes
+    plan = " ".join(r[3] for r in store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT model, item_id FROM scores WHERE run_id=? AND family='behavior' AND metric='CQ' "
+        "AND value = 0 ORDER BY model, item_id", (rid,)))
+    assert "COVERING INDEX scores_by_value" in plan and "TEMP B-TREE" not in plan
+    plan = " ".join(r[3] for r in store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT model, item_key FROM run_generations WHERE run_id=? AND outcome='answered' "
+        "ORDER BY model, item_key", (rid,)))
+    assert "COVERING INDEX run_generations_outcome" in plan and "TEMP B-TREE" not in plan
+    assert [s.value for s in store.scores(rid)] == [0.0, 1.0, 0.0, 1.0, 0.0]
+    store.close()
+
+
+def test_a_run_links_its_requests_with_their_outcome_and_a_retry_answers_them(tmp_path, monkeypatch):
+    """The run's write path: a model whose every call fails (an unexpected error: stored as failed) links its
+    requests ``failed``; run again with ``retry_failed`` on a working model, the same keys are answered and
+    their links follow."""
+    import reasonscope.models.mock as mock
+    from reasonscope.pipeline.runner import Runner
+    from reasonscope.plan import parse_plan
+
+    def plan(fail_rate):
+        return parse_plan({
+            "experiment": {"name": "o", "seed": 1, "output_dir": str(tmp_path)},
+            "models": [{"spec": "mock/reasoner", "name": "a", "max_tokens": 40,
+                        "options": {"fail_rate": fail_rate, "retry_base_s": 0.0, "retry_cap_s": 0.0}}],
+            "datasets": [{"name": "syn", "format": "synthetic", "size": 3}],
+            "families": {"behavior": {"samples": 1, "paraphrases": 0, "nli": {"backend": "none"}}},
+            "stats": {"n_resamples": 100}})
+
+    def outcomes():
+        store = Store(tmp_path / "o")
+        try:
+            return store.conn.execute("SELECT item_key, outcome FROM run_generations ORDER BY item_key").fetchall()
+        finally:
+            store.close()
+
+    with monkeypatch.context() as mp:
+        mp.setattr(mock, "MockTransientError", ValueError)  # not retryable: the generation is stored failed
+        Runner(plan(1.0), show_progress=False).run()
+    failed = outcomes()
+    assert failed == [(f"syn/{kind}-{i}", "failed") for kind in ("arith", "logic", "mc") for i in range(3)]
+    Runner(plan(0.0), show_progress=False, retry_failed=True).run()
+    assert {o for _, o in outcomes()} == {"answered"}

@@ -8,8 +8,7 @@ import json
 import pytest
 from rich.console import Console
 
-from reasonscope.family_order import SUMMARY_ORDER
-from reasonscope.registry import get_family
+from reasonscope.registry import SUMMARY_ORDER, get_family
 
 
 @pytest.mark.slow

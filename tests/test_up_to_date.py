@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import parse_plan
-from reasonscope.runner import Runner
-from reasonscope.store import Store
+from reasonscope.pipeline.runner import Runner
+from reasonscope.plan import parse_plan
+from reasonscope.storage.store import Store
 
 runner = CliRunner()
 
@@ -36,7 +36,7 @@ def check(request, monkeypatch):
     (``unread``), and from the loaded items' digest (``loaded``: a Hub dataset, or a run recorded before
     the source digests)."""
     if request.param == "loaded":
-        import reasonscope.runner as runner_module
+        import reasonscope.pipeline.runner as runner_module
 
         monkeypatch.setattr(runner_module, "source_digests", lambda *args, **kwargs: None)
     return Check(request.param, monkeypatch)
@@ -173,7 +173,7 @@ def test_link_state_of_a_large_run(tmp_path):
 
 def test_changed_reasonscope_code_is_not_up_to_date(tmp_path, monkeypatch, check):
     # an editable install keeps its version number while its code changes: the source digest shows it
-    import reasonscope.versions as versions
+    import reasonscope.storage.versions as versions
 
     first = Runner(plan(tmp_path), show_progress=False).run()
     monkeypatch.setattr(versions, "source_digest", lambda root=None: "0" * 16)
@@ -196,7 +196,7 @@ def test_only_a_run_answers_a_plan(tmp_path, check):
 
 
 def test_source_digest_follows_every_file_but_compiled_caches(tmp_path):
-    from reasonscope.versions import source_digest
+    from reasonscope.storage.versions import source_digest
 
     pkg = tmp_path / "pkg"
     (pkg / "__pycache__").mkdir(parents=True)
@@ -214,7 +214,7 @@ def test_source_digest_follows_every_file_but_compiled_caches(tmp_path):
 
 
 def test_source_digest_follows_linked_folders_once(tmp_path):
-    from reasonscope.versions import source_digest
+    from reasonscope.storage.versions import source_digest
 
     pkg, elsewhere = tmp_path / "pkg", tmp_path / "elsewhere"
     pkg.mkdir()
@@ -325,8 +325,8 @@ def test_an_up_to_date_run_writes_back_the_plan_a_later_interrupted_run_left(tmp
 
 
 def test_source_digests_say_what_items_are_made_from(tmp_path):
-    from reasonscope.settings import DatasetConfig
-    from reasonscope.up_to_date import GENERATED, source_digests
+    from reasonscope.pipeline.up_to_date import GENERATED, source_digests
+    from reasonscope.shared_settings import DatasetConfig
 
     (tmp_path / "d.jsonl").write_text('{"question": "q", "answer": 1}\n')
     local = DatasetConfig(name="a", format="jsonl", path="d.jsonl")
@@ -343,7 +343,7 @@ def test_source_digests_say_what_items_are_made_from(tmp_path):
 def test_installed_versions_are_importlib_metadatas_for_every_installed_distribution():
     from importlib import metadata
 
-    from reasonscope.versions import installed_versions
+    from reasonscope.storage.versions import installed_versions
 
     names = sorted({d.metadata["Name"] for d in metadata.distributions()} - {None})
     assert len(names) > 50
@@ -354,7 +354,7 @@ def test_installed_versions_are_importlib_metadatas_for_every_installed_distribu
 def test_the_version_is_read_from_the_metadata_header_only():
     import email
 
-    from reasonscope.versions import _header_version
+    from reasonscope.storage.versions import _header_version
 
     header = "Metadata-Version: 2.1\nName: thing\nversion:\t 1.2rc1 \nSummary: s\n\nVersion: 9.9 (in the description)\n"
     assert _header_version(header) == "1.2rc1 " == email.message_from_string(header)["Version"]

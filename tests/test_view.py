@@ -18,10 +18,12 @@ from starlette.testclient import TestClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from reasonscope.cli import app as cli_app  # noqa: E402
-from reasonscope.store import Store  # noqa: E402
+from reasonscope.registry import all_families  # noqa: E402
+from reasonscope.storage.store import Store  # noqa: E402
 from reasonscope.view import ItemQuery, RunNotFound, Viewer, discover_runs  # noqa: E402
 from reasonscope.view.app import filter_rows, make_app  # noqa: E402
 from reasonscope.view.export import export_site, slugs  # noqa: E402
+from reasonscope.view.items import RowCount, count_rows  # noqa: E402
 from reasonscope.view.mock_runs import write_mock_run  # noqa: E402
 from reasonscope.view.paths import resolve_run  # noqa: E402
 from reasonscope.view.readonly import StoreUnreadable, open_read_only  # noqa: E402
@@ -45,7 +47,7 @@ def runs(tmp_path):
 
 
 def client(root: Path) -> TestClient:
-    return TestClient(make_app(Viewer(root)), base_url="http://127.0.0.1")
+    return TestClient(make_app(Viewer(root, families=all_families("summary"))), base_url="http://127.0.0.1")
 
 
 def listing(folder: Path) -> list[str]:
@@ -91,7 +93,7 @@ def test_viewing_writes_nothing_into_the_run_folders(runs):
 
 
 def test_a_run_being_written_is_read_without_blocking_its_writer(runs):
-    from reasonscope.rundir import RunDirLock
+    from reasonscope.storage.rundir import RunDirLock
 
     lock = RunDirLock(runs / "a").acquire()  # a writer holds the run folder's lock, as `reasonscope run` does
     writer = Store(runs / "a")  # WAL mode: -wal and -shm now exist, the viewer reads through them
@@ -163,7 +165,7 @@ def test_runs_summary_of_another_run_is_not_shown_as_this_runs(runs):
 
 
 def test_runs_filters(runs):
-    rows = Viewer(runs).rows()
+    rows = Viewer(runs, families=all_families("summary")).rows()
     keys = lambda rs: sorted(r.key for r in rs)  # noqa: E731
     assert keys(filter_rows(rows, model="M2")) == ["a"]
     assert keys(filter_rows(rows, dataset="arith")) == ["a", "nested/b"]
@@ -304,21 +306,68 @@ def test_compare_two_runs_shows_reasonscope_compare_numbers(tmp_path):
 def test_export_writes_every_page_with_working_links(runs, tmp_path):
     out = tmp_path / "site"
     before = listing(runs)
-    counts = export_site(runs, out, per_page=25)
-    assert counts == {"runs": 3, "item_pages": 3 + 1}  # a: 60 rows in 3 pages; nested/b: 10 in 1; broken: none
+    counts = export_site(runs, out, families=all_families("summary"), per_page=25, pairs=["a..nested/b"])
+    # a: 60 rows in 3 pages; nested/b: 10 in 1; broken: none. Behind the numbers (CQ, LS, SS of each model):
+    # a: 6 numbers of 30 rows, 2 pages each; nested/b: 3 numbers of 10 rows, 1 page each
+    assert counts == {"runs": 3, "item_pages": 3 + 1, "number_pages": 6 * 2 + 3, "pairs": 1}
     assert listing(runs) == before
     files = set(listing(out))
-    assert {"index.html", "view.js", "compare.html", "runs/a/index.html", "runs/a/report.html",
-            "runs/a/items-1.html", "runs/a/items-3.html", "runs/nested--b/items-1.html",
+    assert {"index.html", "view.js", "compare.html", "compare-a-vs-nested--b.html", "runs/a/index.html",
+            "runs/a/report.html", "runs/a/items-1.html", "runs/a/items-3.html", "runs/a/items-behavior.CQ-m1-1.html",
+            "runs/a/items-behavior.CQ-m1-2.html", "runs/a/items-behavior.SS-m2-2.html",
+            "runs/nested--b/items-1.html", "runs/nested--b/items-behavior.LS-mock-a-1.html",
             "runs/broken/index.html"} <= files and ".build" not in files
+    # index, compare, the pair; 3 Run pages; 2 reports; 4 + 15 Items pages
+    assert len([f for f in files if f.endswith(".html")]) == 3 + 3 + 2 + 4 + 15
     import re
 
     for page in out.rglob("*.html"):
         for href in re.findall(r'(?:href|src)="(?!data:)([^"#]+)"', page.read_text()):
             assert (page.parent / href).resolve().exists(), (page, href)
+    run_page = (out / "runs" / "a" / "index.html").read_text()
+    assert '<a href="../../runs/a/items-behavior.CQ-m1-1.html">0.633</a>' in run_page  # each number: its items
+    assert run_page.count('<a href="../../runs/a/items-behavior.') == 6
+    number = (out / "runs" / "a" / "items-behavior.CQ-m1-2.html").read_text()
+    assert "30 rows matching model = m1, metric = behavior.CQ" in number and "page 2 of 2" in number
+    assert number.count("· m1</summary>") == 5 and "· m2</summary>" not in number  # rows 26..30 of m1
+    assert 'id="prev" href="../../runs/a/items-behavior.CQ-m1-1.html"' in number
+    for page in ("index.html", "compare.html"):
+        assert '<a href="compare-a-vs-nested--b.html">a → nested/b</a>' in (out / page).read_text()
+    pair = (out / "compare-a-vs-nested--b.html").read_text()
+    assert "Paired comparison (reasonscope compare a nested/b)" in pair
+    assert 'id="paired-table"' in pair or 'id="paired-missing"' in pair
     assert "&lt;script&gt;window.__pwned" in (out / "runs" / "a" / "items-1.html").read_text()
     with pytest.raises(ValueError, match="inside the viewed folder"):
-        export_site(runs, runs / "site")
+        export_site(runs, runs / "site", families=())
+    with pytest.raises(ValueError, match=r"--export-pair 'a\.\.a': expected BASE\.\.NEW, two different runs of the "
+                                         r"folder \(nested/b, a, broken\)"):
+        export_site(runs, tmp_path / "site2", families=(), pairs=["a..a"])
+    assert not (tmp_path / "site2").exists()  # refused before anything is written
+
+
+def test_exported_pair_holds_reasonscope_compare_numbers(tmp_path):
+    pytest.importorskip("reasonscope.compare")
+    root = tmp_path / "runs"
+    write_mock_run(root / "base", items=40, created=T0)
+    write_mock_run(root / "new", items=40, created=T0 + DAY, outputs={i: "Answer: -1" for i in range(0, 40, 4)})
+    live = client(root).get("/compare", params=[("run", "base"), ("run", "new")]).text
+    export_site(root, tmp_path / "site", families=all_families("summary"), pairs=[("base", "new")])
+    exported = (tmp_path / "site" / "compare-base-vs-new.html").read_text()
+    # two runs: the link of the pair leads to its paired comparison, not to the page of all runs
+    assert '<a href="compare-base-vs-new.html">base → new</a>' in (tmp_path / "site" / "index.html").read_text()
+
+    def table(page: str) -> str:
+        return page[page.index('<table id="paired-table">'):page.index("</table>", page.index('id="paired-table"'))]
+
+    assert "<td>behavior.CQ</td>" in table(live) and table(exported) == table(live)
+
+
+def test_parse_pair_accepts_keys_holding_dots():
+    from reasonscope.view.export import parse_pair
+
+    assert parse_pair("a..b..c", ["a..b", "c", "x"]) == ("a..b", "c")
+    with pytest.raises(ValueError, match="expected BASE..NEW"):
+        parse_pair("a..b", ["a"])
 
 
 def test_slugs_are_unique_folder_names():
@@ -329,18 +378,24 @@ def test_cli_view(runs, tmp_path):
     cli = CliRunner()
     missing = cli.invoke(cli_app, ["view", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "no such folder" in missing.output
-    out = cli.invoke(cli_app, ["view", str(runs), "--export", str(tmp_path / "site"), "--per-page", "100"])
+    out = cli.invoke(cli_app, ["view", str(runs), "--export", str(tmp_path / "site"), "--per-page", "100",
+                               "--export-pair", "nested/b..a"])
     assert out.exit_code == 0, out.output
-    assert "exported 3 runs (2 item pages)" in out.output
+    assert "exported 3 runs (2 item pages, 9 behind the runs' numbers, 1 paired comparisons)" in out.output
     assert (tmp_path / "site" / "runs" / "a" / "items-1.html").exists()
+    assert (tmp_path / "site" / "compare-nested--b-vs-a.html").exists()
+    bad = cli.invoke(cli_app, ["view", str(runs), "--export", str(tmp_path / "site3"), "--export-pair", "a..zz"])
+    assert bad.exit_code == 2 and "--export-pair 'a..zz': expected BASE..NEW" in bad.output
+    alone = cli.invoke(cli_app, ["view", str(runs), "--export-pair", "a..nested/b"])
+    assert alone.exit_code == 2 and "use it with --export FOLDER" in alone.output
 
 
 def test_host_check_and_warning(runs):
     assert host_warning("127.0.0.1") is None
     assert "anyone who can reach this address can read every run" in host_warning("0.0.0.0")
-    c = TestClient(make_app(Viewer(runs)), base_url="http://evil.example")
+    c = TestClient(make_app(Viewer(runs, families=())), base_url="http://evil.example")
     assert c.get("/").status_code == 400  # DNS rebinding: a foreign Host header is refused
-    assert TestClient(make_app(Viewer(runs), allowed_hosts=["*"]), base_url="http://10.0.0.2").get("/").status_code == 200
+    assert TestClient(make_app(Viewer(runs, families=()), allowed_hosts=["*"]), base_url="http://10.0.0.2").get("/").status_code == 200
 
 
 def test_item_query_blank_filters_are_none():
@@ -357,7 +412,7 @@ def test_open_read_only_creates_no_file(tmp_path):
 
 
 @pytest.mark.parametrize(("module", "examples"), [("reasonscope.view.items", 2), ("reasonscope.view.site", 1),
-                                                  ("reasonscope.view.export", 1)])
+                                                  ("reasonscope.view.export", 3), ("reasonscope.view.pages", 1)])
 def test_docstring_examples(module, examples):
     import doctest
     import importlib
@@ -375,30 +430,112 @@ def test_serve_announces_the_address_warns_off_loopback_and_opens_only_when_aske
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: served.append(sockets[0].getsockname()))
     monkeypatch.setattr(serve_module.webbrowser, "open", opened.append)
     lines: list[str] = []
-    serve_module.serve(runs, announce=lines.append)
+    serve_module.serve(runs, families=(), announce=lines.append)
     port = served[0][1]
     assert served[0][0] == "127.0.0.1" and port > 0 and opened == []
     assert lines == [f"reasonscope view: 3 runs under {runs.resolve()} at http://127.0.0.1:{port}/ (Ctrl-C stops)"]
     lines.clear()
-    serve_module.serve(runs, host="0.0.0.0", open_browser=True, announce=lines.append)
+    serve_module.serve(runs, families=(), host="0.0.0.0", open_browser=True, announce=lines.append)
     assert lines[0].startswith("warning: serving on 0.0.0.0, not 127.0.0.1: anyone who can reach this address")
     assert opened == [f"http://127.0.0.1:{served[1][1]}/"]
 
 
-def test_deep_pages_start_from_anchors_and_match_the_plain_order(tmp_path):
-    write_mock_run(tmp_path / "runs" / "big", items=1600, created=T0)
-    c = client(tmp_path / "runs")
+def big_run(tmp_path, items: int = 1600) -> Path:
+    """A run of ``items`` items and one model, item 4's generation failed and item 7's pending."""
+    write_mock_run(tmp_path / "runs" / "big", items=items, created=T0)
+    conn = sqlite3.connect(tmp_path / "runs" / "big" / "store.sqlite")
+    conn.execute("UPDATE generations SET error='refused' WHERE key='mock-mock-a-q000004'")
+    conn.execute("DELETE FROM generations WHERE key='mock-mock-a-q000007'")
+    conn.commit()
+    conn.close()
+    return tmp_path / "runs"
 
-    def keys(**params):
-        p = c.get("/api/items", params={"run": "big", **params}).json()
-        return p["total"], [r["key"] for r in p["rows"]]
 
-    # past row 1,000: read from the anchor at or before the page's first row
-    assert keys(per_page=100, page=11) == (1600, [f"arith/q{i:06d}" for i in range(1000, 1100)])
-    assert keys(per_page=30, page=53) == (1600, [f"arith/q{i:06d}" for i in range(1560, 1590)])
-    assert keys(per_page=30, page=54) == (1600, [f"arith/q{i:06d}" for i in range(1590, 1600)])
-    assert keys(per_page=30, page=55) == (1600, [])
-    # CQ = 1 on the items i % 3 != 2: the k-th of them (from 0) is item (k // 2) * 3 + k % 2
-    total, rows = keys(metric="behavior.CQ", value="1", per_page=50, page=21)
-    assert total == 1067 and rows == [f"arith/q{(k // 2) * 3 + k % 2:06d}" for k in range(1000, 1050)]
-    assert keys(metric="behavior.CQ", value="1", per_page=50, page=3)[1][0] == "arith/q000150"  # an early page
+def q(*numbers) -> list[str]:
+    return [f"arith/q{i:06d}" for i in numbers]
+
+
+# CQ = 1 on the items i % 3 != 2 (1,067 of 1,600): the k-th of them (from 0) is item (k // 2) * 3 + k % 2;
+# CQ = 0 on i % 3 == 2 (533); SS = (i % 10) / 10 is 0 on i % 10 == 0 (160), "other" on the 1,440 others.
+PAGES = [
+    ({}, 100, 1, 1600, q(*range(100))),
+    ({}, 100, 8, 1600, q(*range(700, 800))),  # a middle page
+    ({}, 100, 9, 1600, q(*range(800, 900))),  # the first page of the second half: read backwards from the end
+    ({}, 30, 54, 1600, q(*range(1590, 1600))),  # the last page, part full
+    ({}, 30, 55, 1600, []),  # past the end
+    ({"model": "mock-a"}, 100, 16, 1600, q(*range(1500, 1600))),
+    ({"model": "other"}, 50, 1, 0, []),
+    ({"metric": "behavior.CQ", "model": "mock-a"}, 100, 11, 1600, q(*range(1000, 1100))),  # a Run page's number
+    ({"metric": "behavior.CQ", "value": "1"}, 50, 1, 1067, q(*((k // 2) * 3 + k % 2 for k in range(50)))),
+    ({"metric": "behavior.CQ", "value": "1"}, 50, 11, 1067, q(*((k // 2) * 3 + k % 2 for k in range(500, 550)))),
+    ({"metric": "behavior.CQ", "value": "1"}, 50, 22, 1067, q(*((k // 2) * 3 + k % 2 for k in range(1050, 1067)))),
+    ({"metric": "behavior.CQ", "value": "0"}, 50, 11, 533, q(*range(1502, 1600, 3))),  # 33 rows: k = 500..532
+    ({"metric": "behavior.CQ", "value": "0"}, 50, 12, 533, []),
+    ({"metric": "behavior.SS", "value": "other"}, 9, 80, 1440, q(*range(791, 800))),  # rows 711..719
+    ({"metric": "behavior.SS", "value": "other"}, 9, 81, 1440, q(*range(801, 810))),  # rows 720..728, backwards
+    ({"metric": "behavior.SS", "value": "1"}, 50, 1, 0, []),
+    ({"metric": "behavior.LS", "value": "na"}, 100, 16, 1600, q(*range(1500, 1600))),
+    ({"outcome": "answered"}, 5, 1, 1598, q(0, 1, 2, 3, 5)),  # item 4 failed
+    ({"outcome": "answered"}, 5, 2, 1598, q(6, 8, 9, 10, 11)),  # item 7 pending
+    ({"outcome": "answered"}, 100, 8, 1598, q(*range(702, 802))),  # a middle page: rows 700..799
+    ({"outcome": "answered"}, 100, 9, 1598, q(*range(802, 902))),  # rows 800..899, read backwards
+    ({"outcome": "answered"}, 100, 16, 1598, q(*range(1502, 1600))),
+    ({"outcome": "answered", "model": "mock-a"}, 100, 17, 1598, []),
+    ({"outcome": "failed"}, 50, 1, 1, q(4)),
+    ({"outcome": "failed"}, 50, 2, 1, []),
+    ({"outcome": "pending"}, 50, 1, 1, q(7)),
+    ({"metric": "behavior.CQ", "outcome": "pending"}, 50, 1, 1, q(7)),
+    ({"metric": "behavior.CQ", "value": "1", "outcome": "answered"}, 4, 2, 1065, q(9, 10, 12, 13)),  # not 4, 7
+    ({"metric": "behavior.CQ", "outcome": "answered"}, 100, 1, 1598, q(0, 1, 2, 3, 5, 6, *range(8, 102))),
+    ({"metric": "behavior.CQ", "outcome": "answered"}, 100, 8, 1598, q(*range(702, 802))),
+    ({"metric": "behavior.CQ", "outcome": "answered"}, 100, 9, 1598, q(*range(802, 902))),  # backwards
+    ({"metric": "behavior.CQ", "outcome": "answered", "model": "mock-a"}, 100, 16, 1598, q(*range(1502, 1600))),
+    ({"metric": "behavior.CQ", "outcome": "failed"}, 50, 1, 1, q(4)),
+    ({"metric": "behavior.CQ", "outcome": "pending"}, 50, 1, 1, q(7)),
+]
+
+
+@pytest.mark.parametrize(("schema", "variants"), [(5, False), (4, False), (5, True)])
+def test_counts_and_pages_of_every_filter_by_sql(tmp_path, schema, variants):
+    """Hand-counted totals and rows: first, middle, last and past-the-end pages of every kind of filter, on
+    a store of the present schema, of schema 4 (no filter indexes) and with a second variant on some items."""
+    root = big_run(tmp_path)
+    conn = sqlite3.connect(root / "big" / "store.sqlite")
+    if schema == 4:
+        for statement in ("DROP INDEX scores_by_value", "DROP INDEX run_generations_outcome",
+                          "DROP INDEX run_generations_by_key", "DROP TRIGGER run_generations_linked",
+                          "DROP TRIGGER generations_stored", "DROP TRIGGER generations_changed",
+                          "DROP TRIGGER generations_deleted", "ALTER TABLE run_generations DROP COLUMN outcome",
+                          "ALTER TABLE run_generations DROP COLUMN item_key", "PRAGMA user_version = 4"):
+            conn.execute(statement)
+    if variants:  # a paraphrase of items 0..9 (item 1's pending): each item is still one row of the page
+        run_id = conn.execute("SELECT run_id FROM runs").fetchone()[0]
+        conn.executemany("INSERT INTO run_generations(run_id, model, dataset, item_id, variant, sample, key, "
+                         "max_tokens) VALUES (?,?,?,?,?,?,?,?)",
+                         [(run_id, "mock-a", "arith", f"q{i:06d}", "paraphrase-1", 0, f"mock-mock-a-q{i:06d}"
+                           if i != 1 else "missing", 64) for i in range(10)])
+    conn.commit()
+    conn.close()
+    c = client(root)
+    for filters, per_page, page, total, rows in PAGES:
+        if variants and filters.get("outcome") == "pending":  # item 1's paraphrase is pending too
+            total, rows = 2, q(1, 7)
+        p = c.get("/api/items", params={"run": "big", **filters, "per_page": per_page, "page": page}).json()
+        assert (p["total"], [r["key"] for r in p["rows"]]) == (total, rows), (filters, per_page, page)
+        assert p["pages"] == max(1, -(-total // per_page))
+    if variants:
+        first = c.get("/api/items", params={"run": "big", "per_page": 1}).json()["rows"][0]
+        assert [(g["variant"], g["done"]) for g in first["generations"]] == [("original", True), ("paraphrase-1", True)]
+        with open_read_only(root / "big") as store:
+            assert count_rows(store, store.run()["run_id"], ItemQuery()) == RowCount(1600, one_row_each=False)
+    else:
+        with open_read_only(root / "big") as store:
+            assert count_rows(store, store.run()["run_id"], ItemQuery()) == RowCount(1600, one_row_each=True)
+
+
+def test_older_stores_are_an_error_on_their_row(runs):
+    conn = sqlite3.connect(runs / "a" / "store.sqlite")
+    conn.execute("PRAGMA user_version = 3")
+    conn.close()
+    row = {r["key"]: r for r in client(runs).get("/api/runs").json()}["a"]
+    assert "written by an older reasonscope (store schema 3; the viewer reads 4 to" in row["error"]

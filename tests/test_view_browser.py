@@ -36,6 +36,7 @@ def served(tmp_path):
     """The viewer of three mock runs (one with a damaged store), served on 127.0.0.1 and a free port."""
     import uvicorn
 
+    from reasonscope.registry import all_families
     from reasonscope.view.app import make_app
     from reasonscope.view.serve import address, bind
     from reasonscope.view.site import Viewer
@@ -47,7 +48,7 @@ def served(tmp_path):
                    dataset="gsm8k", exit_code=3)
     (root / "broken").mkdir()
     (root / "broken" / "store.sqlite").write_bytes(b"not a database" * 64)
-    viewer = Viewer(root)
+    viewer = Viewer(root, families=all_families("summary"))
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(make_app(viewer), log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -10,7 +10,7 @@ import pytest
 from reasonscope.attack.arithmetic import check_arithmetic
 from reasonscope.data.loaders import load_dataset
 from reasonscope.data.word_problems import KINDS, word_problem_items
-from reasonscope.settings import DatasetConfig
+from reasonscope.shared_settings import DatasetConfig
 
 
 def test_same_seed_same_items_and_stable_ids():

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonscope.cli import app
-from reasonscope.config import PlanError, load_plan
+from reasonscope.plan import PlanError, load_plan
 from reasonscope.report.build import write_config
-from reasonscope.yaml_io import MAX_NODES, dump_yaml, read_yaml
+from reasonscope.storage.yaml_io import MAX_NODES, dump_yaml, read_yaml
 
 runner = CliRunner()
 

@@ -10,18 +10,21 @@ The top-level API, imported on first use::
 from typing import Any
 
 from ._lazy import lazy_exports
+from ._moved import install as _install_moved
+
+_install_moved(__name__)  # the old module paths (before the move into packages) keep working, with a warning
 
 _all, _export, __dir__ = lazy_exports(__name__, {
-    "load_plan": "config",
-    "parse_plan": "config",
-    "Plan": "config",
-    "PlanError": "config",
-    "ScorePlan": "config",
-    "Runner": "runner",
-    "RunSummary": "runner",
-    "score_file": "importer",
-    "score_run": "scoring",
-    "Store": "store",
+    "load_plan": "plan",
+    "parse_plan": "plan",
+    "Plan": "plan",
+    "PlanError": "plan",
+    "ScorePlan": "plan",
+    "Runner": "pipeline.runner",
+    "RunSummary": "pipeline.runner",
+    "score_file": "pipeline.score_imported",
+    "score_run": "pipeline.family_scoring",
+    "Store": "storage.store",
     "Item": "types",
     "Generation": "types",
     "Score": "types",

@@ -47,7 +47,7 @@ def demo_plan(output_dir: str = "runs", size: int = 6, max_tokens: int = 160) ->
         max_tokens: Generation budget per answer.
 
     Returns:
-        The plan as a dict, ready for :func:`reasonscope.config.parse_plan`.
+        The plan as a dict, ready for :func:`reasonscope.plan.parse_plan`.
     """
     return {
         "experiment": {"name": "demo", "seed": 7, "output_dir": output_dir},

@@ -1,14 +1,18 @@
 """The one shape every family has: what it generates, how it scores, how it prints.
 
-A family (behavior, evidence, information, attributes, attack) is registered once, in
-:mod:`reasonscope.registry`, as an object satisfying :class:`Family`: its name, its settings model
-(``<family>/settings.py``), the numbers it reports (:class:`~reasonscope.metric_specs.MetricSpec`),
+A family (the built-in behavior, evidence, information, attributes, attack, or a plugin's from the
+entry-point group ``reasonscope.families``) is registered once, in :mod:`reasonscope.registry`, as an
+object satisfying :class:`Family`: its name, its settings model (``<family>/settings.py``; in a
+``reasonscope score`` plan ``score_settings``), what a plan needs for it (:meth:`Family.check_plan`,
+:meth:`Family.needs_plan_models`, :meth:`Family.own_datasets`), the numbers it reports
+(:class:`~reasonscope.metric_specs.MetricSpec`),
 what it needs before and during generation (:meth:`Family.answers`, :meth:`Family.prepare`,
 :meth:`Family.may_reuse_finished_run`, :meth:`Family.scoring_models`, and for imported outputs
 :meth:`Family.prepare_import`), one ``score`` entry point with
 the same signature for all five, and its console printer. The runner and ``reasonscope score`` loop
 over the enabled families through this protocol and name none of them; the command line mounts each
-family's sub-app (``cli/<family>.py``); printers and contract tests read the specs.
+family's sub-app (``cli/<family>.py``); printers and contract tests read the specs; the report builder
+asks each family's :attr:`Family.report` for its part of every output.
 :class:`FamilyBase` gives every method its "needs nothing" default.
 
 This module is a shared layer: it imports no family.
@@ -28,11 +32,12 @@ from .metric_specs import MetricSpec
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .calls import PlannedRequest
+    from .execution.calls import PlannedRequest
     from .models.base import LanguageModel
-    from .results import RunData
-    from .settings import ModelConfig, StatsConfig
-    from .store import Store
+    from .report.view import FamilyReport
+    from .shared_settings import ModelConfig, StatsConfig
+    from .storage.run_data import RunData
+    from .storage.store import Store
     from .types import Item
 
 __all__ = ["Family", "FamilyBase", "FamilyInputs", "FamilyResult", "GenerationContext", "MetricSpec",
@@ -125,12 +130,12 @@ class ScoringContext:
     _data: RunData | None = None
 
     def chunks(self) -> Iterable[RunData]:
-        """The run's generations in chunks of whole items (:func:`reasonscope.results.run_chunks`).
+        """The run's generations in chunks of whole items (:func:`reasonscope.storage.run_data.run_chunks`).
 
         The loaded ``data`` when there is one, the whole run as one chunk when it is small (then kept as
         ``data`` for the next family), else chunks read one at a time.
         """
-        from .results import load_if_small, run_chunks
+        from .storage.run_data import load_if_small, run_chunks
 
         if self._data is None:
             self._data = load_if_small(self.store, self.run_id)
@@ -140,7 +145,7 @@ class ScoringContext:
     def data(self) -> RunData:
         """The run's items and generations, read from the store once."""
         if self._data is None:
-            from .results import load_run_data
+            from .storage.run_data import load_run_data
 
             self._data = load_run_data(self.store, self.run_id)
         return self._data
@@ -188,7 +193,7 @@ class FamilyInputs:
     ``needs_models``: whether the family needs a model of the plan that can run here.
     ``requests_per_model``: how many requests :meth:`requests` plans for each model.
     ``imported``: outputs to store instead of generating them: the file they were read from and the rows
-    of :meth:`reasonscope.store.Store.import_completions`.
+    of :meth:`reasonscope.storage.store.Store.import_completions`.
     ``make_requests``: ``(model, seed) -> requests`` of the family's own (None: it asks nothing).
     """
 
@@ -215,6 +220,39 @@ class Family(Protocol):
     name: str
     settings: type[BaseModel]
     metrics: tuple[MetricSpec, ...]
+    score_settings: type[BaseModel] | None
+    """The settings model in a ``reasonscope score`` plan; None: the family cannot score imported outputs."""
+    rank: int
+    """A plugin family's place after the built-in five in every order (lower first; ties by name)."""
+    commands: Any
+    """A ``typer.Typer`` the command line mounts (named: a command group; unnamed: top-level commands), or None.
+
+    The built-in families' sub-apps live in ``reasonscope/cli/<name>.py`` instead (a family never imports the
+    command line); a plugin family brings its own here.
+    """
+    report: FamilyReport
+    """The family's presentation (:class:`reasonscope.report.view.FamilyReport`): its section of
+    ``summary.json`` and its typed model, its tables, plots, summary card and section of report.html. The
+    report builder loops over the families it is given and asks each one's ``report``; it names none.
+    """
+
+    def check_plan(self, settings: Any, plan: Any) -> None:
+        """Raise ``ValueError`` (its message for the user) when ``plan`` cannot run the family as set.
+
+        Called while the plan validates, before any model is called (e.g. "needs `datasets`").
+        """
+        ...
+
+    def needs_plan_models(self, settings: Any, plan: Any) -> bool:
+        """Whether ``plan`` must list at least one model for the family (it asks the models something)."""
+        ...
+
+    def own_datasets(self, settings: Any) -> list[tuple[str, Any]]:
+        """The datasets the family reads itself: ``(key, DatasetConfig)``, e.g. ``("train", ...)``.
+
+        The plan checks that a name used here and in its ``datasets`` means the same dataset.
+        """
+        ...
 
     def answers(self, settings: Any) -> tuple[int, int] | None:
         """``(K, P)``: the samples and paraphrases of each plan item's question the family needs answered.
@@ -240,7 +278,7 @@ class Family(Protocol):
         ...
 
     def may_reuse_finished_run(self, settings: Any) -> bool:
-        """Whether a finished run of the same plan may be reported as it is (:mod:`reasonscope.up_to_date`).
+        """Whether a finished run of the same plan may be reported as it is (:mod:`reasonscope.pipeline.up_to_date`).
 
         False when the family generates or trains in a pass of its own, or imports outputs.
         """
@@ -273,6 +311,34 @@ class FamilyBase:
     name: str
     settings: type[BaseModel]
     metrics: tuple[MetricSpec, ...]
+    score_settings: type[BaseModel] | None = None
+    rank: int = 0
+    commands: Any = None
+
+    @property
+    def report(self) -> FamilyReport:
+        """The family's report part; here the generic one (its artefact as its ``summary.json`` section).
+
+        A family overrides it with its own (``<family>/report_view.py``), imported when first used.
+        """
+        from .report.view import FamilyReport
+
+        cached = self.__dict__.get("_generic_report")
+        if cached is None:
+            cached = self.__dict__["_generic_report"] = FamilyReport(self.name, metrics=self.metrics)
+        return cached
+
+    def check_plan(self, settings: Any, plan: Any) -> None:
+        """Raise ``ValueError`` when the plan cannot run the family; here every plan can."""
+        return None
+
+    def needs_plan_models(self, settings: Any, plan: Any) -> bool:
+        """Whether the plan must list a model for the family; here False (it asks no model)."""
+        return False
+
+    def own_datasets(self, settings: Any) -> list[tuple[str, Any]]:
+        """The datasets the family reads itself, ``(key, DatasetConfig)``; here none."""
+        return []
 
     def answers(self, settings: Any) -> tuple[int, int] | None:
         """``(K, P)`` samples and paraphrases the family needs answered; here None (no answer needed)."""

@@ -8,4 +8,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "check_arithmetic": "arithmetic",
     "find_equations": "arithmetic",
     "FAMILY": "entry",
+    "REPORT": "report_view",
+    "AttackReport": "report_view",
+    "ATTACK": "catalogue",
+    "AttackSummary": "summary_model",
+    "AttackItem": "summary_model",
 })

@@ -6,14 +6,16 @@ lives in ``reasonscope/cli/attack.py``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..family import FamilyBase, FamilyInputs, FamilyResult, GenerationContext, MetricSpec, ScoringContext
-from ..metric_specs import ATTACK
+from .catalogue import ATTACK
 from .settings import AttackConfig
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..report.view import FamilyReport
 
 METRICS: tuple[MetricSpec, ...] = ATTACK  # declared once, in the catalogue
 
@@ -28,6 +30,19 @@ class AttackFamily(FamilyBase):
     name = "attack"
     settings = AttackConfig
     metrics = METRICS
+
+    @property
+    def report(self) -> FamilyReport:
+        """The family's report part (:mod:`reasonscope.attack.report_view`), imported when first used."""
+        from .report_view import REPORT
+
+        return REPORT
+
+    def check_plan(self, settings: AttackConfig, plan: Any) -> None:
+        """Items to attack (the plan's datasets or its own ``dataset``) and a model to attack."""
+        if not ((plan.datasets or settings.dataset) and plan.models):
+            raise ValueError("families.attack needs `datasets` (or families.attack.dataset) and a white-box model in "
+                             "`models` (hf/... or smollm2)")
 
     def prepare(self, settings: AttackConfig, ctx: GenerationContext) -> FamilyInputs:
         """The family's own dataset (``dataset``), when set: loaded here and stored with the run's items."""

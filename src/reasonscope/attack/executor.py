@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
-from ..settings import ModelConfig
+from ..shared_settings import ModelConfig
 from ..types import Item
 from .item import attack_item
 from .settings import AttackConfig, AttackSettings
@@ -66,7 +66,7 @@ def attack_items(model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: Att
         return
     if executor != "ray":
         raise ValueError(f"unknown executor {executor!r}; expected local or ray")
-    from ..executors import ray_session
+    from ..execution.executors import ray_session
 
     ray = ray_session()
     gpus = int(ray.cluster_resources().get("GPU", 0))

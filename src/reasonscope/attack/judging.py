@@ -14,12 +14,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from ..calls import complete_cached, planned_request
+from ..execution.calls import complete_cached, planned_request
 from ..judge.parse import parse_verdict
 from ..judge.prompts import REASONING_VERSION, reasoning_check_messages, same_meaning_messages
 from ..judge.schemas import REASONING_SCHEMA, SAME_MEANING_SCHEMA
-from ..settings import ModelConfig
-from ..store import Store
+from ..shared_settings import ModelConfig
+from ..storage.store import Store
 
 Verdict = tuple[bool | None, str | None]
 MEANING_VERSION = "judge-meaning-v1"

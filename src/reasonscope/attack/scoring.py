@@ -13,7 +13,7 @@ Per white-box model (``hf/...`` or ``smollm2``) and item:
    item's known steps (:mod:`reasonscope.attack.reference`; items whose gold rationale gives them), and,
    when ``judge`` is set, the judge with one reference-free prompt
    (:func:`reasonscope.judge.prompts.reasoning_check_messages`);
-4. the outcome (:mod:`reasonscope.attack.outcomes`): success, wrong or unattackable, or one of the
+4. the outcome (:mod:`reasonscope.attack.outcome_rules`): success, wrong or unattackable, or one of the
    excluded groups: clean reasoning already wrong, not judged, invalid attack.
 
 Rates: success, wrong and unattackable over the decided attacks (attacked - excluded), each the mean
@@ -46,16 +46,16 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ..calls import make_progress
-from ..settings import ModelConfig, StatsConfig
-from ..store import Store
+from ..execution.calls import make_progress
+from ..shared_settings import ModelConfig, StatsConfig
+from ..storage.store import Store
 from ..types import Completion, Item, Score, stable_hash
 from .answers import same_answer
 from .executor import attack_items
 from .item import RECORD_VERSION, attack_item
 from .judging import judge_chains, meaning_checks
 from .layout import PROMPT_VERSION
-from .outcomes import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
+from .outcome_rules import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
 from .reference import reference_of
 from .settings import AttackConfig, AttackSearch, AttackSettings
 from .transfer import run_transfer
@@ -112,7 +112,8 @@ def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Ite
                                             executor=executor):
                 store.put_completion(keys[k], provider="attack", model_id=model_cfg.spec,
                                      request={"item": k, "methods": cfg.methods, "settings": settings.model_dump(),
-                                              "prompt": PROMPT_VERSION, "record": RECORD_VERSION},
+                                              "prompt": PROMPT_VERSION, "template": PROMPT_VERSION,
+                                              "record": RECORD_VERSION},
                                      completion=Completion(text=json.dumps(record), finish_reason="stop"),
                                      source="attack")
                 progress.advance(task)

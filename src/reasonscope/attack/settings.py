@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..settings import DatasetConfig, ModelConfig, Strict
+from ..shared_settings import DatasetConfig, ModelConfig, Strict
 from ..types import AnswerType
 
 
@@ -30,7 +30,7 @@ class AttackSearch(Strict):
     min_similarity: float | None = Field(0.8, ge=-1, le=1, description="Reject token candidates whose MiniLM "
                                          "cosine to the original question is lower (null = off).")
     answer_tokens: int = Field(16, ge=1, le=256)
-    cot_tokens: int = Field(96, ge=4, le=2048)
+    cot_tokens: int = Field(96, ge=4, le=2048, description="Max tokens of each regenerated chain of thought.")
     insert_draws: int = Field(20, ge=1, le=1000, description="Random insertions drawn per item until one survives "
                               "re-tokenisation and passes the meaning filter; when none does the token and random "
                               "attacks of the item are invalid (excluded from the rates, counted).")
@@ -52,7 +52,9 @@ class AttackConfig(AttackSearch):
     """
 
     methods: list[Literal["token", "embedding", "random"]] = Field(
-        default_factory=lambda: ["token", "embedding", "random"], min_length=1)
+        default_factory=lambda: ["token", "embedding", "random"], min_length=1,
+        description="Attacks to run: token (gradient-guided token insertions), embedding (a perturbation in the "
+        "embedding ball) and/or random (random token insertions, the baseline).")
     similarity_model: str = Field("embedded-minilm", description="Embedding model of the meaning filter.")
     judge: ModelConfig | None = Field(None, description="Judge of the clean and the perturbed reasoning (any "
                                       "provider), also of the transfer chains; without one only false equations are "

@@ -2,7 +2,7 @@
 
 Each transfer model gets the clean question and each perturbed question with the same answer-first
 prompt. Over the cases whose clean question it answers correctly, the outcome of the perturbed one is
-decided exactly as for the white-box target (:func:`reasonscope.attack.outcomes.classify`): its clean
+decided exactly as for the white-box target (:func:`reasonscope.attack.outcome_rules.classify`): its clean
 chain must pass the reasoning check (arithmetic, and the judge when one is configured), and the same
 exclusions apply. Rates per method with their denominators, as for the target.
 """
@@ -14,14 +14,14 @@ from typing import Any
 
 from rich.console import Console
 
-from ..calls import complete_cached, planned_request
-from ..settings import StatsConfig
-from ..store import Store
+from ..execution.calls import complete_cached, planned_request
+from ..shared_settings import StatsConfig
+from ..storage.store import Store
 from ..types import Item
 from .answers import is_correct, same_answer
 from .judging import judge_chains
 from .layout import FEW_SHOT, PROMPT_VERSION
-from .outcomes import ChainCheck, classify, outcome_rates
+from .outcome_rules import ChainCheck, classify, outcome_rates
 from .reference import reference_of
 from .settings import AttackConfig
 

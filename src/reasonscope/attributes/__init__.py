@@ -11,4 +11,10 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "score_attributes": "scoring",
     "rebuild_ratings": "scoring",
     "FAMILY": "entry",
+    "REPORT": "report_view",
+    "AttributesReport": "report_view",
+    "ATTRIBUTES": "catalogue",
+    "attribute_label": "catalogue",
+    "AttributesSummary": "summary_model",
+    "AttributesJudgement": "summary_model",
 })

@@ -8,14 +8,16 @@ lives in ``reasonscope/cli/attributes.py``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..family import FamilyBase, FamilyInputs, FamilyResult, GenerationContext, MetricSpec, ScoringContext
-from ..metric_specs import ATTRIBUTES
+from .catalogue import ATTRIBUTES
 from .settings import AttributesConfig
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..report.view import FamilyReport
 
 METRICS: tuple[MetricSpec, ...] = ATTRIBUTES  # declared once, in the catalogue
 
@@ -29,6 +31,24 @@ class AttributesFamily(FamilyBase):
     name = "attributes"
     settings = AttributesConfig
     metrics = METRICS
+
+    @property
+    def report(self) -> FamilyReport:
+        """The family's report part (:mod:`reasonscope.attributes.report_view`), imported when first used."""
+        from .report_view import REPORT
+
+        return REPORT
+    score_settings = AttributesConfig
+
+    def check_plan(self, settings: AttributesConfig, plan: Any) -> None:
+        """Rationales to judge (the plan's datasets) or preferences to explain: at least one of them."""
+        if not plan.datasets and not settings.preferences:
+            raise ValueError("families.attributes needs `datasets` (rationales to judge) or "
+                             "families.attributes.preferences")
+
+    def needs_plan_models(self, settings: AttributesConfig, plan: Any) -> bool:
+        """When the plan has datasets: the models write the rationales the judges rate."""
+        return bool(plan.datasets)
 
     def answers(self, settings: AttributesConfig) -> tuple[int, int]:
         """One answer to each question (its rationale is what the judges rate)."""

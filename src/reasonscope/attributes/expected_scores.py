@@ -39,7 +39,7 @@ from typing import Any
 from ..judge.attributes import ATTRIBUTES
 from ..judge.logprob_scores import chat_prompt, expected_score, logprobs_many, scale_values
 from ..scorers.cache import logprob_scorer
-from ..store import Store
+from ..storage.store import Store
 from .judging import Judged, Target
 from .settings import AttributesConfig
 

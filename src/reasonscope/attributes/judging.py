@@ -12,13 +12,13 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ..calls import complete_cached, planned_request
+from ..execution.calls import complete_cached, planned_request
 from ..judge.parse import parse_judgement
 from ..judge.prompts import SCALES, TEMPLATE_VERSION, judge_messages
 from ..judge.schemas import attribute_scores_schema
 from ..models.base import LanguageModel
 from ..stats.agreement import alpha_permutation_test, krippendorff_alpha, mean_spearman
-from ..store import Store
+from ..storage.store import Store
 from ..types import Item
 from .settings import AttributesConfig
 

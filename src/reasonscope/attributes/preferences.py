@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from ..calls import complete_cached, planned_request
+from ..execution.calls import complete_cached, planned_request
 from ..judge.parse import combine_orders, parse_pairwise
 from ..judge.prompts import PAIRWISE_VERSION, pairwise_messages
 from ..judge.schemas import PAIRWISE_SCHEMA
 from ..models.base import LanguageModel
-from ..settings import StatsConfig
-from ..store import Store
+from ..shared_settings import StatsConfig
+from ..storage.store import Store
 from .judging import Target, judge_pointwise, unit_scores
 from .ratings import (
     preference_ratings,

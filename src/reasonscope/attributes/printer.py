@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..metric_specs import attribute_label
 from ..report.numbers import format_column
+from .catalogue import attribute_label
 
 
 def print_summary(t: dict, out: Console, err: Console) -> None:

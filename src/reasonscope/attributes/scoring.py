@@ -14,7 +14,7 @@ attributes are unscored: "generation failed").
 
 Judges
 ------
-Every judge is a provider (any spec); its calls go through the store (:mod:`reasonscope.calls`), so
+Every judge is a provider (any spec); its calls go through the store (:mod:`reasonscope.execution.calls`), so
 they are cached, resumable and traceable (the cache key is kept with each score). Temperature
 defaults to 0 and the seed is the experiment's, both in the cache key and recorded. Answers are
 parsed strictly (:func:`reasonscope.judge.parse.parse_judgement`): a missing or out-of-range score
@@ -69,10 +69,10 @@ from ..data.files import resolve_path
 from ..judge.parse import hostile_flags
 from ..judge.prompts import TEMPLATE_VERSION
 from ..models.base import LanguageModel
-from ..settings import StatsConfig
+from ..shared_settings import StatsConfig
 from ..stats.bootstrap import estimate, mean_or_none
 from ..stats.multiple import adjust_rows
-from ..store import Store
+from ..storage.store import Store
 from ..text.steps import split_steps
 from ..types import Score
 from .automatic import AUTOMATIC_METRICS, METRIC_BACKEND, automatic_metrics, load_backends, prefetch

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..settings import ModelConfig, NLIConfig, Strict
+from ..scorers.settings import NLIConfig
+from ..shared_settings import ModelConfig, Strict
 
 
 class AutomaticAttributesConfig(Strict):

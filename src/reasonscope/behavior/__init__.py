@@ -7,6 +7,11 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "normalize_weights": "settings",
     "score_behavior": "scoring",
     "FAMILY": "entry",
+    "REPORT": "report_view",
+    "BehaviorReport": "report_view",
+    "BEHAVIOR": "catalogue",
+    "BEHAVIOR_METRICS": "catalogue",
+    "BehaviorSummary": "summary_model",
     "all_strategies": "strategies",
     "composite": "strategies",
 })

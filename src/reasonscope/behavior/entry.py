@@ -6,7 +6,7 @@ Imports stay light: scoring and the printer are imported when first used.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..family import (
     FamilyBase,
@@ -17,13 +17,14 @@ from ..family import (
     ScoringContext,
     ScoringModels,
 )
-from ..metric_specs import BEHAVIOR
+from .catalogue import BEHAVIOR
 from .settings import BehaviorConfig
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..store import Store
+    from ..report.view import FamilyReport
+    from ..storage.store import Store
 
 METRICS: tuple[MetricSpec, ...] = BEHAVIOR  # declared once, in the catalogue
 
@@ -39,6 +40,23 @@ class BehaviorFamily(FamilyBase):
     name = "behavior"
     settings = BehaviorConfig
     metrics = METRICS
+
+    @property
+    def report(self) -> FamilyReport:
+        """The family's report part (:mod:`reasonscope.behavior.report_view`), imported when first used."""
+        from .report_view import REPORT
+
+        return REPORT
+    score_settings = BehaviorConfig
+
+    def check_plan(self, settings: BehaviorConfig, plan: Any) -> None:
+        """The plan's datasets are what the family asks about: it needs at least one."""
+        if not plan.datasets:
+            raise ValueError("families.behavior needs at least one entry in `datasets`")
+
+    def needs_plan_models(self, settings: BehaviorConfig, plan: Any) -> bool:
+        """Always: the plan's models answer its questions."""
+        return True
 
     def answers(self, settings: BehaviorConfig) -> tuple[int, int]:
         """K samples of each question and one completion of each of its first P paraphrases."""
@@ -65,7 +83,7 @@ class BehaviorFamily(FamilyBase):
         if models is None:
             models = prepare_scoring_models(ctx.settings, ctx.store)
         if ctx.executor != "local":
-            from ..executors import distribute
+            from ..execution.executors import distribute
 
             models = distribute(models, ctx.settings, ctx.executor)
         replaced = False
@@ -120,7 +138,7 @@ def _with_progress(ctx: ScoringContext):
 
     Behaviour scoring reads every generation: NLI over steps, similarity over traces.
     """
-    from ..calls import make_progress
+    from ..execution.calls import make_progress
 
     total = len(ctx.store.run_item_keys(ctx.run_id))
     progress = make_progress(ctx.console, transient=True)

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..metric_specs import BEHAVIOR_METRICS
 from ..report.labels import humanise
 from ..report.numbers import format_column, format_counts, format_p
+from .catalogue import BEHAVIOR_METRICS
 
 
 def print_summary(tables: dict, out: Console, err: Console) -> None:

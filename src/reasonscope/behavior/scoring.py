@@ -25,16 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from ..metric_specs import BEHAVIOR_METRICS
-from ..results import RunData, is_correct
 from ..scorers.cache import ScorerUnavailable
 from ..scorers.nli import NLIScorer
 from ..scorers.similarity import Similarity
-from ..settings import StatsConfig
+from ..shared_settings import StatsConfig
 from ..stats.bootstrap import bootstrap_mean, mean_or_none, paired_difference
 from ..stats.multiple import adjust_rows
+from ..storage.run_data import RunData, is_correct
 from ..types import Item, Score
 from . import metrics as M
+from .catalogue import BEHAVIOR_METRICS
 from .efficiency import NEEDS_BOTH, corpus_efficiency_of, missing_length_reason, paired_corpus_efficiency_of
 from .item_table import ItemTable
 from .settings import BehaviorConfig
@@ -82,7 +82,7 @@ def score_behavior(data: RunData | Iterable[RunData], cfg: BehaviorConfig, stats
     """Score the run with the behaviour family.
 
     ``data`` is the run (:class:`RunData`) or its chunks of whole items
-    (:func:`reasonscope.results.iter_run_chunks`). Each chunk is scored on its own (the NLI and similarity
+    (:func:`reasonscope.storage.run_data.iter_run_chunks`). Each chunk is scored on its own (the NLI and similarity
     inputs of a chunk go to the scorers in one batch each) and only a few numbers per item are kept
     for the corpus estimates. ``write``: called with each chunk's item-level scores, which are then
     not kept (the returned list holds the corpus-level scores only); without it, the returned list

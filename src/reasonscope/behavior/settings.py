@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..metric_specs import BEHAVIOR_METRICS
-from ..settings import NLIConfig, SimilarityConfig, Strict
+from ..scorers.settings import NLIConfig, SimilarityConfig
+from ..shared_settings import Strict
+from .catalogue import BEHAVIOR_METRICS
 
 # The long metric names the behavioural framework's YAML uses, mapped to the short ones.
 METRIC_ALIASES: dict[str, str] = {

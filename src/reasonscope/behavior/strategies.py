@@ -2,7 +2,7 @@
 
 The seven built-in strategies of the behavioural framework (Şenol, Agrawal, Liu, 2026) (weights normalised to sum to 1), plus user
 strategies from the plan (``families.behavior.strategies``), validated before anything runs
-(known metric keys, numbers, non-negative, non-zero sum; see :func:`reasonscope.config.normalize_weights`).
+(known metric keys, numbers, non-negative, non-zero sum; see :func:`reasonscope.plan.normalize_weights`).
 A metric that is not applicable for a model (e.g. RS with no qualifying item, CS with K = 1) is
 left out and the remaining weights renormalised; the output lists what was left out.
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..rundir import RunDirLock, RunDirLocked
-from .common import WAIT_LOCK, console, fail, locked, out, run_status, storage_failure
+from ..storage.rundir import RunDirLock
+from .common import WAIT_LOCK, console, exit_when_locked, fail, out, run_status, storage_failure
 
 app = typer.Typer(name="cache", no_args_is_help=True, help="Inspect or clear the request cache of a run directory.")
 
@@ -17,12 +17,12 @@ app = typer.Typer(name="cache", no_args_is_help=True, help="Inspect or clear the
 def _open_for_reading(run_dir: Path):
     """The run directory's store, read as it is when this user cannot write the folder.
 
-    A read-only disk or archive is opened with :meth:`reasonscope.store.Store.open_read_only`.
+    A read-only disk or archive is opened with :meth:`reasonscope.storage.store.Store.open_read_only`.
     """
     import os
     import sqlite3
 
-    from ..store import STORE_FILENAME, Store
+    from ..storage.store import STORE_FILENAME, Store
 
     try:
         return Store.open_existing(run_dir)
@@ -74,6 +74,7 @@ def cache_ls(run_dir: Path = typer.Argument(..., help="A run directory.")) -> No
 
 
 @app.command("clear")
+@exit_when_locked()
 def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
                 model: str | None = typer.Option(None, help="Only this model id."),
                 failed_only: bool = typer.Option(False, help="Only failed completions."),
@@ -83,7 +84,7 @@ def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
                 yes: bool = typer.Option(False, "--yes", help="Do not ask."),
                 wait_lock: float = WAIT_LOCK) -> None:
     """Delete cached completions (they will be requested again on the next run), or with --kind cached scores."""
-    from ..store import Store
+    from ..storage.store import Store
 
     try:
         store = Store.open_existing(run_dir)
@@ -103,9 +104,6 @@ def cache_clear(run_dir: Path = typer.Argument(..., help="A run directory."),
                 n = clear_score_cache(store, None if kind == "all" else kind)
             else:
                 n = store.clear_cache(model_id=model, failed_only=failed_only)
-    except RunDirLocked as err:
-        locked(err)
-        return
     except ValueError as err:
         fail(str(err))
         return

@@ -6,26 +6,28 @@ run's summary (:func:`print_summary`).
 Exit codes: 0 ok, 1 a model measured too little (skipped, nothing answered, or more failed
 generations than ``--max-failed``), 2 invalid plan, data or option (a damaged store too), 3 requests
 pending (run again), 74 a file of the run directory could not be written or read (full disk, read-only
-folder: :mod:`reasonscope.io_errors`), 130 interrupted; see :mod:`reasonscope.outcome`. The reason of a non-zero code is the last line.
+folder: :mod:`reasonscope.storage.io_errors`), 130 interrupted; see :mod:`reasonscope.pipeline.run_outcome`. The reason of a non-zero code is the last line.
 
-Commands that write a run directory hold its lock (:mod:`reasonscope.rundir`); when another process
-holds it they stop with exit code 75 (:data:`LOCKED_EXIT`, "try again later") and a message naming
-that process, or wait with ``--wait-lock SECONDS``; so does ``report`` (it rewrites the outputs). ``cache ls``
-only reads and takes no lock.
+Commands that write a run directory hold its lock (:mod:`reasonscope.storage.rundir`); when another process
+holds it they stop with exit code 75 (:data:`LOCKED_EXIT`, "try again later") and a message naming that
+process (one handler for all of them: :func:`exit_when_locked`), or wait with ``--wait-lock SECONDS``; so
+does ``report`` (it rewrites the outputs). ``cache ls`` only reads and takes no lock.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from ..config import PlanError, parse_plan
-from ..family_order import SUMMARY_ORDER
-from ..rundir import RunDirLocked
+from ..plan import PlanError, parse_plan
+from ..registry import all_families
+from ..storage.rundir import RunDirLocked
 
 console = Console(stderr=True)  # progress, notes, errors
 out = Console()  # tables and results
@@ -43,21 +45,35 @@ def fail(message: str, code: int = 2) -> None:
 def storage_failure(err: BaseException, run_dir: Path, after_full: str = "") -> None:
     """Exit with one message naming the file and what to do when ``err`` is a storage error of ``run_dir``.
 
-    ``err`` or what it was raised from is classified by :mod:`reasonscope.io_errors`: code 74 for a full disk,
+    ``err`` or what it was raised from is classified by :mod:`reasonscope.storage.io_errors`: code 74 for a full disk,
     a read-only folder or an I/O error, 2 for a damaged store; return when it is not a storage error.
-    ``after_full`` is added to the message of a full disk.
+    ``after_full`` is added to the message of a full disk. A :class:`~reasonscope.storage.rundir.RunDirLocked`
+    returns at once (:func:`exit_when_locked` handles it).
     """
-    from ..io_errors import explain_chain
-    from ..store import STORE_FILENAME
+    from ..storage.io_errors import explain_chain
+    from ..storage.store import STORE_FILENAME
 
+    if isinstance(err, RunDirLocked):  # a held lock is no storage failure (its own exit: exit_when_locked)
+        return
     problem = explain_chain(err, Path(run_dir) / STORE_FILENAME)
     if problem is not None:
         fail(problem.message + (after_full if problem.kind == "full" else ""), problem.code)
 
 
-def locked(err: RunDirLocked) -> None:
-    """Exit with :data:`LOCKED_EXIT`: another process holds the run directory."""
-    fail(str(err), LOCKED_EXIT)
+@contextmanager
+def exit_when_locked(prefix: str = "") -> Iterator[None]:
+    """Exit with :data:`LOCKED_EXIT` (75) and the lock's message when another process holds the run directory.
+
+    The one handler of :class:`~reasonscope.storage.rundir.RunDirLocked` of the command line: a command that
+    writes a run directory is decorated with it (``@exit_when_locked()`` under ``@app.command()``), or a block
+    is run inside it. The message names the holding process; ``prefix`` goes before it. Handlers of other
+    errors inside may see the lock error pass (:func:`storage_failure` lets it go), never turn it into another
+    exit code.
+    """
+    try:
+        yield
+    except RunDirLocked as err:
+        fail(prefix + str(err), LOCKED_EXIT)
 
 
 def run_status(run: dict) -> str:
@@ -68,11 +84,11 @@ def run_status(run: dict) -> str:
 
 
 def print_summary(summary_path: Path) -> None:
-    """Print each family's section of a run's ``summary.json`` with that family's printer."""
-    from ..registry import get_family
+    """Print each family's section of a run's ``summary.json`` with that family's printer, in the summary order."""
+    from ..registry import family_names, get_family
 
     data = json.loads(summary_path.read_text())
-    for name in SUMMARY_ORDER:
+    for name in family_names("summary"):
         tables = data.get(name)
         if tables:
             get_family(name).print_summary(tables, out, console)
@@ -126,11 +142,12 @@ def run_command_line_plan(data: dict, executor: str = "local", wait_lock: float 
     run_plan(plan, None, False, executor, wait_lock=wait_lock)
 
 
+@exit_when_locked()
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
              wait_lock: float = 0.0, rescore: bool = False) -> None:
     """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
-    from ..outcome import INTERRUPTED, FailedLimit
-    from ..runner import Runner
+    from ..pipeline.run_outcome import INTERRUPTED, FailedLimit
+    from ..pipeline.runner import Runner
 
     if executor not in ("local", "ray"):
         fail(f"unknown executor {executor!r}; expected local or ray")
@@ -145,9 +162,6 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
         summary = Runner(plan, console=console, retry_failed=retry_failed, base_dir=base_dir,
                          executor=executor, max_failed=limit, wait_lock=wait_lock,
                          reuse_finished=not rescore).run()
-    except RunDirLocked as err:
-        locked(err)
-        return
     except (PlanError, ValueError) as err:  # a DatasetError (file, line, field) is a ValueError
         fail(str(err))
         return
@@ -166,7 +180,7 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
     print_summary(summary.run_dir / "summary.json")
     from ..report.compact import print_compact  # the run's last table: a line per model and family
 
-    print_compact(summary.run_dir / "summary.json", out)
+    print_compact(summary.run_dir / "summary.json", out, all_families("summary"))
     console.print(f"outputs in {summary.run_dir}/ (report.html, summary.json, samples.jsonl, results.xlsx)")
     outcome = summary.outcome
     if outcome is not None and outcome.code:

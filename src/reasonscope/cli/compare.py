@@ -46,6 +46,21 @@ def _registered_metrics(family: str):
     return get_family(family).metrics
 
 
+def _reads_answers(family: str, settings: dict | None) -> bool | None:
+    """Whether a registered family, with its stored settings, scores the run's answers (None: cannot tell)."""
+    from pydantic import ValidationError
+
+    from ..registry import get_family
+
+    if settings is None:
+        return None
+    try:
+        fam = get_family(family)
+        return fam.answers(fam.settings.model_validate(settings)) is not None
+    except (LookupError, ImportError, ValidationError):
+        return None
+
+
 @app.command()
 def compare(
     base: Path | None = typer.Argument(None, help="The baseline run folder."),
@@ -64,7 +79,8 @@ def compare(
                                      "when |NEW - BASE| exceeds this, in the metric's unit (0.02 = 2 points of a "
                                      "share)."),
     allow_mismatch: bool = typer.Option(False, "--allow-mismatch", help="Compare and gate even where a family's "
-                                        "settings (scorer model, judge, prompt) or an item's content differ."),
+                                        "settings (scorer model, judge), its prompt templates or an item's content "
+                                        "differ."),
     base_run_id: str | None = typer.Option(None, help="Which run of BASE's store (default: its latest finished)."),
     new_run_id: str | None = typer.Option(None, help="Which run of NEW's store (default: its latest finished)."),
     top_items: int = typer.Option(5, min=0, help="Items per metric in the drill-down (largest change first)."),
@@ -79,7 +95,8 @@ def compare(
 
     Exit codes: 0 no gating metric is significantly worse; 1 at least one is (after Holm, beyond
     --min-effect); 2 the runs cannot be compared (not a run folder, a run still being written, a damaged
-    store, different datasets, no shared item, a family whose settings differ without --allow-mismatch).
+    store, different datasets, no shared item, a family whose settings or prompt templates differ without
+    --allow-mismatch).
 
     Examples: `reasonscope compare runs/main runs/pr`; `reasonscope compare runs/main runs/pr --metrics CQ
     --min-effect 0.02 --format markdown > comment.md`; `reasonscope compare runs/a runs/b --pair
@@ -102,7 +119,8 @@ def compare(
     try:
         result = compare_runs(base, new, pairs=parse_pairs(pair), metrics=parse_metrics(metrics),
                               min_effect=min_effect, allow_mismatch=allow_mismatch, base_run_id=base_run_id,
-                              new_run_id=new_run_id, top_items=top_items, catalogue=_registered_metrics)
+                              new_run_id=new_run_id, top_items=top_items, catalogue=_registered_metrics,
+                              reads_answers=_reads_answers)
     except CompareError as err:
         fail(str(err))
         return
@@ -113,8 +131,8 @@ def compare(
     else:
         render_text(result, out)
     if html is not None:
-        from ..atomic_files import write_text
         from ..compare import render_html
+        from ..storage.atomic_files import write_text
 
         try:
             html.parent.mkdir(parents=True, exist_ok=True)

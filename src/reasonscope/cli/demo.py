@@ -6,14 +6,16 @@ from pathlib import Path
 
 import typer
 
-from ..config import PlanError, parse_plan
+from ..plan import ExperimentConfig, PlanError, parse_plan
 from .common import WAIT_LOCK, fail, run_plan
+from .options import setting_option
 
 app = typer.Typer()
 
 
 @app.command()
-def demo(output_dir: str = typer.Option("runs", help="Parent folder of the run directory (runs/demo)."),
+def demo(output_dir: str = setting_option(ExperimentConfig, "output_dir", note="The demo's run directory is "
+                                         "OUTPUT_DIR/demo."),
          size: int = typer.Option(6, min=1, help="Synthetic items per kind (3 kinds)."),
          max_tokens: int = typer.Option(160, min=16, help="Max new tokens per generation (also the ES budget)."),
          wait_lock: float = WAIT_LOCK) -> None:

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import typer
 
+from ..evidence.settings import EvidenceConfig
+from ..plan import ExperimentConfig
 from .common import WAIT_LOCK, fail, run_command_line_plan
+from .options import setting_option
 
 app = typer.Typer()
 
@@ -18,26 +21,22 @@ def evidence(train: str = typer.Option(..., help="Training split: a file (CSV/JS
                                          "goemotions, esnli, csv, jsonl, json, topics."),
              map_: str | None = typer.Option(None, "--map", help="field=column,... for generic formats "
                                              "(input=text,target=label)."),
-             predictions: Path | None = typer.Option(None, help="JSONL of existing predictions "
-                                                     "(id, label, rationale[, model]) or (id, output)."),
+             predictions: Path | None = setting_option(EvidenceConfig, "predictions"),
              model: list[str] = typer.Option([], "--model", help="Model spec(s) that label and explain the test "
                                              "items (e.g. smollm2, openai/gpt-4o-mini)."),
-             k: int = typer.Option(5, min=1, help="Top-k classifier features per instance."),
-             delta: float = typer.Option(0.2, min=0, max=1, help="Threshold of the edit matcher (normalised "
-                                         "Levenshtein distance)."),
-             delta_chars: int = typer.Option(1, min=0, help="Threshold of the edit_chars matcher (Levenshtein "
-                                             "distance in characters)."),
-             stop_words: str = typer.Option("function_words", help="Stop words removed before the classifier forms "
-                                            "n-grams: function_words, english (scikit-learn's list) or none."),
-             text_field: list[str] = typer.Option([], "--text-field", help="A field holding the items' own text "
-                                                  "(repeat for several; each is vectorised on its own). Default: the "
-                                                  "fields the format declares (esnli: premise, hypothesis), else input."),
-             target: str = typer.Option("predicted", help="Class whose evidence is evaluated: predicted or gold."),
+             k: int = setting_option(EvidenceConfig, "k"),
+             delta: float = setting_option(EvidenceConfig, "delta"),
+             delta_chars: int = setting_option(EvidenceConfig, "delta_chars"),
+             stop_words: str = setting_option(EvidenceConfig, "stop_words", note="On the command line: "
+                                              "function_words, english or none."),
+             text_field: list[str] | None = setting_option(EvidenceConfig, "text_fields", "--text-field",
+                                                           note="Repeat the option for several."),
+             target: str = setting_option(EvidenceConfig, "target"),
              size: int = typer.Option(200, help="Items per split when a split is 'topics'."),
              limit: int | None = typer.Option(None, help="Use at most this many test items."),
-             output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
-             name: str = typer.Option("evidence", help="Run name."),
-             seed: int = typer.Option(0), wait_lock: float = WAIT_LOCK) -> None:
+             output_dir: str = setting_option(ExperimentConfig, "output_dir"),
+             name: str = setting_option(ExperimentConfig, "name", default="evidence"),
+             seed: int = setting_option(ExperimentConfig, "seed"), wait_lock: float = WAIT_LOCK) -> None:
     """RACE: do rationales cite the evidence a TF-IDF logistic regression relies on?"""
     from ..data.predictions import parse_mapping
 

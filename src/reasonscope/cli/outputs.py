@@ -19,13 +19,15 @@ def output_schema(
                                                          "attributes_judgements or attack_items."),
 ) -> None:
     """Print or write the JSON Schema of summary.json and of a line of each .jsonl output (versioned)."""
-    from ..outputs import json_schemas, schema_text, write_schemas
+    from ..output_files import json_schemas, schema_text, write_schemas
+    from ..registry import all_families
 
-    schemas = json_schemas()
+    families = all_families()
+    schemas = json_schemas(families)
     if name is not None and name not in schemas:
         raise typer.BadParameter(f"unknown schema {name!r}; expected one of {', '.join(schemas)}", param_hint="--name")
     if folder is not None:
-        for path in write_schemas(folder):
+        for path in write_schemas(folder, families):
             if name is None or path.name == f"{name}.schema.json":
                 typer.echo(str(path))
         return

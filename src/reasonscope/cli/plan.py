@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ..config import PlanError, load_plan, plan_json_schema
+from ..plan import PlanError, load_plan, plan_json_schema
 from .common import console, fail, out
 
 app = typer.Typer()

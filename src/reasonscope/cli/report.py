@@ -6,14 +6,25 @@ from pathlib import Path
 
 import typer
 
+from ..registry import all_families
 from ..report.compact import print_compact
-from ..rundir import RunDirLock, RunDirLocked
-from .common import LOCKED_EXIT, WAIT_LOCK, console, fail, out, print_summary, run_status, storage_failure
+from ..storage.rundir import RunDirLock
+from .common import (
+    WAIT_LOCK,
+    console,
+    exit_when_locked,
+    fail,
+    out,
+    print_summary,
+    run_status,
+    storage_failure,
+)
 
 app = typer.Typer()
 
 
 @app.command()
+@exit_when_locked("cannot rebuild the report now: ")
 def report(run_dir: Path = typer.Argument(..., help="A run directory (holds store.sqlite)."),
            run_id: str | None = typer.Option(None, help="Run id (default: the latest finished run)."),
            wait_lock: float = WAIT_LOCK,
@@ -33,7 +44,7 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory (holds stor
     75 the run directory is in use.
     """
     from ..report.build import write_report
-    from ..store import STORE_FILENAME, Store
+    from ..storage.store import STORE_FILENAME, Store
 
     if format not in ("html", "markdown", "latex"):
         fail(f"--format {format!r}: expected html, markdown or latex")
@@ -47,12 +58,10 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory (holds stor
             try:
                 record = store.run(run_id)
                 rid = record["run_id"]
-                paths = write_report(store, rid, run_dir, paper=None if format == "html" else format)
+                paths = write_report(store, rid, run_dir, families=all_families("summary"),
+                                     paper=None if format == "html" else format)
             finally:
                 store.close()
-    except RunDirLocked as err:
-        fail(f"cannot rebuild the report now: {err}", LOCKED_EXIT)
-        return
     except (FileNotFoundError, LookupError, ValueError) as err:
         storage_failure(err, run_dir)
         fail(str(err))
@@ -62,6 +71,6 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory (holds stor
         raise
     console.print(f"rebuilt {len(paths)} outputs of run {rid} ({run_status(record)}) in {run_dir}/")
     print_summary(run_dir / "summary.json")
-    print_compact(run_dir / "summary.json", out)
+    print_compact(run_dir / "summary.json", out, all_families("summary"))
     if "paper" in paths:
         console.print(f"tables for a paper: {paths['paper']} (plots also as .svg and .pdf)")

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import typer
 
-from ..config import PlanError, load_plan
+from ..plan import PlanError, load_plan
+from ..shared_settings import DatasetConfig
 from .common import WAIT_LOCK, fail, run_plan
+from .options import setting_option
 
 app = typer.Typer()
 
@@ -15,7 +17,8 @@ app = typer.Typer()
 @app.command()
 def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
         retry_failed: bool = typer.Option(False, help="Send again requests stored as failed."),
-        skip_bad_rows: bool = typer.Option(False, help="Skip malformed dataset rows (counted and listed)."),
+        skip_bad_rows: bool = setting_option(DatasetConfig, "skip_bad_rows", note="On the command line: for every "
+                                             "dataset of the plan."),
         executor: str = typer.Option("local", help="Executor for per-item scoring work: local, or ray "
                                      "(pip install 'reasonscope\\[ray]'; RAY_ADDRESS for a cluster)."),
         max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import typer
 
-from ..config import PlanError, load_plan, parse_plan
-from ..rundir import RunDirLocked
-from .common import WAIT_LOCK, console, fail, locked, print_summary, storage_failure
+from ..plan import ExperimentConfig, PlanError, ScoreInputConfig, load_plan, parse_plan
+from .common import WAIT_LOCK, console, exit_when_locked, fail, print_summary, storage_failure
+from .options import setting_option
 
 app = typer.Typer()
 
 
 @app.command()
+@exit_when_locked()
 def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JSONL / JSON / CSV of existing outputs."),
           from_: str | None = typer.Option(None, "--from", help="Read another framework's logs at PATH instead: "
                                            "lm-eval (samples files of --log_samples) or inspect (eval logs)."),
@@ -21,21 +22,19 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
           map_: str | None = typer.Option(None, "--map", help="field=column,... (input, target, prediction, id, "
                                           "model, sample, variant, rationale, answer_type, choices, ...)."),
           plan_path: Path | None = typer.Option(None, "--plan", help="A score plan (YAML) instead of the options."),
-          output_dir: str = typer.Option("runs", help="Parent folder of the run directory."),
-          name: str = typer.Option("scored", help="Run name (the run directory is OUTPUT_DIR/NAME)."),
-          skip_bad_rows: bool = typer.Option(False, help="Skip malformed rows (counted and listed) instead of failing."),
-          answer_type: str | None = typer.Option(None, help="Answer type for rows without one."),
-          budget: int | None = typer.Option(None, help="Token budget for ES when rows carry no max_tokens."),
-          tokenizer: str | None = typer.Option(None, help="HF id or path to count prediction tokens for ES."),
+          output_dir: str = setting_option(ExperimentConfig, "output_dir"),
+          name: str = setting_option(ExperimentConfig, "name", default="scored"),
+          skip_bad_rows: bool = setting_option(ScoreInputConfig, "skip_bad_rows"),
+          answer_type: str | None = setting_option(ScoreInputConfig, "answer_type"),
+          budget: int | None = setting_option(ScoreInputConfig, "budget"),
+          tokenizer: str | None = setting_option(ScoreInputConfig, "tokenizer"),
           nli: str = typer.Option("none", help="NLI backend for LS: none, hf:<id-or-path>, llm:<model spec>."),
           similarity: str = typer.Option("embedding", help="SS method: embedding or bertscore (embedded MiniLM)."),
           evidence_train: str | None = typer.Option(None, help="A labelled training split (file, or 'topics'): "
                                                      "also score the records' rationales with RACE."),
           evidence_format: str = typer.Option("csv", help="Format of --evidence-train (agnews, imdb, csv, ...)."),
-          log_run: str | None = typer.Option(None, "--log-run", help="For --from: the run to read when the folder "
-                                             "holds several runs of a task (a file name, lm-eval's run date as in "
-                                             "results_<date>.json, an inspect run_id or eval_id); by default the "
-                                             "latest run of each task."),
+          log_run: str | None = setting_option(ScoreInputConfig, "log_run", "--log-run", note="With --from; "
+                                               "lm-eval's run date as in results_<date>.json."),
           max_failed: str | None = typer.Option(None, help="Exit 1 when a model has more failed generations than "
                                                 "this: a share of its generations (5%) or a count (3)."),
           wait_lock: float = WAIT_LOCK) -> None:
@@ -45,11 +44,11 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
     successful generation, or more failed than --max-failed); 2 invalid input or option; 75 the run
     directory is in use by another process. The reason of a non-zero code is the last line.
     """
-    from ..config import ScorePlan
     from ..data.loaders import DatasetError
     from ..data.predictions import parse_mapping
-    from ..importer import score_file
-    from ..outcome import FailedLimit
+    from ..pipeline.run_outcome import FailedLimit
+    from ..pipeline.score_imported import score_file
+    from ..plan import ScorePlan
 
     plan = None
     try:
@@ -84,9 +83,6 @@ def score(input_path: Path | None = typer.Option(None, "--input", "-i", help="JS
                                 if evidence_train else {})},
             }, "<command line>", model=ScorePlan)
         summary = score_file(plan, console=console, wait_lock=wait_lock, max_failed=limit)
-    except RunDirLocked as err:
-        locked(err)
-        return
     except (PlanError, DatasetError, ValueError) as err:
         fail(str(err))
         return

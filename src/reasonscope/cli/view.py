@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..registry import all_families
 from .common import console, fail
 
 app = typer.Typer()
@@ -21,6 +22,9 @@ def view(
     export: Path | None = typer.Option(None, "--export", metavar="FOLDER",
                                        help="Write the pages as a static site into FOLDER instead of serving."),
     per_page: int = typer.Option(50, "--per-page", min=1, max=500, help="Items per exported Items page."),
+    export_pair: list[str] = typer.Option([], "--export-pair", metavar="BASE..NEW",
+                                          help="With --export: also write the paired comparison of run BASE "
+                                               "and run NEW (run paths under FOLDER); repeatable."),
 ) -> None:
     """Show every run under FOLDER in a local web viewer: Runs, Run, Compare and Items pages.
 
@@ -28,7 +32,8 @@ def view(
     being written is read without blocking it. Needs the `view` extra (Starlette and uvicorn).
 
     Examples: `reasonscope view runs/ --open`; `reasonscope view runs/ --export site/` (a static site, items
-    paged into files). Exit codes: 0 ok (the server was stopped); 2 no such folder, a bad option, or the
+    paged into files, with the items behind every number of a Run page; add `--export-pair base..new` for the
+    paired comparison of two runs). Exit codes: 0 ok (the server was stopped); 2 no such folder, a bad option, or the
     `view` extra missing.
     """
     if not folder.is_dir():
@@ -38,11 +43,16 @@ def view(
         from ..view.export import export_site
 
         try:
-            counts = export_site(folder, export, per_page=per_page, progress=lambda m: console.print(m))
+            counts = export_site(folder, export, families=all_families("summary"), per_page=per_page,
+                                 pairs=export_pair, progress=lambda m: console.print(m))
         except ValueError as err:
             fail(str(err))
             return
-        console.print(f"exported {counts['runs']} runs ({counts['item_pages']} item pages) to {export}/index.html")
+        console.print(f"exported {counts['runs']} runs ({counts['item_pages']} item pages, {counts['number_pages']} "
+                      f"behind the runs' numbers, {counts['pairs']} paired comparisons) to {export}/index.html")
+        return
+    if export_pair:
+        fail("--export-pair writes a page of the static site: use it with --export FOLDER")
         return
     try:
         import starlette  # noqa: F401
@@ -54,7 +64,7 @@ def view(
     from ..view.serve import serve
 
     try:
-        serve(folder, host=host, port=port, open_browser=open_browser,
+        serve(folder, families=all_families("summary"), host=host, port=port, open_browser=open_browser,
               announce=lambda m: console.print(m) if m.startswith("warning") else typer.echo(m))
     except OSError as err:
         fail(f"cannot serve on {host}:{port}: {err.strerror or err}")

@@ -30,7 +30,10 @@ variant):
 
 The gate: **exit 1** when at least one gating metric is ``worse`` with |difference| > ``min_effect`` (in the
 metric's unit), **exit 2** when the runs cannot be compared (no model pair, no shared item, items with one id
-but different content, or a family whose settings differ, unless ``allow_mismatch``), else **exit 0**.
+but different content, or a family whose settings or prompt templates differ, unless ``allow_mismatch``), else
+**exit 0**. A family's definition is its settings (:func:`definition_check`; operational ones aside) and the
+prompt templates its generations were made with (:mod:`reasonscope.compare.templates`); a template that could
+not be checked (a store from before templates were recorded) is noted in ``not_checked`` and blocks nothing.
 Unreadable folders raise :class:`~reasonscope.compare.source.CompareError` before anything is compared.
 """
 
@@ -55,11 +58,14 @@ from .metrics import (
 )
 from .model import ItemChange, MetricComparison, Mismatch, RunComparison, RunSide
 from .source import CompareError, RunSource, open_run
+from .templates import ReadsAnswers, default_reads_answers, summary, template_check
 
 CLUSTER_KEYS = ("cluster", "premise")
 """Item metadata fields that name an item's cluster, in order of preference."""
-OPERATIONAL_SETTINGS = frozenset({"batch_size", "workers", "executor", "concurrency", "device"})
-"""Settings (last path component) that change how a family runs, not what it measures: never a mismatch."""
+OPERATIONAL_SETTINGS = frozenset({"batch_size", "workers", "executor", "concurrency", "device", "max_retries",
+                                  "retry_after_cap_s", "retry_max_s", "timeout_s", "rpm", "tpm", "api_key_env"})
+"""Settings (last path component) that change how a family runs, not what it measures: never a mismatch (a
+judge's or a scoring model's retries, time-outs, rate limits and key variable among them)."""
 ITEM_FIELDS = ("input", "target", "choices", "answer_type")
 """The parts of an item that must agree for two runs' items of one id to be the same item."""
 
@@ -68,7 +74,8 @@ def compare_runs(base: str | Path, new: str | Path, *, pairs: dict[str, str] | N
                  metrics: list[str] | None = None, min_effect: float = 0.0, allow_mismatch: bool = False,
                  base_run_id: str | None = None, new_run_id: str | None = None, alpha: float = 0.05,
                  confidence: float = 0.95, top_items: int = 5, n_permutations: int = 9999,
-                 seed: int = 0, catalogue: Catalogue | None = None) -> RunComparison:
+                 seed: int = 0, catalogue: Catalogue | None = None,
+                 reads_answers: ReadsAnswers | None = None) -> RunComparison:
     """Compare run folder ``new`` with run folder ``base`` on their shared items (module docstring).
 
     Args:
@@ -89,6 +96,10 @@ def compare_runs(base: str | Path, new: str | Path, *, pairs: dict[str, str] | N
         seed: Seeds the permutations and bootstrap resamples.
         catalogue: A family name -> its metric specs (the command line passes the family registry's); default:
             the shared catalogue (:mod:`reasonscope.compare.metrics`).
+        reads_answers: ``(family, its stored settings) -> whether it scores the run's answers`` (the command line
+            asks the family registry), so that a change of the answers' prompt template is a mismatch of those
+            families only; default, or where it returns None: every family without requests or records of its
+            own (:func:`reasonscope.compare.templates.default_reads_answers`).
 
     Returns:
         The comparison; its ``exit_code`` is the gate's decision.
@@ -105,7 +116,7 @@ def compare_runs(base: str | Path, new: str | Path, *, pairs: dict[str, str] | N
     with open_run(base, base_run_id, "BASE") as b, open_run(new, new_run_id, "NEW") as n:
         return _compare(b, n, pairs=pairs, metrics=metrics, min_effect=min_effect, allow_mismatch=allow_mismatch,
                         alpha=alpha, confidence=confidence, top_items=top_items, n_permutations=n_permutations,
-                        seed=seed, catalogue=catalogue)
+                        seed=seed, catalogue=catalogue, reads_answers=reads_answers)
 
 
 def side(src: RunSource) -> RunSide:
@@ -113,7 +124,7 @@ def side(src: RunSource) -> RunSide:
     return RunSide(path=str(src.path), store=str(src.store_path), run_id=src.run["run_id"],
                    status=src.run["status"], created=src.run.get("created"), seed=src.run.get("seed"),
                    models=src.models, datasets=src.datasets, families=src.families,
-                   items=len({k[3] for k in src.scores}))
+                   items=len({k[3] for k in src.scores}), templates=summary(src.templates))
 
 
 def model_pairs(b: RunSource, n: RunSource, given: dict[str, str] | None) -> tuple[dict[str, str], list[Mismatch]]:
@@ -184,6 +195,21 @@ def definition_check(b: RunSource, n: RunSource, families: set[str]) -> list[Mis
                                 message=f"{family}: families.{family}.{path} is {x!r} in BASE and {y!r} in NEW: "
                                         "its metrics are not computed the same way"))
     return out
+
+
+def answer_readers(b: RunSource, n: RunSource, reads_answers: ReadsAnswers | None):
+    """``family -> whether it scores the answers``: ``reads_answers`` on either run's settings, else the default."""
+    bf, nf = b.run["config"].get("families") or {}, n.run["config"].get("families") or {}
+
+    def reads(family: str) -> bool:
+        if reads_answers is not None:
+            known = [x for x in (reads_answers(family, bf.get(family)), reads_answers(family, nf.get(family)))
+                     if x is not None]
+            if known:
+                return any(known)
+        return default_reads_answers(family, b.templates, n.templates)
+
+    return reads
 
 
 def item_of(src: RunSource, key: str) -> str | None:
@@ -319,7 +345,8 @@ def _verdict(row: dict[str, Any], spec_dir: bool | None, alpha: float) -> str:
 
 def _compare(b: RunSource, n: RunSource, *, pairs: dict[str, str] | None, metrics: list[str] | None,
              min_effect: float, allow_mismatch: bool, alpha: float, confidence: float, top_items: int,
-             n_permutations: int, seed: int, catalogue: Catalogue | None) -> RunComparison:
+             n_permutations: int, seed: int, catalogue: Catalogue | None,
+             reads_answers: ReadsAnswers | None = None) -> RunComparison:
     from ..stats.multiple import holm
 
     model_map, mismatches = model_pairs(b, n, pairs)
@@ -345,6 +372,9 @@ def _compare(b: RunSource, n: RunSource, *, pairs: dict[str, str] | None, metric
                                f"{n.store_path}); expected one of: {known} (or a family name)")
     compared_families = {t[0] for t in todo}
     definitions = definition_check(b, n, compared_families)
+    prompts, not_checked = template_check(b.templates, n.templates, compared_families, model_map,
+                                          answer_readers(b, n, reads_answers))
+    definitions += prompts
     mismatches += definitions
     differing = {m.family for m in definitions}
 
@@ -400,7 +430,8 @@ def _compare(b: RunSource, n: RunSource, *, pairs: dict[str, str] | None, metric
                          allow_mismatch=allow_mismatch, holm=holm_note,
                          metrics=[MetricComparison(**r) for r in rows],
                          items_only_in_base=sorted(base_keys - new_keys), items_only_in_new=sorted(new_keys - base_keys),
-                         mismatches=mismatches, changes=changes, worse=worse, better=better, failed=failed,
+                         mismatches=mismatches, not_checked=not_checked, changes=changes, worse=worse,
+                         better=better, failed=failed,
                          exit_code=code, reason=reason)
 
 

@@ -83,14 +83,14 @@ def clip(text: str | None) -> str:
 
 def forest_plots(result: RunComparison) -> list[tuple[str, str]]:
     """``(unit, base64 PNG)``: one forest plot per unit of the compared metrics (module docstring)."""
-    from ..metric_specs import find_spec
     from ..report.plots import HALF, pyplot
+    from .metrics import family_specs
 
     groups: dict[str, list[MetricComparison]] = defaultdict(list)
     for row in result.metrics:
         if row.difference is None:
             continue
-        spec = find_spec(row.family, row.spec) if row.spec else None
+        spec = family_specs(row.family).get(row.spec) if row.spec else None
         groups[spec.unit if spec is not None and spec.unit else "shares and scores"].append(row)
     out = []
     plt = pyplot()

@@ -18,30 +18,44 @@ the gate.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..metric_specs import CATALOGUE, MetricSpec, find_spec
+from ..metric_specs import MetricSpec
 
 Catalogue = Callable[[str], Iterable[MetricSpec]]
 """A family name -> that family's metric specs (raises LookupError for an unknown family)."""
 
 
+def registered_specs(family: str) -> tuple[MetricSpec, ...]:
+    """The registered families' specs of ``family``: the default when no ``catalogue`` is given.
+
+    Read through the deprecated cross-family names of :mod:`reasonscope.metric_specs` (this layer does not
+    import the registry); to be replaced by a catalogue every caller passes, when those names go.
+    """
+    from .. import metric_specs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return tuple(s for s in metric_specs.CATALOGUE if s.family == family)
+
+
 def family_specs(family: str, catalogue: Catalogue | None = None) -> dict[str, MetricSpec]:
-    """The specs of ``family`` by key: from ``catalogue`` when given and it knows the family, else the shared one."""
+    """The specs of ``family`` by key: from ``catalogue`` when given and it knows the family, else the registered ones."""
     if catalogue is not None:
         try:
             return {s.key: s for s in catalogue(family)}
         except (LookupError, ImportError, AttributeError):
             pass
-    return {s.key: s for s in CATALOGUE if s.family == family}
+    return {s.key: s for s in registered_specs(family)}
 
 
 def resolve_spec(family: str, metric: str, specs: dict[str, MetricSpec] | None = None) -> MetricSpec | None:
     """The catalogue entry of a stored metric key (module docstring), or None."""
     specs = family_specs(family) if specs is None else specs
     for key in (metric, metric.split(":", 1)[0], metric.rsplit(".", 1)[-1], "score"):
-        spec = specs.get(key) or find_spec(family, key)
+        spec = specs.get(key)
         if spec is not None:
             return spec
     return None
@@ -74,8 +88,23 @@ def select(selectors: Iterable[str] | None, rows: Iterable[tuple[str, str, Metri
     return [s for s in selectors or () if not any(selector_matches(s, f, m, sp) for f, m, sp in rows)]
 
 
+def _by_name(value: list[Any]) -> dict[str, Any] | None:
+    """A list of settings dicts with distinct names (``name``, else ``spec``) as a dict by name, else None."""
+    names = [v.get("name") or v.get("spec") if isinstance(v, dict) else None for v in value]
+    if not value or not all(isinstance(x, str) for x in names) or len(set(names)) < len(names):
+        return None
+    return {x: {k: y for k, y in v.items() if k != "name"} for x, v in zip(names, value, strict=True)}
+
+
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """A nested settings dict as ``{"a.b.c": leaf}`` (lists are leaves)."""
+    """A nested settings dict as ``{"a.b.c": leaf}``.
+
+    A list of dicts with distinct names (the judges, the transfer models) is read as a dict by name, so that a
+    difference names one judge's setting (``judges.judge-a.spec``) and operational ones can be told apart; any
+    other list is a leaf.
+    """
+    if isinstance(value, list) and (named := _by_name(value)) is not None:
+        value = named
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for k, v in value.items():

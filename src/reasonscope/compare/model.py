@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"
 """Version of the comparison's schema (semantic versioning), recorded as ``schema_version``."""
 
 Verdict = Literal["worse", "better", "no change", "changed", "not compared"]
@@ -41,6 +41,12 @@ class RunSide(_Closed):
     datasets: list[str] = Field(description="the datasets of the run's items, sorted")
     families: list[str] = Field(description="the families with item-level scores, sorted")
     items: int = Field(description="distinct items with an item-level score")
+    templates: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="use -> the prompt templates its generations were made with, over the run's models: answers "
+                    "(the answers to the plan's questions), FAMILY.requests (a family's own requests), FAMILY.calls "
+                    "(the calls its scores record: the judges), FAMILY.records (its own records); 'unknown': "
+                    "stored without one, by an older reasonscope")
 
 
 class Mismatch(_Closed):
@@ -48,10 +54,10 @@ class Mismatch(_Closed):
 
     kind: Literal["definition", "dataset", "models"] = Field(
         description="definition: a family's settings differ (its metrics are computed differently: another "
-                    "scorer model, prompt or judge); dataset: items with one id differ in content; models: a "
+                    "scorer model, prompt template or judge); dataset: items with one id differ in content; models: a "
                     "model of one run has no counterpart")
     family: str | None = None
-    what: str = Field(description="the setting's path, the dataset or the model")
+    what: str = Field(description="the setting's path (or 'prompt template (USE)'), the dataset or the model")
     base: Any = Field(None, description="definition: BASE's value; dataset: how many items differ; models: the "
                                         "BASE model without a partner")
     new: Any = Field(None, description="definition: NEW's value; dataset: up to 10 of the items that differ; "
@@ -130,6 +136,9 @@ class RunComparison(_Closed):
     items_only_in_base: list[str] = Field(description="items with a score in BASE only")
     items_only_in_new: list[str] = Field(description="items with a score in NEW only")
     mismatches: list[Mismatch]
+    not_checked: list[str] = Field(
+        default_factory=list, description="what could not be checked for mismatches, and why (a store from before "
+                                          "prompt templates were recorded): said, never blocking")
     changes: list[ItemChange] = Field(description="per metric, the items whose score changed most")
     worse: int = Field(description="metrics worse after Holm (gating or not)")
     better: int = Field(description="metrics better after Holm")

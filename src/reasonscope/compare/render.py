@@ -83,6 +83,7 @@ def notes(result: RunComparison) -> list[str]:
         out.append(f"items only in BASE: {len(result.items_only_in_base)}, only in NEW: "
                    f"{len(result.items_only_in_new)} (left out of the paired tests)")
     out += [f"mismatch ({m.kind}): {m.message}" for m in result.mismatches]
+    out += result.not_checked
     unpaired = [r for r in result.metrics if not r.paired]
     if unpaired:
         out.append("UNPAIRED: the runs share no item; the differences are two-sample comparisons")

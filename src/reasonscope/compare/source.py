@@ -3,7 +3,7 @@
 Nothing is ever written into the run folder, not even SQLite's side files:
 
 * the folder must hold ``store.sqlite`` (else: "not a run folder");
-* a run still being written is refused: the folder's lock (:mod:`reasonscope.rundir`) is held (tested with
+* a run still being written is refused: the folder's lock (:mod:`reasonscope.storage.rundir`) is held (tested with
   a shared, non-blocking ``flock`` on the lock file opened read-only, which changes neither its bytes nor
   its times), or the run's record says ``running`` and its process is alive on this host;
 * a store without a write-ahead log is opened ``immutable`` (SQLite then creates no ``-wal`` / ``-shm``
@@ -11,6 +11,9 @@ Nothing is ever written into the run folder, not even SQLite's side files:
   reader) is read from a private copy of the two files in a temporary folder, so the rows in the log are
   seen and the folder is left as it was;
 * a damaged store, one without reasonscope's tables, or one from a newer reasonscope is refused.
+
+Besides the run's record, items and item-level scores, the prompt templates of its generations are read
+(:mod:`reasonscope.compare.templates`).
 
 Each refusal is a :class:`CompareError` whose message names the file and what was expected (the command
 line's exit code 2).
@@ -28,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..processes import process_gone
-from ..rundir import LOCK_FILENAME, RunDirLock
-from ..store import MIGRATIONS, STORE_FILENAME
+from ..storage.processes import process_gone
+from ..storage.rundir import LOCK_FILENAME, RunDirLock
+from ..storage.store import MIGRATIONS, STORE_FILENAME
+from .templates import read_templates
 
 REQUIRED_TABLES = ("runs", "items", "scores", "run_generations", "generations")
 
@@ -49,6 +53,8 @@ class RunSource:
         run: The run's record (``runs`` row, ``config`` decoded).
         items: ``"dataset/item id"`` -> the stored item (dict: input, target, ...).
         scores: ``(family, metric, model, item key) -> value`` of every item-level score (None: n/a).
+        templates: use -> model -> the prompt templates of its generations
+            (:func:`reasonscope.compare.templates.read_templates`).
     """
 
     path: Path
@@ -57,6 +63,7 @@ class RunSource:
     items: dict[str, dict[str, Any]]
     scores: dict[tuple[str, str, str, str], float | None]
     conn: sqlite3.Connection | None = field(default=None, repr=False)
+    templates: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
@@ -216,11 +223,12 @@ def open_run(path: str | Path, run_id: str | None = None, side: str = "BASE") ->
                 scores = {(f, m, mo, i): v for f, m, mo, i, v in conn.execute(
                     "SELECT family, metric, model, item_id, value FROM scores WHERE run_id=? AND item_id != ''",
                     (run["run_id"],))}
+                templates = read_templates(conn, run["run_id"], run["config"])
             except (sqlite3.DatabaseError, ValueError) as err:
                 if isinstance(err, CompareError):
                     raise
                 raise _damaged(store, err) from None
-            yield RunSource(run_dir, store, run, items, scores, conn)
+            yield RunSource(run_dir, store, run, items, scores, conn, templates)
     except sqlite3.DatabaseError as err:
         raise _damaged(store, err) from None
     except OSError as err:

@@ -53,7 +53,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..settings import DatasetConfig
+from ..shared_settings import DatasetConfig
 from ..types import Item
 from .files import (
     MAX_COUNT,

@@ -29,7 +29,7 @@ spelling, ``max_tokens`` as ``length``, any other as ``other:<value>``).
 
 Text the store cannot hold as UTF-8 (a lone surrogate such as ``"\ud800"``, valid JSON): in the
 prediction, rationale, error or finish reason it is replaced with U+FFFD when stored, and recorded on the
-generation (:mod:`reasonscope.scrub`); in any other field (question, gold, id, model, ...) it is a row
+generation (:mod:`reasonscope.storage.scrub`); in any other field (question, gold, id, model, ...) it is a row
 error naming the file, line and field.
 """
 
@@ -84,7 +84,7 @@ class ImportResult:
     source: str = ""
 
 
-# fields that become the stored completion: a lone surrogate there is replaced when stored (reasonscope.scrub)
+# fields that become the stored completion: a lone surrogate there is replaced when stored (reasonscope.storage.scrub)
 REPAIRED_FIELDS = ("prediction", "rationale", "error", "finish_reason")
 
 

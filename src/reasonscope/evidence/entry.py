@@ -6,15 +6,16 @@ lives in ``reasonscope/cli/evidence.py``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..family import FamilyBase, FamilyInputs, FamilyResult, GenerationContext, MetricSpec, ScoringContext
-from ..metric_specs import EVIDENCE
+from .catalogue import EVIDENCE
 from .settings import EvidenceConfig, ScoreEvidenceConfig
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..report.view import FamilyReport
     from ..types import Item
 
 METRICS: tuple[MetricSpec, ...] = EVIDENCE  # declared once, in the catalogue
@@ -30,6 +31,22 @@ class EvidenceFamily(FamilyBase):
     name = "evidence"
     settings = EvidenceConfig
     metrics = METRICS
+
+    @property
+    def report(self) -> FamilyReport:
+        """The family's report part (:mod:`reasonscope.evidence.report_view`), imported when first used."""
+        from .report_view import REPORT
+
+        return REPORT
+    score_settings = ScoreEvidenceConfig
+
+    def needs_plan_models(self, settings: EvidenceConfig, plan: Any) -> bool:
+        """Unless ``predictions`` gives the labels and rationales, the plan's models write them."""
+        return not settings.predictions
+
+    def own_datasets(self, settings: EvidenceConfig) -> list[tuple[str, Any]]:
+        """Its ``train`` and ``test`` splits."""
+        return [(split, getattr(settings, split)) for split in ("train", "test") if getattr(settings, split) is not None]
 
     def prepare(self, settings: EvidenceConfig, ctx: GenerationContext) -> FamilyInputs:
         """Read the train and test sets and build the requests.

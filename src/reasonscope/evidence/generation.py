@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..family import FamilyInputs, GenerationContext
 
 if TYPE_CHECKING:
-    from ..calls import PlannedRequest
+    from ..execution.calls import PlannedRequest
     from ..models.base import LanguageModel
     from ..types import Item
     from .settings import EvidenceConfig
@@ -28,7 +28,7 @@ def evidence_requests(model: LanguageModel, test: list[Item], ds: str, labels: l
 
     Its answer is constrained to ``{"label": one of labels, "rationale": text}``.
     """
-    from ..calls import planned_request
+    from ..execution.calls import planned_request
     from ..judge.schemas import label_rationale_schema
     from .scoring import PROMPT_VERSION, build_messages
 

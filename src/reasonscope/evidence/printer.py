@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..report.evidence_view import merged_matchers
 from ..report.numbers import format_column, format_p
+from .report_view import merged_matchers
 
 
 def print_summary(tables: dict, out: Console, err: Console) -> None:

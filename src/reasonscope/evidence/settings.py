@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..settings import DatasetConfig, Strict
+from ..shared_settings import DatasetConfig, Strict
 
 
 class EvidenceConfig(Strict):
@@ -14,8 +14,9 @@ class EvidenceConfig(Strict):
 
     train: DatasetConfig = Field(..., description="Labelled training split for the TF-IDF classifier.")
     test: DatasetConfig = Field(..., description="Test items the LLM labels and explains.")
-    predictions: str | None = Field(None, description="JSONL of existing predictions (id, label, rationale, "
-                                    "optional model); else the plan's models generate them.")
+    predictions: str | None = Field(None, description="JSONL of existing predictions: rows (id, label, rationale, "
+                                    "optional model) or (id, output) with a raw model output; else the plan's "
+                                    "models generate them.")
     k: int = Field(5, ge=1, le=1000, description="Top-k features per instance.")
     matchers: list[Literal["exact", "token", "edit", "edit_chars"]] = Field(
         default_factory=lambda: ["exact", "token", "edit", "edit_chars"], min_length=1,
@@ -32,7 +33,8 @@ class EvidenceConfig(Strict):
     text_fields: list[str] | None = Field(None, min_length=1, description="Fields holding the items' own text, "
                                           "each vectorised separately (metadata keys or input/choices/rationale); "
                                           "default: the fields the dataset format declares, else input.")
-    target: Literal["predicted", "gold"] = Field("predicted", description="Class whose evidence is evaluated.")
+    target: Literal["predicted", "gold"] = Field("predicted", description="Class whose evidence is evaluated: "
+                                                 "predicted (the LLM's label) or gold.")
     label_reading: Literal["sampled", "likelihood"] = Field(
         "sampled", description="How the LLM's label is read: 'sampled' = the label it writes; 'likelihood' = "
         "the class of highest log-likelihood after the same prompt (lm-eval's multiple-choice method; the "

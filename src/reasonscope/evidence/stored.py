@@ -11,9 +11,9 @@ import json
 
 from rich.console import Console
 
-from ..results import RunData
-from ..settings import StatsConfig
-from ..store import Store
+from ..shared_settings import StatsConfig
+from ..storage.run_data import RunData
+from ..storage.store import Store
 from .settings import EvidenceConfig
 
 

@@ -6,4 +6,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "InformationConfig": "settings",
     "run_information": "scoring",
     "FAMILY": "entry",
+    "REPORT": "report_view",
+    "InformationReport": "report_view",
+    "INFORMATION": "catalogue",
+    "InformationSummary": "summary_model",
 })

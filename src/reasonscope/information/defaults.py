@@ -20,12 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..types import Item
-from .settings import InformationConfig
+from .settings import DATASET_PENALTIES, InformationConfig
 
-DATASET_PENALTIES = {"esnli": (25.0, 0.005), "ecqa": (5.0, 5e-4)}
+__all__ = ["DATASET_NAMES", "DATASET_PENALTIES", "EVALUATOR_PENALTIES", "PenaltyWeights", "penalty_weights"]
+
 DATASET_NAMES = {"esnli": "e-SNLI", "ecqa": "ECQA"}
 # evaluator -> dataset -> weights that replace DATASET_PENALTIES for that evaluator (measured; see above)
-EVALUATOR_PENALTIES = {"embedded-minilm-ed": {"esnli": (5.0, 0.005)}}
+EVALUATOR_PENALTIES = {"embedded-minilm-ed": {"esnli": (5.0, DATASET_PENALTIES["esnli"][1])}}
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,16 @@ lives in ``reasonscope/cli/information.py``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..family import FamilyBase, FamilyInputs, FamilyResult, GenerationContext, MetricSpec, ScoringContext
-from ..metric_specs import INFORMATION
+from .catalogue import INFORMATION
 from .settings import InformationConfig
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..report.view import FamilyReport
 
 METRICS: tuple[MetricSpec, ...] = INFORMATION  # declared once, in the catalogue
 
@@ -28,6 +30,17 @@ class InformationFamily(FamilyBase):
     name = "information"
     settings = InformationConfig
     metrics = METRICS
+
+    @property
+    def report(self) -> FamilyReport:
+        """The family's report part (:mod:`reasonscope.information.report_view`), imported when first used."""
+        from .report_view import REPORT
+
+        return REPORT
+
+    def own_datasets(self, settings: InformationConfig) -> list[tuple[str, Any]]:
+        """Its ``train`` split and, when set, its ``test`` split."""
+        return [(split, getattr(settings, split)) for split in ("train", "test") if getattr(settings, split) is not None]
 
     def prepare(self, settings: InformationConfig, ctx: GenerationContext) -> FamilyInputs:
         """Read the train and (when set) test sets; the family trains on them in its own pass."""

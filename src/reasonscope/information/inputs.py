@@ -10,8 +10,8 @@ import random
 
 from rich.console import Console
 
-from ..calls import complete_cached, planned_request
-from ..store import Store
+from ..execution.calls import complete_cached, planned_request
+from ..storage.store import Store
 from ..types import Item
 from .baseline import Baseline, label_text, rewrite_messages, rule_baseline_with_rule
 from .settings import InformationConfig

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..calls import complete_cached, planned_request
-from ..store import Store
+from ..execution.calls import complete_cached, planned_request
+from ..storage.store import Store
 from ..types import Item
 from .defaults import PenaltyWeights
 from .settings import InformationConfig

@@ -157,7 +157,7 @@ def leakage_attributions(evaluator, texts: list[str], targets: list[str], *, n_s
     todo = sorted((i for i, k in enumerate(keys) if k not in found), key=lambda i: len(texts[i]))
     progress = None
     if console is not None and todo:
-        from ..calls import make_progress
+        from ..execution.calls import make_progress
 
         progress = make_progress(console)
         progress.start()

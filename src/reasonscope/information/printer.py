@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..report.cards import information_caveats
 from ..report.numbers import format_column, format_number
+from .report_view import information_caveats
 
 
 def _signed(text: str) -> str:

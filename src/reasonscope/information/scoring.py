@@ -50,10 +50,10 @@ from typing import Any
 from rich.console import Console
 
 from ..scorers.cache import ScoreCache
-from ..settings import StatsConfig
+from ..shared_settings import StatsConfig
 from ..stats.bootstrap import estimate
 from ..stats.multiple import adjust_rows
-from ..store import Store
+from ..storage.store import Store
 from ..types import Item, Score, stable_hash
 from .baseline import label_text
 from .cached_scores import CachedEvaluator

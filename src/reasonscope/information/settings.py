@@ -6,7 +6,17 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ..settings import DatasetConfig, ModelConfig, Strict
+from ..shared_settings import DatasetConfig, ModelConfig, Strict
+
+DATASET_PENALTIES: dict[str, tuple[float, float]] = {"esnli": (25.0, 0.005), "ecqa": (5.0, 5e-4)}
+"""LAREV's penalty weights (lambda_IRM, lambda_probe) by dataset, as the LAREV thesis tunes them: the defaults
+of :attr:`InformationConfig.lambda_irm` and ``lambda_probe``, written here once (chosen per run by
+:func:`reasonscope.information.defaults.penalty_weights`)."""
+
+
+def _by_format(index: int) -> str:
+    esnli, ecqa = DATASET_PENALTIES["esnli"][index], DATASET_PENALTIES["ecqa"][index]
+    return f"by dataset format (e-SNLI/NLI items {esnli:g}, ECQA and others {ecqa:g}"
 
 
 class InformationConfig(Strict):
@@ -15,10 +25,12 @@ class InformationConfig(Strict):
     train: DatasetConfig = Field(..., description="Items with gold rationales to train the evaluators on.")
     test: DatasetConfig | None = Field(None, description="Items whose rationale variants are scored (none: "
                                        "train only; score later with `reasonscope information score`).")
-    methods: list[Literal["rev", "larev"]] = Field(default_factory=lambda: ["rev", "larev"], min_length=1)
+    methods: list[Literal["rev", "larev"]] = Field(default_factory=lambda: ["rev", "larev"], min_length=1,
+                                                  description="rev and/or larev.")
     evaluator: str = Field("t5-small", description="HF seq2seq id (t5-small, facebook/bart-base), causal LM id or "
                            "path, or embedded-minilm-ed (MiniLM encoder-decoder, offline).")
-    baseline: Literal["rule", "llm", "column"] = Field("rule", description="Baseline constructor.")
+    baseline: Literal["rule", "llm", "column"] = Field("rule", description="Baseline constructor: rule, llm (a "
+                                                       "rewrite by baseline_model) or column (baseline_column).")
     baseline_model: ModelConfig | None = Field(None, description="Provider of the llm baseline rewrite.")
     baseline_column: str | None = Field(None, description="metadata key holding the baseline (column).")
     nli_relation: Literal["word", "phrase"] = Field("word", description="How the rule baseline of an NLI item "
@@ -30,8 +42,8 @@ class InformationConfig(Strict):
     reduction: Literal["sum", "mean"] = Field("sum", description="log p(y | .) as the sum over y's tokens (the "
                                               "documents' sequence log-likelihood) or their per-token mean.")
     epochs: int = Field(8, ge=1, le=100, description="Epochs of Phi_base and Phi.")
-    probe_epochs: int = Field(8, ge=1, le=100)
-    larev_epochs: int = Field(2, ge=1, le=100)
+    probe_epochs: int = Field(8, ge=1, le=100, description="Epochs of the leakage probe.")
+    larev_epochs: int = Field(2, ge=1, le=100, description="Epochs of Phi_LA.")
     larev_init: Literal["phi", "backbone"] = Field("phi", description="What Phi_LA starts from: the trained "
                                                   "REV evaluator Phi (default) or the pretrained backbone "
                                                   "(`evaluator`, as in the LAREV thesis). From a backbone whose "
@@ -41,13 +53,13 @@ class InformationConfig(Strict):
                                                   "(the largest |attribution|): any word (the LAREV thesis's "
                                                   "rule; function words included) or content words only "
                                                   "(scikit-learn's English stop words excluded).")
-    lr: float = Field(3e-5, gt=0, lt=1)
+    lr: float = Field(3e-5, gt=0, lt=1, description="Learning rate of every evaluator's optimiser (AdamW).")
     batch_size: int = Field(8, ge=1, le=4096)
     probe_batch_size: int = Field(16, ge=1, le=4096)
-    lambda_irm: float | None = Field(None, ge=0, description="IRM penalty weight; unset: by dataset format "
-                                     "(e-SNLI/NLI items 25, ECQA and others 5, the LAREV thesis's values).")
-    lambda_probe: float | None = Field(None, ge=0, description="Leakage-probe penalty weight; unset: by dataset "
-                                       "format (e-SNLI/NLI items 0.005, ECQA and others 5e-4).")
+    lambda_irm: float | None = Field(None, ge=0, description=f"IRM penalty weight; unset: {_by_format(0)}, the "
+                                     "LAREV thesis's values).")
+    lambda_probe: float | None = Field(None, ge=0, description=f"Leakage-probe penalty weight; unset: "
+                                       f"{_by_format(1)}).")
     max_input_tokens: int = Field(256, ge=16, le=8192, description="Evaluator input budget; a longer r + b input "
                                   "has its rationale shortened (b is never cut) and is counted.")
     baseline_warn_accuracy: float = Field(0.95, ge=0, le=1, description="Warn when Phi_base alone predicts the "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..settings import StatsConfig
+from ..shared_settings import StatsConfig
 from ..stats.bootstrap import bootstrap_mean, paired_difference
 from ..text.answers import normalize_text
 from .leakage import is_substitute

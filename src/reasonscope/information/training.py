@@ -267,7 +267,7 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     seen, elapsed = 0, 0.0
     progress = None
     if console is not None:
-        from ..calls import make_progress
+        from ..execution.calls import make_progress
 
         progress = make_progress(console)
         progress.start()
@@ -515,9 +515,12 @@ def larev_loss(evaluator: Evaluator, model, psi: Evaluator, ex_batch: tuple[dict
 
 
 def train_larev(source: str, examples: list[LarevExample], psi: Evaluator, val_inputs: list[str],
-                val_targets: list[str], settings: TrainSettings, folder: str | Path, *, lambda_irm: float = 5.0,
-                lambda_probe: float = 5e-4, console=None, max_input_tokens: int = 256) -> tuple[Evaluator, TrainResult]:
+                val_targets: list[str], settings: TrainSettings, folder: str | Path, *, lambda_irm: float,
+                lambda_probe: float, console=None, max_input_tokens: int = 256) -> tuple[Evaluator, TrainResult]:
     """Train Phi_LA starting from ``source``; one example (three environments) per step.
+
+    ``lambda_irm`` and ``lambda_probe`` weigh the penalties (no default here: a run takes them from
+    :func:`reasonscope.information.defaults.penalty_weights`).
 
     ``source`` is the trained Phi's checkpoint by default (``larev_init: phi``) or the pretrained backbone
     (``larev_init: backbone``, the LAREV thesis's setting). Starting from Phi is this project's departure:

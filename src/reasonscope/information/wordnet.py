@@ -126,7 +126,7 @@ class ShippedAntonyms:
 
 def _shadow(folder: Path) -> Path:
     """A folder nltk's reader accepts: ``folder``'s files copied, ``lexnames`` and exception lists added."""
-    from ..user_cache import cache_root
+    from ..storage.user_cache import cache_root
 
     if (folder / "lexnames").is_file() and all((folder / f"{pos}.exc").is_file() for pos in POS_FILES):
         return folder

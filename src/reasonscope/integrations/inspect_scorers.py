@@ -2,7 +2,7 @@
 
 Needs the ``[inspect]`` extra. Each scorer reads the sample's output exactly as ``reasonscope score
 --from inspect`` reads it from the log (:func:`reasonscope.data.adapters.inspect_logs.output_fields`),
-interprets it with reasonscope's own read-time interpretation (:func:`reasonscope.results.interpret`:
+interprets it with reasonscope's own read-time interpretation (:func:`reasonscope.storage.run_data.interpret`:
 think blocks set aside, typed answer extraction, trace, steps) and computes the behaviour family's
 per-item formulas (:mod:`reasonscope.behavior.metrics`) with the same scoring backends
 (:mod:`reasonscope.scorers`). Nothing is re-implemented here.
@@ -69,14 +69,15 @@ from ..data.adapters.common import answer_type_of
 from ..data.adapters.inspect_logs import input_text, output_fields, single_target
 from ..data.loaders import RowError
 from ..data.predictions import VALID_TYPES
-from ..results import interpret, is_correct
 from ..scorers.nli import make_nli
+from ..scorers.settings import NLIConfig, SimilarityConfig
 from ..scorers.similarity import make_similarity
-from ..settings import NLIConfig, SimilarityConfig
 from ..stats.bootstrap import mean_or_none
+from ..storage.run_data import interpret, is_correct
 from ..types import Generation, Item
 
 NAN = float("nan")
+_NLI, _SIM = NLIConfig(), SimilarityConfig()  # the scorers' defaults are the plan's (hf cross-encoder, BERTScore)
 
 
 def _read(state: TaskState, target: Target, answer_type: str | None,
@@ -235,7 +236,7 @@ class _LazyNLI:
 
 
 @scorer(metrics=[mean(), stderr()])
-def logical_coherence(nli: str = "hf:cross-encoder/nli-deberta-v3-small", answer_type: str | None = None,
+def logical_coherence(nli: str = f"{_NLI.backend}:{_NLI.model}", answer_type: str | None = None,
                       answer_pattern: str | None = None) -> Scorer:
     """Logical coherence (reasonscope's LS) of each epoch's reasoning: NLI over consecutive steps.
 
@@ -270,7 +271,7 @@ def logical_coherence(nli: str = "hf:cross-encoder/nli-deberta-v3-small", answer
 
 
 @scorer(metrics=[stability()])
-def trace_stability(similarity: str = "bertscore", model: str = "embedded-minilm", num_layers: int | None = 6,
+def trace_stability(similarity: str = _SIM.method, model: str = _SIM.model, num_layers: int | None = _SIM.num_layers,
                     answer_type: str | None = None, answer_pattern: str | None = None) -> Scorer:
     """The reasoning trace of each epoch, compared across epochs by :func:`stability` (reasonscope's SS).
 

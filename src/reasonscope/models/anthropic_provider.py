@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..scrub import register_secret_env
+from ..storage.scrub import register_secret_env
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, MalformedReply, ProviderUnavailable
 from .http import max_reply_bytes

@@ -51,7 +51,7 @@ redirect to another origin, or a ``tpm`` wait longer than ``retry_max_s``
 (``APIConnectionError`` ... ``from err``) has it unwrapped first, so its outcome and words are its own.
 
 Error messages are passed through :meth:`LanguageModel.redact` (configured secrets masked as
-``[masked:NAME]``, lone surrogates replaced: :mod:`reasonscope.scrub`) before they are stored or printed.
+``[masked:NAME]``, lone surrogates replaced: :mod:`reasonscope.storage.scrub`) before they are stored or printed.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..scrub import mask_secrets, register_secret_env
-from ..settings import ModelConfig
+from ..shared_settings import ModelConfig
+from ..storage.scrub import mask_secrets, register_secret_env
 from ..text.sanitize import replace_lone_surrogates
 from ..types import Completion
 from .errors import LeftPending
@@ -141,7 +141,7 @@ class LanguageModel:
     # -- identity ---------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        """The model's display name (:attr:`reasonscope.settings.ModelConfig.display_name`)."""
+        """The model's display name (:attr:`reasonscope.shared_settings.ModelConfig.display_name`)."""
         return self.config.display_name
 
     @property
@@ -329,7 +329,7 @@ class LanguageModel:
         """The environment variables holding this model's secrets (API keys).
 
         Their values must never reach a log, the store or an output. Providers register them with
-        :mod:`reasonscope.scrub`.
+        :mod:`reasonscope.storage.scrub`.
         """
         return []
 
@@ -341,7 +341,7 @@ class LanguageModel:
         """``text`` with every configured secret masked and lone surrogates replaced, fit to print and store.
 
         Secrets (this model's included) become ``[masked:NAME]``, lone surrogates U+FFFD
-        (:mod:`reasonscope.scrub`).
+        (:mod:`reasonscope.storage.scrub`).
         """
         register_secret_env(*self.secret_envs())
         text, _ = mask_secrets(text)

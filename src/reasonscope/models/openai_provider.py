@@ -42,7 +42,7 @@ import math
 import os
 import sys
 
-from ..scrub import register_secret_env
+from ..storage.scrub import register_secret_env
 from ..types import Completion
 from .base import GenerationRequest, LanguageModel, MalformedReply, ProviderUnavailable, describe_error
 from .http import max_reply_bytes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..settings import ModelConfig
+from ..shared_settings import ModelConfig
 from .base import LanguageModel
 
 PROVIDERS: dict[str, str] = {

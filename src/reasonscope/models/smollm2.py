@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..user_cache import cache_root
+from ..storage.user_cache import cache_root
 from .base import ProviderUnavailable
 from .hf_provider import HFModel
 from .loading import model_loading

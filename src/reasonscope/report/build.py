@@ -24,10 +24,10 @@
                             folder shows describes one run.
 
 Every file is written beside its target, and the files are renamed into place together once all are
-written (:mod:`reasonscope.atomic_files`), so a process killed while writing leaves the previous
+written (:mod:`reasonscope.storage.atomic_files`), so a process killed while writing leaves the previous
 report whole, never a truncated file or a mix of two runs. The report shows
 the run's status: a runner writes the outputs of a run that ends well with status ``finished`` and
-only then records that status in the store (:func:`reasonscope.runner.finish_run_with_outputs`).
+only then records that status in the store (:func:`reasonscope.pipeline.runner.finish_run_with_outputs`).
 """
 
 from __future__ import annotations
@@ -36,30 +36,33 @@ import base64
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ..atomic_files import atomic_open, read_staged, remove_stale_temporaries, replace_together, write_text
-from ..outputs import SCHEMA_VERSION
-from ..results import RunData, run_chunks
-from ..store import Store
+from ..output_files import SCHEMA_VERSION
+from ..storage.atomic_files import (
+    atomic_open,
+    read_staged,
+    remove_stale_temporaries,
+    replace_together,
+    write_text,
+)
+from ..storage.run_data import RunData, run_chunks
+from ..storage.store import Store
 from ..types import Generation, Score
-from .attack_view import attack_plot, attack_sheets
-from .attributes_view import attributes_plots, attributes_sheets
-from .cards import left_out_models
 from .columns import round_sheets
 from .config_file import write_config
-from .evidence_view import evidence_plots, evidence_sheets
-from .html import SHEETS, clip, family_tables, item_views, step_views, stream_html
-from .information_view import information_plot, information_sheets
+from .html import clip, family_tables, item_marks, item_views, step_views, stream_html
 from .item_sheet import ItemScoreSheet
 from .labels import column_guide
 from .paper import FORMATS, PaperFormat, paper_text
-from .plots import EXTRA_FORMATS, behavior_plots
+from .plots import EXTRA_FORMATS
 from .spreadsheets import write_csvs, write_xlsx
-from .tables import behavior_tables
+
+if TYPE_CHECKING:
+    from .view import FamilyReport
 
 STORE_FINGERPRINTS = ("generations_written", "items", "sources")
-"""Notes that fingerprint the store for the up-to-date check (:mod:`reasonscope.up_to_date`: a sum of
+"""Notes that fingerprint the store for the up-to-date check (:mod:`reasonscope.pipeline.up_to_date`: a sum of
 write times, digests), not numbers to read: kept in ``summary.json``, left out of results.xlsx."""
 
 
@@ -154,7 +157,7 @@ def sample_rows(data: RunData, scores_by_item: dict[tuple[str, str], dict[str, A
         steps = [text for text, _ in shown] + ([f"… [{left:,} more steps]"] if left else [])
         row = {
             "model": g.model, "dataset": item.group, "item_id": item.id, "variant": g.variant, "sample": g.sample,
-            "key": g.key,  # the request's cache key (reasonscope.outputs.SampleRow)
+            "key": g.key,  # the request's cache key (reasonscope.output_files.SampleRow)
             "input": cut(item.variant_text(g.variant)), "original_input": cut(item.input), "choices": item.choices,
             "target": item.target, "answer_type": item.answer_type, "type": item.metadata.get("type"),
             "prediction": cut(raw), "answer": g.answer, "answer_reason": g.answer_reason,
@@ -183,11 +186,16 @@ def write_jsonl(path: Path, rows: Any) -> Path:
 
 
 def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None, *,
-                 run: dict[str, Any] | None = None, paper: PaperFormat | None = None) -> dict[str, Path]:
+                 families: Iterable[Any], run: dict[str, Any] | None = None,
+                 paper: PaperFormat | None = None) -> dict[str, Path]:
     """Write every output of ``run_id`` into ``run_dir`` (replaced together, see the module docstring).
 
-    Return them by name. ``data``: the run when it is already in memory (else it is read from the store chunk
-    by chunk: :func:`reasonscope.results.iter_run_chunks`); ``run``: the run record shown (default
+    Return them by name. ``families``: the families whose results are reported (each a
+    :class:`reasonscope.family.Family`), in the report's order (the registry's,
+    ``registry.all_families("summary")``): each family's stored result ``<name>.json`` is written through its
+    report part (``family.report``, a :class:`reasonscope.report.view.FamilyReport`); this module names no
+    family. ``data``: the run when it is already in memory (else it is read from the store chunk
+    by chunk: :func:`reasonscope.storage.run_data.iter_run_chunks`); ``run``: the run record shown (default
     ``data.run``, else the stored record); ``paper``: also the tables as ``report.md`` (markdown) or
     ``report.tex`` (LaTeX, booktabs), and every plot as SVG and PDF beside its PNG
     (:mod:`reasonscope.report.paper`).
@@ -199,21 +207,24 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     token = EXTRA_FORMATS.set(("svg", "pdf") if paper else ())
     try:
         with replace_together():
-            return _write_outputs(store, run_id, run_dir, run, data, paper)
+            return _write_outputs(store, run_id, run_dir, run, data, [f.report for f in families], paper)
     finally:
         EXTRA_FORMATS.reset(token)
 
 
-def _item_pass(store: Store, run_id: str, chunks: Iterable[RunData], samples: IO[str]) -> Iterator[dict[str, Any]]:
+def _item_pass(store: Store, run_id: str, chunks: Iterable[RunData], samples: IO[str],
+               reports: Iterable[FamilyReport] = ()) -> Iterator[dict[str, Any]]:
     """One pass over the run, a chunk at a time.
 
-    Writes each generation's ``samples.jsonl`` line to ``samples`` and yields the report's item views, so
-    neither file needs the whole run in memory.
+    Writes each generation's ``samples.jsonl`` line to ``samples`` and yields the report's item views (marked
+    as the families say: :func:`reasonscope.report.html.item_marks`), so neither file needs the whole run in
+    memory.
     """
+    verdict, steps = item_marks(reports)
     for chunk in chunks:
         by_item = scores_by_item(store.item_scores(run_id, chunk.items))
         write_lines(samples, sample_rows(chunk, by_item))
-        yield from item_views(chunk, by_item)
+        yield from item_views(chunk, by_item, verdict, steps)
 
 
 def generation_totals(store: Store, run_id: str) -> dict[str, Any]:
@@ -228,65 +239,48 @@ def generation_totals(store: Store, run_id: str) -> dict[str, Any]:
             "imported": sum(c["imported"] for c in counts.values())}
 
 
-def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any],
-                   data: RunData | None, paper: PaperFormat | None = None) -> dict[str, Path]:
-    raw_b = store.artefact(run_id, "behavior.json")
-    behavior = json.loads(raw_b) if raw_b else None
-    raw_e = store.artefact(run_id, "evidence.json")
-    evidence = json.loads(raw_e) if raw_e else None
-    raw_a = store.artefact(run_id, "attributes.json")
-    attributes = json.loads(raw_a) if raw_a else None
-    raw_i = store.artefact(run_id, "information.json")
-    information = json.loads(raw_i) if raw_i else None
-    raw_k = store.artefact(run_id, "attack.json")
-    attack = json.loads(raw_k) if raw_k else None
+def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any], data: RunData | None,
+                   reports: list[FamilyReport], paper: PaperFormat | None = None) -> dict[str, Path]:
+    results: dict[str, Any] = {}  # family -> its stored result (the artefact), for the families that ran
+    for report in reports:
+        raw = store.artefact(run_id, f"{report.name}.json")
+        if raw:
+            results[report.name] = json.loads(raw)
     notes = run.get("notes") or {}
     summary = {
-        "schema_version": SCHEMA_VERSION,  # reasonscope.outputs.Summary
+        "schema_version": SCHEMA_VERSION,  # reasonscope.output_files.summary_model
         "run": {k: run[k] for k in ("run_id", "kind", "status", "seed", "git_hash", "versions", "created",
                                     "finished")},
         "config": run["config"], "notes": notes,
         "generations": generation_totals(store, run_id),
-        "behavior": behavior,
-        "evidence": {m: {k: v for k, v in t.items() if k != "instances"} for m, t in evidence.items()}
-        if evidence else None,
-        "attributes": {k: v for k, v in attributes.items() if k != "judgements"} if attributes else None,
-        "attack": {**attack, "models": {m: {k: v for k, v in t.items() if k != "rows"}
-                                        for m, t in attack["models"].items()}} if attack else None,
-        "information": information,
-        "left_out": {f: left for f, t in (("behavior", behavior), ("evidence", evidence), ("attributes", attributes),
-                                          ("information", information), ("attack", attack))
-                     if t and (left := left_out_models(t))},
+        **{r.name: r.summary(results[r.name]) if results.get(r.name) else None for r in reports},
+        "left_out": {r.name: left for r in reports if results.get(r.name) and (left := r.left_out(results[r.name]))},
     }
     out: dict[str, Path] = {}
     out["summary"] = write_text(run_dir / "summary.json", json.dumps(summary, indent=2, default=str))
     if run.get("config"):  # the plan of the run shown, from the store: never a later run's (module docstring)
         out["config"] = write_config(run_dir, run["config"])
-    sheets: dict[str, list[dict[str, Any]]] = behavior_tables(behavior) if behavior else {}
-    if evidence:
-        sheets.update(evidence_sheets(evidence))
-        out["evidence_instances"] = write_jsonl(run_dir / "evidence_instances.jsonl", (
-            {"model": model, **inst} for model, t in evidence.items() for inst in t["instances"]))
-    if attributes:
-        sheets.update(attributes_sheets(attributes))
-        out["attributes_judgements"] = write_jsonl(run_dir / "attributes_judgements.jsonl", attributes["judgements"])
-    if information:
-        sheets.update(information_sheets(information))
-    if attack:
-        sheets.update(attack_sheets(attack))
-        out["attack_items"] = write_jsonl(run_dir / "attack_items.jsonl",
-                                          (row for t in attack["models"].values() for row in t["rows"]))
+    present = [r for r in reports if results.get(r.name)]
+    sheets: dict[str, Any] = {}
+    for r in present:
+        sheets.update(r.sheets(results[r.name]))
+        for name, rows in r.record_rows(results[r.name]).items():  # the family's own JSONL files
+            out[name] = write_jsonl(run_dir / f"{name}.jsonl", rows)
     sheets = round_sheets(sheets)  # one rounding rule per column, and a "0.50 [0.30, 0.80]" text column per estimate
-    sheets["columns"] = column_guide(sheets, {k: fam for k, (fam, _, _) in SHEETS.items()})  # what each column means
+    owners = {key: r for r in reports for key in r.tables}
+    sheets["columns"] = column_guide(sheets, owners)  # what each column means
     if paper:
         name = (run.get("config") or {}).get("experiment", {}).get("name") or run_id
-        out["paper"] = write_text(run_dir / FORMATS[paper], paper_text(family_tables(sheets), paper, f"{name}: run {run_id}"))
+        out["paper"] = write_text(run_dir / FORMATS[paper], paper_text(family_tables(sheets, reports), paper,
+                                                                       f"{name}: run {run_id}",
+                                                                       {r.name: r.title for r in reports}))
     models = [m.get("name") or m.get("spec") for m in (run.get("config") or {}).get("models") or []]
     sheets["items"] = ItemScoreSheet(store.item_score_rows(run_id), models or None)  # a row per (model, item)
     header = run_header(store, run_id, run, models)
-    test = (((run.get("config") or {}).get("families") or {}).get("information") or {}).get("test") or {}
-    if information and test.get("name"):  # the plan's size and what was scored, both (they can differ)
-        header["scored"] = {test["name"]: information.get("n_test")}
+    plan_families = (run.get("config") or {}).get("families") or {}
+    scored = {ds: n for r in present for ds, n in r.scored(results[r.name], plan_families.get(r.name) or {}).items()}
+    if scored:  # the plan's size and what was scored, both (they can differ)
+        header["scored"] = scored
     meta = {"run_id": run_id, "kind": run["kind"], "status": run["status"], "seed": run["seed"],
             "created (UTC)": utc_time(run.get("created")), "finished (UTC)": utc_time(run.get("finished")),
             "git_hash": run["git_hash"],
@@ -294,26 +288,17 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
             "notes": {k: v for k, v in notes.items() if k not in STORE_FINGERPRINTS}}
     out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
     write_csvs(run_dir / "tables", sheets)
-    gaps: dict[str, list[str]] = {f: [] for f in ("behavior", "evidence", "attributes", "information", "attack")}
+    gaps: dict[str, list[str]] = {r.name: [] for r in reports}
     plots: dict[str, Path] = {}
-    if behavior and behavior.get("metrics"):
-        plots.update(behavior_plots(behavior["metrics"], run_dir, gaps["behavior"]))
-    if evidence:
-        plots.update(evidence_plots(evidence, run_dir, gaps["evidence"]))
-    if attributes:
-        plots.update(attributes_plots(attributes, run_dir, gaps["attributes"]))
-    if attack:
-        plots.update(attack_plot(attack, run_dir, gaps["attack"]))
-    if information:
-        plots.update(information_plot(information, run_dir, gaps["information"]))
+    for r in present:
+        plots.update(r.plots(results[r.name], run_dir, gaps[r.name]))
     out.update(plots)
     images = {name: base64.b64encode(read_staged(p)).decode() for name, p in plots.items()}
-    tables = {"behavior": behavior, "evidence": evidence, "attributes": attributes, "attack": attack,
-              "information": information}
     out["samples"], out["html"] = run_dir / "samples.jsonl", run_dir / "report.html"
     with atomic_open(out["samples"], "w") as samples, atomic_open(out["html"], "w") as html:
-        views = _item_pass(store, run_id, run_chunks(store, run_id, data), samples)
-        stream_html(html, run, tables, views, sheets, images, gaps, header=header, about=demo_caveats(run, summary))
+        views = _item_pass(store, run_id, run_chunks(store, run_id, data), samples, reports)
+        stream_html(html, run, results, views, sheets, images, gaps, reports=reports, header=header,
+                    about=demo_caveats(run, summary))
         for _ in views:  # every line of samples.jsonl, whatever the page showed
             pass
     return out

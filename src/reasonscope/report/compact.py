@@ -10,10 +10,14 @@ own, with why.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cards import family_cards
+
+if TYPE_CHECKING:
+    from .view import FamilyReport
 
 HEADERS = ("Family", "Model", "Metric", "Dir", "n", "Value [95% CI]")
 NUMERIC = (False, False, False, False, True, True)
@@ -27,11 +31,10 @@ def _arrow(direction: str) -> str:
     return ""
 
 
-def compact_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
-    """The rows of the compact summary of a ``summary.json`` (module docstring)."""
-    fams = {k: summary.get(k) for k in ("behavior", "evidence", "attributes", "information", "attack")}
+def compact_rows(summary: dict[str, Any], reports: Iterable[FamilyReport]) -> list[tuple[str, ...]]:
+    """The rows of the compact summary of a ``summary.json`` (module docstring), family by family as ``reports``."""
     rows = []
-    for card in family_cards(**fams):
+    for card in family_cards(summary, reports):
         metric = card.headline.split(" (mean score")[0]
         for line in card.lines:
             rows.append((card.family, line.name, metric, _arrow(card.direction), line.n.removeprefix("n="),
@@ -41,9 +44,9 @@ def compact_rows(summary: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
-def compact_lines(summary: dict[str, Any]) -> list[str]:
+def compact_lines(summary: dict[str, Any], reports: Iterable[FamilyReport]) -> list[str]:
     """The compact summary as aligned markdown lines; ``[]`` when no family has a result."""
-    rows = compact_rows(summary)
+    rows = compact_rows(summary, reports)
     if not rows:
         return []
     widths = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(HEADERS)]
@@ -58,8 +61,11 @@ def compact_lines(summary: dict[str, Any]) -> list[str]:
             line(HEADERS), rule, *(line(r) for r in rows)]
 
 
-def print_compact(summary_path: Path, console: Any) -> None:
-    """Print the compact summary of the run whose ``summary.json`` is ``summary_path`` to a rich console."""
-    lines = compact_lines(json.loads(Path(summary_path).read_text(encoding="utf-8")))
+def print_compact(summary_path: Path, console: Any, families: Iterable[Any]) -> None:
+    """Print the compact summary of the run whose ``summary.json`` is ``summary_path`` to a rich console.
+
+    ``families``: the families whose cards make the lines, in the order printed (the registry's summary order).
+    """
+    lines = compact_lines(json.loads(Path(summary_path).read_text(encoding="utf-8")), [f.report for f in families])
     if lines:
         console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)

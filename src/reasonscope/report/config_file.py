@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..atomic_files import write_text
-from ..yaml_io import dump_yaml
+from ..storage.atomic_files import write_text
+from ..storage.yaml_io import dump_yaml
 
 
 def write_config(run_dir: Path, config: dict[str, Any]) -> Path:

@@ -20,12 +20,14 @@ the first of ``value``, ``score``, ``bt``, ``difference``), ``K_n``, ``K_failed`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..metric_specs import attribute_label, find_spec
 from .columns import round_columns
 from .labels import column_label, column_spec, humanise
 from .numbers import column_decimals, format_estimate, format_number, format_p
+
+if TYPE_CHECKING:
+    from .view import FamilyReport
 
 P_COLUMNS = ("p_value", "p_adjusted", "alpha_p_value", "alpha_p_adjusted")
 PLAIN_CI_OWNERS = ("value", "score", "bt", "difference")
@@ -94,9 +96,12 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, note: str = "",
+def table_view(key: str, rows: list[dict[str, Any]], family: FamilyReport | None, title: str, note: str = "",
                hide: tuple[str, ...] = ()) -> TableView | None:
-    """The HTML view of one sheet (see the module docstring); None when ``rows`` is empty."""
+    """The HTML view of one sheet of ``family`` (see the module docstring); None when ``rows`` is empty.
+
+    ``family``: the report part of the family the sheet belongs to (its labels and catalogue), or None.
+    """
     if not rows:
         return None
     rows = round_columns(rows)  # one rounding rule per column (a sheet already rounded keeps its texts)
@@ -145,7 +150,7 @@ def table_view(key: str, rows: list[dict[str, Any]], family: str, title: str, no
     return TableView(key, title, headers, out_rows, how, settings, directions)
 
 
-def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None, family: str | None = None,
+def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None, family: FamilyReport | None = None,
           decimals: int | None = None) -> Cell:
     v = r.get(k)
     subs = []
@@ -164,10 +169,8 @@ def _cell(r: dict[str, Any], k: str, present: set[str], plain_owner: str | None,
         text = r.get(f"{k}_text") or format_estimate(v, r.get(ci[0]), r.get(ci[1]))
     elif k == "strategy" and isinstance(v, str) and not r.get("user"):
         text = humanise(v)  # a built-in strategy's key, "safety_priority", reads "Safety priority"
-    elif k == "attribute" and isinstance(v, str):
-        text = attribute_label(v)  # the catalogue's label (reasonscope.metric_specs), never the snake_case key
-    elif k == "metric" and isinstance(v, str) and family and find_spec(family, v):
-        text = find_spec(family, v).label
+    elif isinstance(v, str) and family is not None and (label := family.value_label(k, v)) is not None:
+        text = label  # the family's label of the value (a metric's, an attribute's), never the snake_case key
     elif isinstance(v, float) and decimals is not None:
         text = format_number(v, decimals)
     else:

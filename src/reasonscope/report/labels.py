@@ -1,18 +1,24 @@
 """Human labels for every column the report's tables print (the xlsx and csv keep the machine names).
 
-A column's label comes, in order, from the metric catalogue (:mod:`reasonscope.metric_specs`, with
-its unit), from :data:`COLUMNS` (counts, settings, test columns), from a prefix rule (``setting_k``
--> "Setting: k", ``mean_<model>`` -> "Mean score: <model>"), and as a last resort from the key
-itself with underscores turned into spaces, so no snake_case key ever reaches the page.
+A column of a family's table (the family's :class:`~reasonscope.report.view.FamilyReport`, ``view``) takes
+its label, in order, from the family's own labels (:attr:`~reasonscope.report.view.FamilyReport.column_labels`),
+from the family's metric catalogue (with its unit; a column may name the catalogue key that explains it,
+:attr:`~reasonscope.report.view.FamilyReport.spec_aliases`), from :data:`COLUMNS` (counts, settings, test
+columns shared by the tables), from a prefix rule (``setting_k`` -> "Setting: k", ``mean_<model>`` ->
+"Mean score: <model>"), and as a last resort from the key itself with underscores turned into spaces, so no
+snake_case key ever reaches the page.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..metric_specs import MetricSpec, find_spec
+from ..metric_specs import MetricSpec
 
-# machine key -> label, shared by all families (a family entry below wins over these)
+if TYPE_CHECKING:
+    from .view import FamilyReport
+
+# machine key -> label, shared by the tables of every family (a family's own labels win over these)
 COLUMNS: dict[str, str] = {
     "model": "Model", "dataset": "Dataset", "type": "Item type", "item": "Item", "method": "Method",
     "attribute": "Attribute", "judge": "Judge", "matcher": "Matcher", "group": "Predictions",
@@ -22,21 +28,18 @@ COLUMNS: dict[str, str] = {
     "p_value": "p", "p_adjusted": "p (adjusted)", "p_adjust": "Adjustment", "test": "Test", "null": "Null hypothesis",
     "n_permutations": "Permutations", "relabellings": "Relabellings drawn", "model_a": "Model A", "model_b": "Model B", "metric": "Metric",
     "ES_reading": "ES reading", "reading": "How to read",
-    # evidence
     "no_rationale": "No rationale", "label_reading": "Label read as",
     "support": "Support coverage", "contradict": "Contradiction coverage",
     "k": "Top-k features", "delta": "delta (normalised edits)", "delta_chars": "delta (characters)",
     "support_correct": "Support coverage, correct", "contradict_correct": "Contradiction coverage, correct",
     "support_incorrect": "Support coverage, incorrect", "contradict_incorrect": "Contradiction coverage, incorrect",
     "asymmetry_correct": "Asymmetry, correct", "asymmetry_incorrect": "Asymmetry, incorrect",
-    # attributes
     "value": "Mean score", "unscored": "Unscored answers", "alpha_p_value": "p (alpha > 0)",
     "alpha_p_adjusted": "p (alpha, adjusted)", "alpha_test": "Test", "alpha_null": "Null hypothesis",
     "spearman": "Spearman rho between judges", "units": "Judged units", "battles": "Battles", "ties": "Ties",
     "draws_unbounded": "Unbounded ratings", "flags": "Flags", "direction": "Direction",
     "kendall_vs_human": "Kendall tau vs human labels", "models": "Models", "unscored_records": "Unscored records",
     "margin": "Tie margin", "human_bt": "Human-label BT rating (Elo)", "human_rank": "Human-label rank",
-    # information
     "score": "Score (nats)", "separation": "Separation", "log p reduction": "log p over y's tokens",
     "gold": "Gold", "leaky": "Leaky", "gold_leaky": "Gold-Leaky", "vacuous": "Vacuous",
     "phi_base_on_b": "Baseline evaluator on b", "best_epoch": "Best epoch", "best_val_loss": "Best validation loss",
@@ -46,7 +49,6 @@ COLUMNS: dict[str, str] = {
     "what": "What", "built by": "Built by", "count": "Count", "of": "Of", "substitution": "Substitution",
     "inputs": "Inputs", "rationale shortened": "Rationale shortened", "b over the limit": "b over the limit",
     "limit (tokens)": "Limit (tokens)",
-    # attack
     "answered_correctly": "Answered correctly", "attacked": "Attacked",
     "clean_reasoning_already_wrong": "Clean reasoning already wrong", "not_judged": "Not judged",
     "invalid_attack": "Invalid attack", "decided (n)": "Decided (n)",
@@ -55,37 +57,19 @@ COLUMNS: dict[str, str] = {
     "transfer_model": "Transfer model", "outcome": "Outcome", "why": "Why",
 }
 
-# (family, key) -> label where a family reads a key differently
-FAMILY_COLUMNS: dict[tuple[str, str], str] = {
-    ("information", "value"): "Separation (nats)",
-    ("information", "n"): "Test items",
-    ("attack", "items"): "Items",
-    ("attributes", "bt"): "Bradley-Terry rating (Elo)",
-    ("attributes", "value"): "Mean score",
-    ("information", "score"): "Score (nats)",
-    ("evidence", "support"): "Support coverage",
-    ("evidence", "contradict"): "Contradiction coverage",
-}
-
-# (family, column) -> the catalogue key whose description explains the column
-SPEC_ALIASES: dict[tuple[str, str], str] = {
-    ("evidence", "support"): "coverage_support", ("evidence", "contradict"): "coverage_contradict",
-    ("information", "score"): "REV", ("information", "value"): "separation", ("attributes", "value"): "score",
-}
-
 PREFIXES: tuple[tuple[str, str], ...] = (("setting_", "Setting: "), ("mean_", "Mean score: "))
 
 
-def column_spec(key: str, family: str | None) -> MetricSpec | None:
-    """The catalogue entry that describes column ``key`` of a ``family`` table, or None."""
-    return find_spec(family, SPEC_ALIASES.get((family, key), key)) if family else None
+def column_spec(key: str, view: FamilyReport | None) -> MetricSpec | None:
+    """The catalogue entry that describes column ``key`` of a table of family ``view``, or None."""
+    return view.find_spec(view.spec_aliases.get(key, key)) if view is not None else None
 
 
-def column_label(key: str, family: str | None = None) -> str:
-    """The label shown for column ``key`` of a ``family`` table (see the module docstring)."""
-    if family and (family, key) in FAMILY_COLUMNS:
-        return FAMILY_COLUMNS[(family, key)]
-    spec = column_spec(key, family)
+def column_label(key: str, view: FamilyReport | None = None) -> str:
+    """The label shown for column ``key`` of a table of family ``view`` (see the module docstring)."""
+    if view is not None and key in view.column_labels:
+        return view.column_labels[key]
+    spec = column_spec(key, view)
     if spec is not None:
         return f"{spec.label} ({spec.unit})" if spec.unit else spec.label
     if key in COLUMNS:
@@ -98,9 +82,9 @@ def column_label(key: str, family: str | None = None) -> str:
     return humanise(key)
 
 
-def has_label(key: str, family: str | None = None) -> bool:
+def has_label(key: str, view: FamilyReport | None = None) -> bool:
     """Whether ``key`` has a declared label (not the :func:`humanise` fallback)."""
-    return bool((family and ((family, key) in FAMILY_COLUMNS or column_spec(key, family))) or key in COLUMNS
+    return bool((view is not None and (key in view.column_labels or column_spec(key, view))) or key in COLUMNS
                 or key.startswith("model:") or any(key.startswith(p) for p, _ in PREFIXES))
 
 
@@ -120,10 +104,10 @@ PLAIN_BOUNDS = {"low": "lower end of the 95% CI of the estimate in this row",
 DIRECTION_WORDS = {True: "higher is better", False: "lower is better"}
 
 
-def column_guide(sheets: dict[str, Any], families: dict[str, str]) -> list[dict[str, Any]]:
+def column_guide(sheets: dict[str, Any], families: dict[str, FamilyReport]) -> list[dict[str, Any]]:
     """One row per column of every table: label, unit, direction and meaning (the workbook's ``columns`` sheet).
 
-    ``families``: sheet -> family (the catalogue that describes its metric columns). A column ``K_low``,
+    ``families``: sheet -> the family whose catalogue describes its metric columns. A column ``K_low``,
     ``K_high``, ``K_text``, ``K_n``... is described through its ``K``.
     """
     out = []

@@ -91,12 +91,12 @@ def latex_table(view: TableView) -> str:
     return "\n".join(out) + "\n"
 
 
-FAMILY_TITLES = {"behavior": "Behaviour", "evidence": "Evidence (RACE)", "attributes": "Attributes",
-                 "information": "Information (REV, LAREV)", "attack": "Attack (MATCHA)"}
-
-
-def paper_text(views: dict[str, list[TableView]], fmt: PaperFormat, title: str = "") -> str:
+def paper_text(views: dict[str, list[TableView]], fmt: PaperFormat, title: str = "",
+               titles: dict[str, str] | None = None) -> str:
     """Every table of every family in ``fmt``, family by family (markdown sections, or LaTeX tables).
+
+    ``views``: family -> its tables (:func:`reasonscope.report.html.family_tables`); ``titles``: family -> its
+    section title (default the family's name).
 
     Raises:
         ValueError: for another format.
@@ -108,12 +108,12 @@ def paper_text(views: dict[str, list[TableView]], fmt: PaperFormat, title: str =
         parts.append(f"# {title or 'reasonscope tables'}\n\nValues are means with 95% CIs, `value [low, high]`; "
                      "↑ higher is better, ↓ lower is better; one rounding rule per column.\n")
         for family, tables in views.items():
-            parts.append(f"## {FAMILY_TITLES.get(family, family)}\n")
+            parts.append(f"## {(titles or {}).get(family, family)}\n")
             parts += [markdown_table(v) for v in tables]
         return "\n".join(parts)
     parts.append(f"% {latex_escape(title or 'reasonscope tables')}: needs \\usepackage{{booktabs}}\n"
                  "% values are means with 95% CIs, value [low, high]; one rounding rule per column\n")
     for family, tables in views.items():
-        parts.append(f"% --- {FAMILY_TITLES.get(family, family)}\n")
+        parts.append(f"% --- {(titles or {}).get(family, family)}\n")
         parts += [latex_table(v) for v in tables]
     return "\n".join(parts)

@@ -24,8 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from ..atomic_files import atomic_path
-from ..metric_specs import BEHAVIOR_METRICS, find_spec
+from ..storage.atomic_files import atomic_path
 
 DPI = 100
 HALF = (5.6, 4.0)
@@ -175,12 +174,6 @@ def text_colour(rgba: tuple[float, ...]) -> str:
     return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
 
 
-def metric_label(family: str, key: str) -> str:
-    """The catalogue's label of a metric (:mod:`reasonscope.metric_specs`), else the key."""
-    spec = find_spec(family, key)
-    return spec.label if spec else key
-
-
 def ci_bars(ax, keys: list[str], series: dict[str, dict[str, Any]], *, labels: list[str] | None = None,
             points: bool = False, capsize: int = 3, horizontal: bool = False, **tick_kw) -> None:
     """Grouped bars (or points) with CI error bars.
@@ -250,32 +243,6 @@ def _anchor_legends_below(fig) -> None:
         legend.set_bbox_to_anchor((0.5, y), transform=ax.transAxes)
 
 
-def grouped_bars(metrics: dict[str, dict[str, Any]], path: Path) -> Path:
-    """The six behaviour metrics per model as grouped bars with their 95% CIs.
-
-    A metric n/a for a model has no bar (its reason is in the table).
-    """
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=FULL)
-    ci_bars(ax, list(BEHAVIOR_METRICS), metrics, labels=[metric_label("behavior", m) for m in BEHAVIOR_METRICS])
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("mean over items (0-1; 95% CI)")
-    ax.set_title("Behaviour metrics per model (higher is better; n/a marked, its reason in the table)")
-    outside_legend(ax)
-    return save(fig, path)
-
-
-def behavior_plots(metrics: dict[str, dict[str, Any]], folder: Path, gaps: list[str]) -> dict[str, Path]:
-    """The grouped bars of the behaviour metrics, with their CIs (a radar cannot show intervals).
-
-    When no metric has a value for any model nothing is drawn and why is appended to ``gaps``.
-    """
-    if not any(mets[m]["value"] is not None for mets in metrics.values() for m in BEHAVIOR_METRICS):
-        gaps.append("no behaviour plots: every metric is n/a for every model (see the reasons in the table)")
-        return {}
-    return {"behavior_bars": grouped_bars(metrics, folder / "behavior_bars.png")}
-
-
-__all__ = ["DPI", "FULL", "HALF", "MAX_VERTICAL_LABELS", "behavior_plots", "ci_bars", "clipped_texts", "grouped_bars",
-           "metric_label", "outside_legend", "pyplot", "save", "tall", "text_colour"]
+__all__ = ["DPI", "FULL", "HALF", "MAX_VERTICAL_LABELS", "ci_bars", "clipped_texts", "outside_legend", "pyplot", "save",
+           "tall", "text_colour"]
 

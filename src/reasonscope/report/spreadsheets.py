@@ -51,7 +51,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from ..atomic_files import atomic_open, atomic_path
+from ..storage.atomic_files import atomic_open, atomic_path
 
 MAX_CELL_CHARS = 32_000
 WIDTH_SAMPLE_ROWS = 200

@@ -1,7 +1,8 @@
 """Reusable model-based scorers.
 
 NLI and similarity (BERTScore, embedding cosine), on torch or, for the NLI cross-encoder and BERTScore, on
-ONNX Runtime (``runtime: onnx``). Public names are re-exported here, imported on first use.
+ONNX Runtime (``runtime: onnx``); their settings (:mod:`.settings`) and the one resolver of their runtime
+(:mod:`.runtime_choice`). Public names are re-exported here, imported on first use.
 """
 
 from .._lazy import lazy_exports
@@ -18,4 +19,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "OnnxCrossEncoderNLI": "onnx_scorers",
     "OnnxBERTScoreF1": "onnx_scorers",
     "ConversionError": "onnx_export",
+    "NLIConfig": "settings",
+    "SimilarityConfig": "settings",
+    "RuntimeChoice": "runtime_choice",
+    "resolve_runtime": "runtime_choice",
 })

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..storage.versions import installed_versions
 from ..types import canonical_json, stable_hash
-from ..versions import installed_versions
 
 KINDS = ("nli", "llm-nli", "bertscore", "cosine", "embedding", "perplexity", "evaluator", "judge-score",
          "label-logprobs", "attribution")
@@ -213,14 +213,17 @@ class CachedScorer:
     """A model-based scorer behind the score cache (module docstring).
 
     ``load`` builds the real scorer on the first cache miss; ``compute(scorer, inputs)`` scores a list of
-    inputs with it.
+    inputs with it. ``config`` is the scorer's settings with their runtime resolved (an
+    :class:`~reasonscope.scorers.settings.NLIConfig` or ``SimilarityConfig``), from which ``--executor ray``
+    builds the same scorer on its actors; None for the others.
     """
 
     def __init__(self, *, kind: str, model: str, settings: dict[str, Any], load: Callable[[], Any],
                  compute: Callable[[Any, list], list], description: str, cache: ScoreCache | None = None,
                  chunk: int = 256, label: str | None = None, progress: bool = True,
-                 libraries: tuple[str, ...] = ("torch", "transformers")):
+                 libraries: tuple[str, ...] = ("torch", "transformers"), config: Any = None):
         self.kind = kind
+        self.config = config  # the scorer's resolved settings, where it has some (rebuilt from them on Ray actors)
         self.libraries = libraries  # what ``load`` imports (imported ahead in the main thread by the runner)
         self.identity = scorer_identity(kind, model, settings)
         self.scorer_id = stable_hash(self.identity, length=32)
@@ -254,7 +257,7 @@ class CachedScorer:
     def use_loader(self, load: Callable[[], Any]) -> None:
         """Build the real scorer with ``load`` from now on, dropping one already built.
 
-        ``--executor ray`` (:func:`reasonscope.executors.distribute`): the runner loads the local model while
+        ``--executor ray`` (:func:`reasonscope.execution.executors.distribute`): the runner loads the local model while
         the providers answer; the Ray actors then score instead of it.
         """
         with self._lock:

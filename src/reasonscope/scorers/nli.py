@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models.loading import model_loading
-from ..settings import NLIConfig
 from .base import NLIScorer
+from .runtime_choice import resolve_runtime
+from .settings import NLIConfig
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 
@@ -114,12 +115,14 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
 
     ``hf`` builds a cross-encoder (on ONNX Runtime with ``runtime: onnx``); any other backend uses
     ``cfg.model`` as an LLM judge. ``none``, a judge with missing requirements or a model that fails to
-    load gives the reason instead of raising.
+    load gives the reason instead of raising. ``runtime: auto`` is resolved here
+    (:func:`~reasonscope.scorers.runtime_choice.resolve_runtime`); settings resolved already, as
+    :func:`cached_nli` hands them on, are taken as they are.
     """
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
     try:
-        cfg, _ = resolve_nli(cfg)
+        cfg, _ = resolve_runtime(cfg)
         if cfg.backend == "hf" and cfg.runtime == "onnx":
             from .onnx_scorers import OnnxCrossEncoderNLI
 
@@ -138,14 +141,16 @@ def make_nli(cfg: NLIConfig) -> tuple[NLIScorer | None, str | None]:
 
 
 def resolve_nli(cfg: NLIConfig) -> tuple[NLIConfig, str | None]:
-    """``cfg`` with its runtime decided (:func:`reasonscope.scorers.runtime_choice.choose_runtime`).
+    """Deprecated: ``resolve_runtime(cfg)`` (:mod:`reasonscope.scorers.runtime_choice`), the one resolver.
 
-    Returns the settings with ``runtime`` ``torch`` or ``onnx`` and, when ``auto`` fell back to torch, why.
+    Returns the settings with ``runtime`` decided and, when ``auto`` fell back to torch, why.
     """
-    from .runtime_choice import choose_runtime
+    import warnings
 
-    choice = choose_runtime(cfg.runtime, model=cfg.model, task="nli", convertible=cfg.backend == "hf")
-    return cfg.model_copy(update={"runtime": choice.runtime}), choice.reason
+    warnings.warn("reasonscope.scorers.nli.resolve_nli is replaced by reasonscope.scorers.runtime_choice."
+                  "resolve_runtime; the old name works until the next release", DeprecationWarning, stacklevel=2)
+    cfg, choice = resolve_runtime(cfg)
+    return cfg, choice.reason
 
 
 def nli_description(cfg: NLIConfig, fallback: str | None = None) -> str:
@@ -165,25 +170,24 @@ def cached_nli(cfg: NLIConfig, cache=None, *, label: str = "NLI") -> tuple[Any, 
 
     A :class:`reasonscope.scorers.cache.CachedNLI`, loaded on its first cache miss; ``(None, reason)`` for
     ``backend: none``. A backend that fails to load raises
-    :class:`~reasonscope.scorers.cache.ScorerUnavailable` at that moment.
+    :class:`~reasonscope.scorers.cache.ScorerUnavailable` at that moment. The runtime is resolved here, once:
+    the loader and the Ray actors (its ``config``) get the resolved settings.
     """
     from .cache import CachedNLI, load_or_unavailable
-    from .onnx_export import runtime_settings
-    from .runtime_choice import runtime_libraries
 
     if cfg.backend == "none":
         return None, "no NLI backend configured (families.behavior.nli.backend: none)"
-    cfg, fallback = resolve_nli(cfg)
+    cfg, choice = resolve_runtime(cfg)
 
     def load() -> NLIScorer:
         return load_or_unavailable(lambda: make_nli(cfg), "NLI backend unavailable")
 
     kind = "nli" if cfg.backend == "hf" else "llm-nli"
-    settings = ({"backend": cfg.backend} | runtime_settings(cfg.runtime)
+    settings = ({"backend": cfg.backend} | choice.identity()
                 if cfg.backend == "hf" else {
         "backend": cfg.backend, "prompt": judge_prompt("{premise}", "{hypothesis}"), "labels": list(NLI_LABELS)})
     return CachedNLI(kind=kind, model=cfg.model, settings=settings, load=load,
                      compute=lambda scorer, pairs: scorer.contradiction([(p, h) for p, h in pairs]),
-                     description=nli_description(cfg, fallback), cache=cache, libraries=runtime_libraries(cfg.runtime),
+                     description=nli_description(cfg, choice.reason), cache=cache, libraries=choice.libraries,
                      chunk=max(cfg.batch_size * 16, 64) if kind == "nli" else 16,  # an LLM judge is slow: small chunks
-                     label=label), None
+                     label=label, config=cfg), None

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..models.loading import model_loading
-from ..user_cache import cache_root
-from ..versions import installed_versions
+from ..storage.user_cache import cache_root
+from ..storage.versions import installed_versions
 
 log = logging.getLogger(__name__)
 
@@ -85,17 +85,6 @@ class Converted:
     def tokenizer_path(self) -> Path:
         """The model's ``tokenizer.json`` file."""
         return self.folder / "tokenizer.json"
-
-
-def runtime_settings(runtime: str) -> dict[str, Any]:
-    """What a runtime adds to a scorer's identity in the score cache.
-
-    Nothing for torch (its libraries are in every identity); for onnx the runtime, ONNX Runtime's version and
-    the conversion's version.
-    """
-    if runtime != "onnx":
-        return {}
-    return {"runtime": "onnx", "onnxruntime": installed_versions(["onnxruntime"])["onnxruntime"], "conversion": CONVERSION_VERSION}
 
 
 def local_folder(model: str) -> Path | None:
@@ -316,3 +305,17 @@ def encode(tokenizer, meta: dict, texts: list[Any]) -> dict[str, Any]:
         encs = tokenizer.encode_batch([t.strip() for t in texts])
     fields = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
     return {n: np.asarray([getattr(e, fields[n]) for e in encs], dtype=np.int64) for n in meta["input_names"]}
+
+
+def __getattr__(name: str) -> Any:
+    """``runtime_settings``, now :meth:`reasonscope.scorers.runtime_choice.RuntimeChoice.identity`, with a warning."""
+    if name == "runtime_settings":
+        import warnings
+        from importlib import import_module
+
+        warnings.warn("reasonscope.scorers.onnx_export.runtime_settings(runtime) is replaced by reasonscope.scorers."
+                      "runtime_choice.RuntimeChoice(runtime).identity(); the old name works until the next release",
+                      DeprecationWarning, stacklevel=2)
+        choice = import_module("reasonscope.scorers.runtime_choice").RuntimeChoice
+        return lambda runtime: choice(runtime).identity() if runtime == "onnx" else {}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

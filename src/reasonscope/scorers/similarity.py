@@ -27,9 +27,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..models.loading import model_loading
-from ..settings import SimilarityConfig
 from .base import Similarity, resolve_model
 from .bertscore import GreedyBERTScore, bertscore_encoder
+from .runtime_choice import resolve_runtime
+from .settings import SimilarityConfig
 
 
 class BERTScoreF1(GreedyBERTScore):
@@ -149,10 +150,12 @@ def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | Non
     """The similarity scorer of ``cfg``: ``(scorer, None)`` or ``(None, reason)``.
 
     ``bertscore`` builds :class:`BERTScoreF1` (on ONNX Runtime with ``runtime: onnx``), else
-    :class:`EmbeddingCosine`; a model that fails to load gives the reason instead of raising.
+    :class:`EmbeddingCosine`; a model that fails to load gives the reason instead of raising. ``runtime: auto``
+    is resolved here (:func:`~reasonscope.scorers.runtime_choice.resolve_runtime`); settings resolved already,
+    as :func:`cached_similarity` hands them on, are taken as they are.
     """
     try:
-        cfg, _ = resolve_similarity(cfg)
+        cfg, _ = resolve_runtime(cfg)
         if cfg.method == "bertscore" and cfg.runtime == "onnx":
             from .onnx_scorers import OnnxBERTScoreF1
 
@@ -165,19 +168,17 @@ def make_similarity(cfg: SimilarityConfig) -> tuple[Similarity | None, str | Non
 
 
 def resolve_similarity(cfg: SimilarityConfig) -> tuple[SimilarityConfig, str | None]:
-    """``cfg`` with its runtime decided (:func:`reasonscope.scorers.runtime_choice.choose_runtime`).
+    """Deprecated: ``resolve_runtime(cfg)`` (:mod:`reasonscope.scorers.runtime_choice`), the one resolver.
 
-    Returns the settings with ``runtime`` ``torch`` or ``onnx`` and, when ``auto`` fell back to torch, why.
+    Returns the settings with ``runtime`` decided and, when ``auto`` fell back to torch, why.
     """
-    from .runtime_choice import choose_runtime
+    import warnings
 
-    try:
-        model = resolve_model(cfg.model)
-    except RuntimeError:  # the embedded model is not installed: loading says so, on either runtime
-        model = cfg.model
-    choice = choose_runtime(cfg.runtime, model=model, task="hidden-states", num_layers=cfg.num_layers,
-                            convertible=cfg.method == "bertscore")
-    return cfg.model_copy(update={"runtime": choice.runtime}), choice.reason
+    warnings.warn("reasonscope.scorers.similarity.resolve_similarity is replaced by reasonscope.scorers."
+                  "runtime_choice.resolve_runtime; the old name works until the next release", DeprecationWarning,
+                  stacklevel=2)
+    cfg, choice = resolve_runtime(cfg)
+    return cfg, choice.reason
 
 
 def similarity_description(cfg: SimilarityConfig, fallback: str | None = None) -> str:
@@ -196,26 +197,25 @@ def cached_similarity(cfg: SimilarityConfig, cache=None, *, label: str = "simila
     """The similarity of ``cfg`` behind the score cache.
 
     A :class:`reasonscope.scorers.cache.CachedSimilarity`, loaded on its first cache miss (never when nothing
-    is to be compared).
+    is to be compared). The runtime is resolved here, once: the loader and the Ray actors (its ``config``) get
+    the resolved settings.
     """
     from .cache import CachedSimilarity, load_or_unavailable
-    from .onnx_export import runtime_settings
-    from .runtime_choice import runtime_libraries
 
-    cfg, fallback = resolve_similarity(cfg)
+    cfg, choice = resolve_runtime(cfg)
 
     def load() -> Similarity:
         return load_or_unavailable(lambda: make_similarity(cfg), "similarity model unavailable")
 
     kind = "bertscore" if cfg.method == "bertscore" else "cosine"
     # "matching": the max over real tokens only (reasonscope.scorers.bertscore), not bert-score's padded batches
-    settings = ({"num_layers": cfg.num_layers, "idf": False, "rescale": False} | runtime_settings(cfg.runtime)
+    settings = ({"num_layers": cfg.num_layers, "idf": False, "rescale": False} | choice.identity()
                 | ({"matching": "real-tokens"} if cfg.runtime == "torch" else {})
                 if kind == "bertscore" else {"pooling": cfg.pooling, "normalize": True})
     return CachedSimilarity(kind=kind, model=cfg.model, settings=settings, load=load,
                             compute=lambda scorer, pairs: scorer.pairwise([a for a, _ in pairs], [b for _, b in pairs]),
-                            description=similarity_description(cfg, fallback), cache=cache, chunk=512, label=label,
-                            libraries=runtime_libraries(cfg.runtime))  # embedding cosine is resolved to torch
+                            description=similarity_description(cfg, choice.reason), cache=cache, chunk=512,
+                            label=label, libraries=choice.libraries, config=cfg)  # embedding cosine: torch
 
 
 def cached_embedding(model: str, cache=None, *, pooling: str = "model", label: str = "embeddings"):

@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..scrub import configured_secrets, mask_secrets
+from ..storage.scrub import configured_secrets, mask_secrets
 from .comparison import ComparisonUnavailable, headline_table, paired_comparison
 from .items import ItemQuery
 from .pages import LiveLinks, render
@@ -156,7 +156,7 @@ def make_app(viewer: Viewer, *, allowed_hosts: list[str] | None = None) -> Any:
                                "comparison_error": None}
         if len(keys) == 2:
             try:
-                ctx["comparison"] = paired_comparison(viewer.folder(keys[0]), viewer.folder(keys[1]))
+                ctx["comparison"] = paired_comparison(viewer.folder(keys[0]), viewer.folder(keys[1]), viewer.families)
             except ComparisonUnavailable as err:
                 ctx["comparison_error"] = str(err)
         return page("compare.html.j2", **ctx)

@@ -13,6 +13,7 @@ runs, the page says why instead.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,10 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def paired_comparison(base_dir: Path, new_dir: Path) -> dict[str, Any]:
+def paired_comparison(base_dir: Path, new_dir: Path, families: Iterable[Any] = ()) -> dict[str, Any]:
     """``reasonscope compare``'s answer for the two run folders, as ``{"headers", "rows", "note"}``.
+
+    ``families``: the families whose metric catalogues give each metric's direction (the viewer's).
 
     Raises:
         ComparisonUnavailable: The command is not installed, or cannot compare these runs.
@@ -61,7 +64,8 @@ def paired_comparison(base_dir: Path, new_dir: Path) -> dict[str, Any]:
         raise ComparisonUnavailable("the paired comparison needs `reasonscope compare`, which this installation "
                                     "does not have; the headline numbers above are side by side") from None
     try:
-        result = compare_runs(base_dir, new_dir)
+        specs = {f.name: tuple(f.metrics) for f in families}
+        result = compare_runs(base_dir, new_dir, catalogue=specs.__getitem__ if specs else None)
     except Exception as err:  # noqa: BLE001 (any refusal of the command is shown on the page, as its message)
         raise ComparisonUnavailable(f"reasonscope compare cannot compare these runs: {err}") from None
     rows = []

@@ -17,13 +17,31 @@ Filters (:class:`ItemQuery`):
 
 Order and paging: pairs are ordered by model, then item (dataset and item id; with a metric, the item
 key ``dataset/item id``), the order of the primary keys of ``run_generations`` and ``scores``, so a page
-is read from an index, sorted by nothing. The first request of a filter counts its rows in SQL; the first
-request of a page past row 1,000 walks the rows once, keeping the sort key of every 50th row
-(:class:`PageIndex`; both are the costs that grow with the run, paid once: the viewer keeps them per run,
-filters and change of the run). A page then seeks to the key at or before its first row and reads at
-most 50 + ``per_page`` index entries (an early page: at most 1,000 + ``per_page``), so the last page of a
-run of 200,000 items costs what the first does, and memory does not grow with the pages viewed. Texts
-are shown bounded as in the report (:func:`reasonscope.report.html.clip`).
+is read from an index, sorted by nothing. Every count and page is SQL over an index; no row reaches
+Python but the page's own:
+
+* the count (:func:`count_rows`): ``COUNT(*)`` over the index range of the run (and of the model and the
+  metric). Without a metric, the same pass checks that every linked request is a model's ``original``
+  sample 0 of its item (one request per pair, as in a run of one generation per item); only where one is
+  not are the requests grouped by (model, item) to be counted. A value filter reads the score's value
+  from the covering index ``scores_by_value`` (store schema 5). An outcome filter reads the outcome
+  that schema 5 stores with each linked request (``run_generations.outcome``, kept true by the store on
+  every write) from ``run_generations_outcome`` (run, outcome, model, item key, variant, sample): one
+  index range, like the unfiltered count; its pages are in (model, item key) order, the order of a
+  metric's pages. A metric with ``answered`` walks ``scores_by_value`` and ``run_generations_outcome``
+  side by side in that shared order (``INTERSECT`` with ``ORDER BY``: SQLite merges the two sorted index
+  walks, no lookup per score); with ``failed`` or ``pending``, the few pairs are listed once from the
+  index and each score looked up in the list. A store of schema 4 has neither the outcome nor the
+  indexes: its outcome filters look each linked request's cache key up in the request cache (one index
+  probe a request; with a metric and ``answered``, three a score: slower, stated in the docs).
+* a page (:func:`page_keys`): ``LIMIT per_page OFFSET (page - 1) * per_page`` on the same index range:
+  SQLite steps over the rows before the page inside the index (about 0.1 microseconds a row: 10 ms at
+  row 100,000; a page in the second half is read backwards from the end), so a page costs at most half
+  of what counting its filter does, and memory does not grow with the pages viewed.
+
+The viewer keeps each filter's count per run and change of the run (:class:`RowCount`), so a page of a
+filter already counted costs its own rows only. Texts are shown bounded as in the report
+(:func:`reasonscope.report.html.clip`).
 
 An item-level score's key is ``dataset/item id``; a dataset name may itself hold ``/``, so a key is
 matched to the run's datasets by prefix (the longest dataset name that prefixes it).
@@ -39,12 +57,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ..report.html import clip
-from ..results import interpret
-from ..store import Store
+from ..storage.run_data import interpret
+from ..storage.store import Store
 from ..types import Item
 
-__all__ = ["GenerationView", "ItemPage", "ItemQuery", "ItemRow", "PageIndex", "ScoreView", "count_rows", "item_page",
-           "metric_index", "page_index"]
+__all__ = ["GenerationView", "ItemPage", "ItemQuery", "ItemRow", "RowCount", "ScoreView", "count_rows", "item_page",
+           "metric_index", "page_keys"]
 
 MAX_PER_PAGE = 500
 DEFAULT_PER_PAGE = 50
@@ -141,10 +159,38 @@ class ItemPage(BaseModel):
     metrics: list[str] = Field(description="family.metric of the run's item-level scores, for the filter")
 
 
-_OUTCOME_SQL = {"answered": "g.key IS NOT NULL AND g.error IS NULL", "failed": "g.error IS NOT NULL",
-                "pending": "g.key IS NULL"}
+_FAILED_KEYS = "(SELECT key FROM generations WHERE error IS NOT NULL AND key IS NOT NULL)"
+_OUTCOME_LOOKUP = {  # schema 4: a linked request ``rg`` with this outcome, looked up in the request cache
+    "answered": f"EXISTS (SELECT 1 FROM generations g WHERE g.key = rg.key) AND rg.key NOT IN {_FAILED_KEYS}",
+    "failed": f"rg.key IN {_FAILED_KEYS}",
+    "pending": "NOT EXISTS (SELECT 1 FROM generations g WHERE g.key = rg.key)"}
+_OUTCOME_STORED = {"answered": "rg.outcome = 'answered'", "failed": "rg.outcome = 'failed'",  # schema 5
+                   "pending": "rg.outcome IS NULL"}
 _VALUE_SQL = {"1": "s.value = 1", "0": "s.value = 0", "na": "s.value IS NULL",
               "other": "s.value IS NOT NULL AND s.value NOT IN (0, 1)"}
+
+
+def stores_outcome(conn: sqlite3.Connection) -> bool:
+    """Whether the store keeps each linked request's outcome and item key (schema 5's ``run_generations_outcome``)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='run_generations_outcome'"
+                        ).fetchone() is not None
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The stored rows a query matches, as SQL: ``select`` yields (model, item key) in page order.
+
+    ``order``: the expressions of the page order (``select``'s ORDER BY, each followed by the direction);
+    ``compound``: ``select`` is a compound (``INTERSECT``) whose ORDER BY names result columns.
+    ``table``/``where``: the single table form (no compound), for counting.
+    """
+
+    select: str
+    args: list[Any]
+    order: tuple[str, ...]
+    table: str = ""
+    where: str = ""
+    compound: bool = False
 
 
 def distinct(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], run_id: str,
@@ -191,92 +237,117 @@ def split_key(key: str, datasets: list[str]) -> tuple[str | None, str]:
     return None, key
 
 
-def _select(query: ItemQuery, run_id: str, datasets: list[str],
-            start: tuple | None = None) -> tuple[str, list[Any]]:
-    """SQL selecting the ordered rows of ``query`` as their sort keys, and its parameters.
+def _rows(conn: sqlite3.Connection, query: ItemQuery, run_id: str, datasets: list[str]) -> _Rows:
+    """The stored rows ``query`` matches (:class:`_Rows`), read in page order from an index.
 
-    A row is ``(model, item key)`` with a metric, else ``(model, dataset, item id)``; ``start``: only rows
-    from this sort key on (an anchor of :class:`PageIndex`).
+    With a metric: the metric's item-level scores ``s`` (one per model and item), in ``scores_by_value``
+    order (model, item key). Else the run's linked requests ``rg`` (one per model, item, variant and
+    sample): unfiltered or by model in primary-key order (model, dataset, item id); by outcome, where the
+    store keeps it (schema 5), from ``run_generations_outcome`` in (model, item key) order.
     """
+    stored = stores_outcome(conn)
     if query.metric:
         family, metric = query.metric.split(".", 1)
         where, args = ["s.run_id=?", "s.family=?", "s.metric=?", "s.item_id != ''"], [run_id, family, metric]
-        if query.model:  # `+`: as below, the seek and the order follow the primary key
-            where.append("+s.model=?")
+        if query.model:
+            where.append("s.model=?")
             args.append(query.model)
-            start = start or (query.model, "")
         if query.value:
             where.append(_VALUE_SQL[query.value])
-        if query.outcome:  # one indexed lookup per dataset the key may belong to
+        if stored and query.outcome == "answered":  # most pairs: both indexes walked side by side (a merge)
+            rg = ["rg.run_id=?", _OUTCOME_STORED["answered"]] + (["rg.model=?"] if query.model else [])
+            select = (f"SELECT s.model, s.item_id FROM scores s WHERE {' AND '.join(where)} INTERSECT "
+                      f"SELECT rg.model, rg.item_key FROM run_generations rg INDEXED BY run_generations_outcome "
+                      f"WHERE {' AND '.join(rg)}")
+            return _Rows(select, [*args, run_id, *([query.model] if query.model else [])], ("1", "2"),
+                         compound=True)
+        if stored and query.outcome:  # few pairs, as a rule: listed once from the index, then looked up
+            where.append("(s.model, s.item_id) IN (SELECT rg.model, rg.item_key FROM run_generations rg INDEXED BY "
+                         f"run_generations_outcome WHERE rg.run_id = ? AND {_OUTCOME_STORED[query.outcome]})")
+            args.append(run_id)
+        elif query.outcome in ("failed", "pending"):  # schema 4: the same, through the request cache
+            where.append("(s.model, s.item_id) IN (SELECT rg.model, rg.dataset || '/' || rg.item_id FROM "
+                         f"run_generations rg WHERE rg.run_id = ? AND {_OUTCOME_LOOKUP[query.outcome]})")
+            args.append(run_id)
+        elif query.outcome:  # schema 4, answered: indexed lookups per score and dataset the key may belong to
             parts = []
             for d in datasets:
                 parts.append("(substr(s.item_id, 1, ?) = ? AND EXISTS (SELECT 1 FROM run_generations rg "
-                             "LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id = s.run_id AND rg.dataset = ? "
-                             f"AND rg.item_id = substr(s.item_id, ?) AND rg.model = s.model AND "
-                             f"{_OUTCOME_SQL[query.outcome]}))")
+                             "WHERE rg.run_id = s.run_id AND rg.dataset = ? AND rg.item_id = substr(s.item_id, ?) "
+                             f"AND rg.model = s.model AND {_OUTCOME_LOOKUP[query.outcome]}))")
                 args += [len(d) + 1, d + "/", d, len(d) + 2]
             where.append("(" + (" OR ".join(parts) or "0") + ")")
-        if start is not None:
-            where.append("(s.model, s.item_id) >= (?, ?)")
-            args += list(start)
-        return (f"SELECT s.model, s.item_id FROM scores s WHERE {' AND '.join(where)} ORDER BY s.model, s.item_id",
-                args)
+        cond = " AND ".join(where)
+        return _Rows(f"SELECT s.model, s.item_id FROM scores s WHERE {cond}", args, ("s.model", "s.item_id"),
+                     "scores s", cond)
     where, args = ["rg.run_id=?"], [run_id]
-    if query.model:  # `+`: no index equality on the model, so that the seek and the GROUP BY follow the key
-        where.append("+rg.model=?")
+    if query.outcome and stored:
+        where.append(_OUTCOME_STORED[query.outcome])
+        table, key, order = ("run_generations rg INDEXED BY run_generations_outcome", "rg.item_key",
+                             ("rg.model", "rg.item_key"))
+    else:
+        if query.outcome:
+            where.append(_OUTCOME_LOOKUP[query.outcome])
+        table, key, order = ("run_generations rg INDEXED BY sqlite_autoindex_run_generations_1",
+                             "rg.dataset || '/' || rg.item_id", ("rg.model", "rg.dataset", "rg.item_id"))
+    if query.model:
+        where.append("rg.model=?")
         args.append(query.model)
-        start = start or (query.model, "", "")
-    if start is not None:
-        where.append("(rg.model, rg.dataset, rg.item_id) >= (?, ?, ?)")
-        args += list(start)
-    join, having = "", ""
-    if query.outcome:
-        join = " LEFT JOIN generations g ON g.key = rg.key"
-        having = f" HAVING SUM({_OUTCOME_SQL[query.outcome]}) > 0"
-    # the primary key's index gives the (model, dataset, item) order itself: no sort of the run's rows
-    return (f"SELECT rg.model, rg.dataset, rg.item_id FROM run_generations rg "
-            f"INDEXED BY sqlite_autoindex_run_generations_1{join} "
-            f"WHERE {' AND '.join(where)} GROUP BY rg.model, rg.dataset, rg.item_id{having} "
-            "ORDER BY rg.model, rg.dataset, rg.item_id", args)
+    cond = " AND ".join(where)
+    return _Rows(f"SELECT rg.model, {key} FROM {table} WHERE {cond}", args, order, table, cond)
 
 
-ANCHOR_EVERY = 50
-"""Rows between two anchors of a :class:`PageIndex`."""
-OFFSET_ROWS = 1000
-"""A page starting before this row is read with a plain ``OFFSET`` from the first row (cheap); a later one
-from the nearest anchor."""
+@dataclass(frozen=True)
+class RowCount:
+    """The (model, item) rows a query matches: ``total``, and whether each is one stored row.
 
-
-@dataclass
-class PageIndex:
-    """The rows a query matches, and where its pages start.
-
-    ``total``: the rows matched; ``anchors``: once a deep page is asked for, the sort key of every
-    :data:`ANCHOR_EVERY`-th row. ``total`` is counted in SQL (:func:`count_rows`). The anchors are found in one pass over the rows
-    (:func:`page_index`) the first time a page starting at or after :data:`OFFSET_ROWS` is read; such a page
-    then starts from the anchor at or before its first row (a keyset seek on the index) and skips fewer
-    than :data:`ANCHOR_EVERY` rows, so the last page of a run costs what the first does.
+    ``one_row_each``: every matched row is a model's ``original`` sample 0 of its item, so no two stored rows
+    are the same (model, item) and pages are read without grouping (true of a run with one generation per
+    item; a run with samples or paraphrases groups them).
     """
 
     total: int
-    anchors: list[tuple] | None = None
+    one_row_each: bool = True
 
 
-def count_rows(store: Store, run_id: str, query: ItemQuery) -> PageIndex:
-    """The rows ``query`` matches in the run, counted in SQL (no anchors yet)."""
-    sql, args = _select(query, run_id, _datasets(store.conn, run_id))
-    return PageIndex(store.conn.execute(f"SELECT COUNT(*) FROM ({sql})", args).fetchone()[0])
+def count_rows(store: Store, run_id: str, query: ItemQuery) -> RowCount:
+    """The rows ``query`` matches in the run, counted in SQL over an index (module docstring)."""
+    conn = store.conn
+    rows = _rows(conn, query, run_id, _datasets(conn, run_id))
+    if rows.compound:  # ordered, so that SQLite merges the two index walks
+        return RowCount(conn.execute(f"SELECT COUNT(*) FROM ({rows.select} ORDER BY 1, 2)", rows.args).fetchone()[0])
+    if query.metric:  # a score per model and item: the stored rows are the page rows
+        return RowCount(conn.execute(f"SELECT COUNT(*) FROM {rows.table} WHERE {rows.where}", rows.args).fetchone()[0])
+    n, firsts = conn.execute(f"SELECT COUNT(*), TOTAL(rg.variant = 'original' AND rg.sample = 0) FROM {rows.table} "
+                             f"WHERE {rows.where}", rows.args).fetchone()
+    if n == int(firsts):
+        return RowCount(n)
+    grouped = f"SELECT 1 FROM {rows.table} WHERE {rows.where} GROUP BY {', '.join(rows.order)}"
+    return RowCount(conn.execute(f"SELECT COUNT(*) FROM ({grouped})", rows.args).fetchone()[0], one_row_each=False)
 
 
-def page_index(store: Store, run_id: str, query: ItemQuery) -> PageIndex:
-    """The :class:`PageIndex` of ``query``'s rows with its anchors: one pass over them, a key every 50th row."""
-    sql, args = _select(query, run_id, _datasets(store.conn, run_id))
-    total, anchors = 0, []
-    for row in store.conn.execute(sql, args):
-        if total % ANCHOR_EVERY == 0:
-            anchors.append(tuple(row))
-        total += 1
-    return PageIndex(total, anchors)
+def page_keys(store: Store, run_id: str, query: ItemQuery, count: RowCount,
+              datasets: list[str]) -> list[tuple[str, str]]:
+    """The (model, item key) pairs of ``query``'s page, read by ``LIMIT``/``OFFSET`` over the index order.
+
+    The rows before the page are stepped over inside SQLite on the index (no row handed to Python, nothing
+    kept); a page in the second half of the rows is read from the end (the index walked backwards, its
+    rows reversed), so at most half the rows are stepped over and a page costs at most half of what
+    counting its filter does. A page past the end is empty. Grouped requests (:class:`RowCount`) are read
+    from the start only (SQLite would sort the groups to reverse them).
+    """
+    first = (query.page - 1) * query.per_page
+    if first >= count.total:
+        return []
+    size = min(query.per_page, count.total - first)
+    from_end = count.total - first - size
+    backwards = from_end < first and (query.metric is not None or count.one_row_each)
+    rows = _rows(store.conn, query, run_id, datasets)
+    order = ", ".join(o + (" DESC" if backwards else "") for o in rows.order)
+    group = "" if query.metric or count.one_row_each else f" GROUP BY {', '.join(rows.order)}"
+    sql = f"{rows.select}{group} ORDER BY {order} LIMIT ? OFFSET ?"
+    keys = [(m, k) for m, k in store.conn.execute(sql, [*rows.args, size, from_end if backwards else first])]
+    return keys[::-1] if backwards else keys
 
 
 def _item(conn: sqlite3.Connection, dataset: str | None, item_id: str) -> Item | None:
@@ -372,29 +443,17 @@ def _choices(conn: sqlite3.Connection, run_id: str) -> tuple[list[str], list[str
 
 
 def item_page(store: Store, run_key: str, query: ItemQuery, run_id: str | None = None,
-              index: PageIndex | None = None) -> ItemPage:
+              count: RowCount | None = None) -> ItemPage:
     """One page of the Items page of the run (its latest finished run unless ``run_id``).
 
-    ``index``: the query's :class:`PageIndex` when known (counted otherwise: with its anchors, the one part
-    of a page whose cost grows with the run; the viewer keeps it per run, filters and change of the run).
-    Its anchors are added to it when this page needs them.
+    ``count``: the query's :class:`RowCount` when known (counted otherwise; the viewer keeps it per run,
+    filters and change of the run).
     """
     run_id = run_id or store.run()["run_id"]
     datasets = _datasets(store.conn, run_id)
-    index = index or count_rows(store, run_id, query)
-    first = (query.page - 1) * query.per_page
-    rows: list[tuple] = []
-    if first < index.total:
-        start, skip = None, first
-        if first >= OFFSET_ROWS:
-            if index.anchors is None:
-                built = page_index(store, run_id, query)
-                index.total, index.anchors = built.total, built.anchors
-            start, skip = index.anchors[first // ANCHOR_EVERY], first % ANCHOR_EVERY
-        sql, args = _select(query, run_id, datasets, start=start)
-        rows = store.conn.execute(f"{sql} LIMIT ? OFFSET ?", [*args, query.per_page, skip]).fetchall()
-    pairs = [(r[0], r[1]) if len(r) == 2 else (r[0], f"{r[1]}/{r[2]}") for r in rows]
+    count = count or count_rows(store, run_id, query)
+    pairs = page_keys(store, run_id, query, count, datasets)
     models, metrics = _choices(store.conn, run_id)
-    return ItemPage(run_key=run_key, run_id=run_id, query=query, total=index.total,
-                    pages=max(1, -(-index.total // query.per_page)), rows=item_rows(store, run_id, pairs, datasets),
+    return ItemPage(run_key=run_key, run_id=run_id, query=query, total=count.total,
+                    pages=max(1, -(-count.total // query.per_page)), rows=item_rows(store, run_id, pairs, datasets),
                     models=models, metrics=metrics)

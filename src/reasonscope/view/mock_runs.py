@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..store import Store
+from ..storage.store import Store
 from ..types import Item, canonical_json
 
 __all__ = ["METRICS", "write_mock_run"]

@@ -2,7 +2,7 @@
 
 Every value reaches a page through Jinja2's autoescaping and the report's ``finalize``
 (:func:`reasonscope.report.html.visible_text`: long texts cut with a note, control characters shown as
-symbols), after :func:`reasonscope.scrub.mask_secrets` has masked the value of every configured secret
+symbols), after :func:`reasonscope.storage.scrub.mask_secrets` has masked the value of every configured secret
 (the API keys the providers read): a model's output that holds HTML or JavaScript is shown as text, and a
 key is never shown, even if one reached the store. The pages' only script is ``view.js`` (sorting and
 filtering the Runs table by moving and hiding its rows; it never writes text into the page), served as a
@@ -23,10 +23,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from ..report.html import visible_text
-from ..scrub import configured_secrets, mask_secrets
+from ..storage.scrub import configured_secrets, mask_secrets
 from .items import DEFAULT_PER_PAGE
 
-__all__ = ["ExportLinks", "Links", "LiveLinks", "render"]
+__all__ = ["ExportLinks", "Links", "LiveLinks", "filter_key", "render"]
 
 
 class Links:
@@ -85,15 +85,30 @@ class LiveLinks(Links):
         return "/static/" + quote(name)
 
 
+def filter_key(filters: dict[str, str | None]) -> tuple[tuple[str, str], ...]:
+    """The filters that are set, as a sorted tuple of (name, value): the key of an exported filter.
+
+    >>> filter_key({"model": "m1", "metric": "behavior.CQ", "value": None})
+    (('metric', 'behavior.CQ'), ('model', 'm1'))
+    """
+    return tuple(sorted((k, v) for k, v in filters.items() if v))
+
+
 class ExportLinks(Links):
     """Files of an exported site, relative to a page ``depth`` folders below the site's root.
 
-    Runs live in ``runs/<slug>/`` (``index.html``, ``report.html``, ``items-<page>.html``); only the
-    unfiltered Items pages are exported, so a filtered link is None; the Compare page holds every run.
+    Runs live in ``runs/<slug>/`` (``index.html``, ``report.html``, ``items-<page>.html``). ``filters``: per
+    run key, the exported filters (:func:`filter_key`) and their file stem (``items-<metric>-<model>``);
+    a link to a filter not exported is None (the page shows the number without a link). ``pairs``: the
+    exported paired comparisons, (base key, new key) -> file name at the site's root. The Compare page
+    ``compare.html`` holds every run.
     """
 
-    def __init__(self, slugs: dict[str, str], depth: int = 0):
+    def __init__(self, slugs: dict[str, str], depth: int = 0,
+                 filters: dict[str, dict[tuple[tuple[str, str], ...], str]] | None = None,
+                 pairs: dict[tuple[str, str], str] | None = None):
         self.slugs, self.up = slugs, "../" * depth
+        self.filters, self.pairs = filters or {}, pairs or {}
 
     def home(self) -> str:  # noqa: D102
         return self.up + "index.html"
@@ -106,11 +121,16 @@ class ExportLinks(Links):
 
     def items(self, key: str, page: int = 1, per_page: int | None = None,  # noqa: D102
               **filters: str | None) -> str | None:
-        if any(filters.values()):  # the export's own page size holds for every page
+        wanted = filter_key(filters)  # the export's own page size holds for every page
+        stem = self.filters.get(key, {}).get(wanted) if wanted else "items"
+        if stem is None:
             return None
-        return f"{self.up}runs/{quote(self.slugs[key])}/items-{page}.html"
+        return f"{self.up}runs/{quote(self.slugs[key])}/{quote(stem)}-{page}.html"
 
     def compare(self, keys: list[str]) -> str | None:  # noqa: D102
+        pair = self.pairs.get((keys[0], keys[1])) if len(keys) == 2 else None
+        if pair is not None:  # an exported pair (also of a folder of two runs): its paired comparison
+            return self.up + quote(pair)
         return self.up + "compare.html" if len(keys) == len(self.slugs) else None
 
     def static(self, name: str) -> str:  # noqa: D102

@@ -1,6 +1,6 @@
 """Which folders under the viewer's root are runs, and the one way a URL names one.
 
-A run is a folder holding ``store.sqlite`` (:data:`reasonscope.store.STORE_FILENAME`). The viewer walks
+A run is a folder holding ``store.sqlite`` (:data:`reasonscope.storage.store.STORE_FILENAME`). The viewer walks
 its root recursively (:func:`discover_runs`) and names each run by its path relative to the root, with
 ``/`` between folders (``"."`` for the root itself): the *run key* URLs carry.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from ..store import STORE_FILENAME
+from ..storage.store import STORE_FILENAME
 
 __all__ = ["RunNotFound", "discover_runs", "inside", "resolve_run"]
 

@@ -10,7 +10,7 @@ viewer opens a fresh connection per request (:func:`open_read_only`) and closes 
 * otherwise no process has the store open, and the connection is ``immutable=1``: SQLite then creates
   no ``-wal``, ``-shm`` or journal file beside the store. (``mode=ro`` alone would create them.)
 
-Nothing is migrated and no run is marked interrupted (:class:`reasonscope.store.Store` does both when
+Nothing is migrated (a store of an older schema from :data:`OLDEST_SCHEMA` on is read as it is) and no run is marked interrupted (:class:`reasonscope.storage.store.Store` does both when
 it opens a store; the viewer never does). A store written by a newer reasonscope, or one that is not a
 SQLite file, raises :class:`StoreUnreadable` with the reason; the Runs page shows it on that run's row.
 """
@@ -22,9 +22,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..store import MIGRATIONS, STORE_FILENAME, Store
+from ..storage.store import MIGRATIONS, STORE_FILENAME, Store
 
-__all__ = ["StoreUnreadable", "open_read_only", "store_fingerprint"]
+__all__ = ["OLDEST_SCHEMA", "StoreUnreadable", "open_read_only", "store_fingerprint"]
+
+OLDEST_SCHEMA = 4
+"""The oldest store schema the viewer reads: 4 has every table and the by-item indexes. A store of schema 4
+lacks what schema 5 adds for the filters (``scores_by_value``; the ``outcome`` and ``item_key`` columns of
+``run_generations`` with ``run_generations_outcome`` and ``run_generations_by_key``): it is read by queries
+that look each linked request up in the request cache instead (slower on a large run), until a ``reasonscope`` command that opens it for writing (``reasonscope report``) brings it
+forward."""
 
 
 class StoreUnreadable(RuntimeError):
@@ -39,7 +46,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 @contextmanager
 def open_read_only(run_dir: Path) -> Iterator[Store]:
-    """The run folder's store as a :class:`~reasonscope.store.Store` on a read-only connection, closed after.
+    """The run folder's store as a :class:`~reasonscope.storage.store.Store` on a read-only connection, closed after.
 
     Raises:
         StoreUnreadable: The store is damaged, not a SQLite file, or written by a newer reasonscope.
@@ -60,9 +67,10 @@ def open_read_only(run_dir: Path) -> Iterator[Store]:
         if version > len(MIGRATIONS):
             raise StoreUnreadable(f"{path}: written by a newer reasonscope (store schema {version}, this version "
                                   f"reads up to {len(MIGRATIONS)}); upgrade reasonscope to view it")
-        if version < len(MIGRATIONS):
-            raise StoreUnreadable(f"{path}: written by an older reasonscope (store schema {version} of "
-                                  f"{len(MIGRATIONS)}); `reasonscope report {run_dir}` brings it forward")
+        if version < OLDEST_SCHEMA:
+            raise StoreUnreadable(f"{path}: written by an older reasonscope (store schema {version}; the viewer "
+                                  f"reads {OLDEST_SCHEMA} to {len(MIGRATIONS)}); `reasonscope report {run_dir}` "
+                                  "brings it forward")
         yield store
     finally:
         conn.close()

@@ -13,7 +13,7 @@ Sources, and why:
 * item counts are counted in SQL (``COUNT(DISTINCT item_id)`` per dataset, on the store's item index),
   nothing loaded;
 * a run still running has no outcome yet: its failed and pending requests are counted in the store
-  (:meth:`reasonscope.store.Store.run_generation_counts`);
+  (:meth:`reasonscope.storage.store.Store.run_generation_counts`);
 * the headline numbers are the report's summary cards (:func:`reasonscope.report.cards.family_cards`,
   the same numbers and formatting as the top of ``report.html``), computed from the run folder's
   ``summary.json`` (the tables the last report wrote). They are shown only when that summary is of the
@@ -28,18 +28,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..family_order import SUMMARY_ORDER
 from .readonly import StoreUnreadable, open_read_only
 
 __all__ = ["HeadlineCard", "HeadlineLine", "RunRow", "read_run_row"]
 
-# exit codes of the commands that run a plan (reasonscope.outcome), as a word for the Runs page
+# exit codes of the commands that run a plan (reasonscope.pipeline.run_outcome), as a word for the Runs page
 EXIT_MEANINGS = {0: "ok", 1: "measured too little", 2: "invalid input", 3: "requests pending", 130: "interrupted"}
 
 
@@ -98,10 +98,10 @@ def _datasets(conn: sqlite3.Connection, run_id: str, config: dict[str, Any]) -> 
     return counts
 
 
-def _cards(summary: dict[str, Any]) -> list[HeadlineCard]:
+def _cards(summary: dict[str, Any], families: Iterable[Any]) -> list[HeadlineCard]:
     from ..report.cards import family_cards
 
-    cards = family_cards(**{name: summary.get(name) for name in SUMMARY_ORDER})
+    cards = family_cards(summary, [f.report for f in families])
     return [HeadlineCard(family=c.family, title=c.title, headline=c.headline, direction=c.direction,
                          lines=[HeadlineLine(name=ln.name, value=ln.value, n=ln.n) for ln in c.lines])
             for c in cards]
@@ -114,8 +114,11 @@ def _summary(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def read_run_row(key: str, run_dir: Path) -> RunRow:
-    """The Runs page's row of the run in ``run_dir`` (module docstring); never raises for a bad store."""
+def read_run_row(key: str, run_dir: Path, families: Iterable[Any] = ()) -> RunRow:
+    """The Runs page's row of the run in ``run_dir`` (module docstring); never raises for a bad store.
+
+    ``families``: the families whose summary cards give the headline numbers, in the report's order.
+    """
     try:
         with open_read_only(run_dir) as store:
             run = store.run()
@@ -152,7 +155,7 @@ def read_run_row(key: str, run_dir: Path) -> RunRow:
                           f"{row.run_id}: `reasonscope report` writes this run's")
     else:
         try:
-            row.cards = _cards(summary)
+            row.cards = _cards(summary, families)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             row.cards_note = f"the headline numbers cannot be read from summary.json ({err!r})"
     return row

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import socket
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from .app import LOOPBACK, make_app
 from .site import Viewer
@@ -47,12 +48,15 @@ def address(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def serve(root: Path, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
-          announce: Callable[[str], None] = print) -> None:
-    """Serve the viewer of ``root`` until interrupted; ``announce`` gets the address (and any warning)."""
+def serve(root: Path, *, families: Iterable[Any], host: str = "127.0.0.1", port: int = 0,
+          open_browser: bool = False, announce: Callable[[str], None] = print) -> None:
+    """Serve the viewer of ``root`` until interrupted; ``announce`` gets the address (and any warning).
+
+    ``families``: the families shown (:class:`~reasonscope.view.site.Viewer`).
+    """
     import uvicorn
 
-    viewer = Viewer(root)
+    viewer = Viewer(root, families=families)
     try:
         sock = bind(host, port)
         url = address(sock)

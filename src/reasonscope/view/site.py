@@ -19,10 +19,11 @@ import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .items import ItemPage, ItemQuery, PageIndex, count_rows, item_page, metric_index
+from .items import ItemPage, ItemQuery, RowCount, count_rows, item_page, metric_index
 from .paths import discover_runs, resolve_run
 from .readonly import open_read_only, store_fingerprint
 from .runs import RunRow, read_run_row
@@ -49,10 +50,13 @@ def redact(value: Any) -> Any:
 class Viewer:
     """The viewed folder and what has been read of its runs (module docstring).
 
-    ``cache_dir``: where the runs' reports are built (default: a temporary folder removed by :meth:`close`).
+    ``cache_dir``: where the runs' reports are built (default: a temporary folder removed by :meth:`close`);
+    ``families``: the families whose cards and report sections are shown, in the report's order (the
+    command line passes the registry's: ``registry.all_families("summary")``).
     """
 
-    def __init__(self, root: str | Path, cache_dir: Path | None = None):
+    def __init__(self, root: str | Path, cache_dir: Path | None = None, *, families: Iterable[Any]):
+        self.families = tuple(families)
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise FileNotFoundError(f"{root}: no such folder to view")
@@ -62,7 +66,7 @@ class Viewer:
         self._rows: dict[str, tuple[tuple, RunRow]] = {}
         self._index: dict[str, tuple[tuple, list[dict[str, Any]]]] = {}
         self._reports: dict[str, tuple[tuple, Path | None, str | None]] = {}
-        self._indexes: dict[tuple, PageIndex] = {}
+        self._counts: dict[tuple, RowCount] = {}
         self._report_lock = threading.Lock()
         self.rescan()
 
@@ -88,7 +92,7 @@ class Viewer:
         fp = store_fingerprint(folder)
         hit = self._rows.get(key)
         if hit is None or hit[0] != fp:
-            hit = (fp, read_run_row(key, folder))
+            hit = (fp, read_run_row(key, folder, self.families))
             self._rows[key] = hit
         return hit[1]
 
@@ -122,7 +126,7 @@ class Viewer:
                 out = self.cache_dir / "reports" / hashlib.sha256(f"{key}\0{fp}".encode()).hexdigest()[:16]
                 try:
                     with open_read_only(folder) as store:
-                        hit = (fp, build_report(store, store.run(), out), None)
+                        hit = (fp, build_report(store, store.run(), out, self.families), None)
                 except Exception as err:  # noqa: BLE001 (a report that fails is an error on the page, not a crash)
                     hit = (fp, None, f"{type(err).__name__}: {err}")
                 self._reports[key] = hit
@@ -131,21 +135,21 @@ class Viewer:
     def items(self, key: str, query: ItemQuery) -> ItemPage:
         """One Items page of run ``key`` (:func:`reasonscope.view.items.item_page`).
 
-        The filters' :class:`~reasonscope.view.items.PageIndex` (count, then anchors once a deep page is read)
-        is kept per run, filters and change of the run.
+        The filters' :class:`~reasonscope.view.items.RowCount` is kept per run, filters and change of the run
+        (at most 1,000 of them: two numbers each), so paging a filter counts it once.
         """
         folder = self.folder(key)
         fp = store_fingerprint(folder)
         counted = (key, fp, tuple(sorted(query.filters().items())))
         with open_read_only(folder) as store:
-            index = self._indexes.get(counted)
-            if index is None:
-                row = self.row(key)
-                index = count_rows(store, row.run_id or store.run()["run_id"], query)
-                if len(self._indexes) > 200:  # an index holds a key per 50 rows: a bounded cache
-                    self._indexes.clear()
-                self._indexes[counted] = index
-            return item_page(store, key, query, index=index)
+            run_id = self.row(key).run_id or store.run()["run_id"]
+            count = self._counts.get(counted)
+            if count is None:
+                count = count_rows(store, run_id, query)
+                if len(self._counts) >= 1000:
+                    self._counts.clear()
+                self._counts[counted] = count
+            return item_page(store, key, query, run_id=run_id, count=count)
 
     def config_text(self, key: str) -> str:
         """The run's stored plan as indented JSON, secrets redacted (module docstring)."""
