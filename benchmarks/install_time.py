@@ -5,10 +5,10 @@ start with ``python3 -m venv .venv``), points each at a scratch virtual environm
 folder, drops what follows the install (``reasonscope demo``, ``python -m pytest``) and runs it by
 each route asked for, one install at a time:
 
-- ``readme``: as written. pip puts torch (the CPU wheel, ``--no-compile``) and uv in, then
-  ``uv pip install`` installs the rest, every version pinned by ``-c constraints/...``.
-- ``pip``: the previous route, pip alone: every ``uv pip install`` made a ``pip install``, uv left
-  out, ``--no-compile`` removed (pip then byte-compiles every file it installs, torch's included).
+- ``readme``: as written. pip puts torch (the CPU wheel) and uv in, then ``uv pip install
+  --compile-bytecode`` installs the rest, every version pinned by ``-c constraints/...``.
+- ``pip``: pip alone: every ``uv pip install`` made a ``pip install``, uv and ``--compile-bytecode``
+  left out (pip byte-compiles every file it installs, torch's included).
 - ``pip-no-compile``: pip alone, ``--no-compile`` on each of its installs.
 
 ``--unlocked`` adds each route once more with every ``-c constraints/...`` replaced by a file that pins
@@ -60,7 +60,7 @@ def route(command: str, name: str, torch_pin: str | None = None) -> str:
     ``torch_pin``: None for the lock as written, else the path that replaces every constraints file.
     """
     if name != "readme":
-        command = command.replace("uv pip install", "pip install").replace(" --no-compile", "")
+        command = command.replace("uv pip install", "pip install").replace(" --compile-bytecode", "")
         command = re.sub(r"(pip install [^&]*?) uv(?=\s|$)", r"\1", command)
         if re.search(r"\buv\b", command):
             raise SystemExit(f"could not take uv out of the README's command: {command}")

