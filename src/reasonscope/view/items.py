@@ -310,10 +310,13 @@ class RowCount:
     one_row_each: bool = True
 
 
-def count_rows(store: Store, run_id: str, query: ItemQuery) -> RowCount:
-    """The rows ``query`` matches in the run, counted in SQL over an index (module docstring)."""
+def count_rows(store: Store, run_id: str, query: ItemQuery, datasets: list[str] | None = None) -> RowCount:
+    """The rows ``query`` matches in the run, counted in SQL over an index (module docstring).
+
+    ``datasets``: the run's datasets as :func:`_datasets` lists them, when the caller has read them already.
+    """
     conn = store.conn
-    rows = _rows(conn, query, run_id, _datasets(conn, run_id))
+    rows = _rows(conn, query, run_id, _datasets(conn, run_id) if datasets is None else datasets)
     if rows.compound:  # ordered, so that SQLite merges the two index walks
         return RowCount(conn.execute(f"SELECT COUNT(*) FROM ({rows.select} ORDER BY 1, 2)", rows.args).fetchone()[0])
     if query.metric:  # a score per model and item: the stored rows are the page rows
@@ -451,7 +454,7 @@ def item_page(store: Store, run_key: str, query: ItemQuery, run_id: str | None =
     """
     run_id = run_id or store.run()["run_id"]
     datasets = _datasets(store.conn, run_id)
-    count = count or count_rows(store, run_id, query)
+    count = count or count_rows(store, run_id, query, datasets)
     pairs = page_keys(store, run_id, query, count, datasets)
     models, metrics = _choices(store.conn, run_id)
     return ItemPage(run_key=run_key, run_id=run_id, query=query, total=count.total,
