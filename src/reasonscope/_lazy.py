@@ -1,4 +1,4 @@
-"""Lazy re-exports for package ``__init__`` modules.
+"""Lazy re-exports for package ``__init__`` modules, and names that moved to another module.
 
 ``from reasonscope.stats import bootstrap_mean`` imports :mod:`reasonscope.stats.bootstrap` on first use only,
 so importing a package stays cheap and a family's settings can be read without loading its scoring stack (or
@@ -27,3 +27,16 @@ def lazy_exports(package: str, names: dict[str, str]) -> tuple[list[str], Callab
         return sorted(set(names) | set(vars(import_module(package))))
 
     return sorted(names), __getattr__, __dir__
+
+
+def moved_name(module: str, name: str, home: str, *, old: str = "name") -> Any:
+    """``name`` of module ``home``, where it moved from ``module``, after a :class:`DeprecationWarning`.
+
+    For a module's ``__getattr__`` that keeps a moved name working for one release; the warning names the
+    new home and says the old ``old`` ("name" or "path") works until the next release.
+    """
+    import warnings
+
+    warnings.warn(f"{module}.{name} moved to {home}.{name}; the old {old} works until the next release",
+                  DeprecationWarning, stacklevel=3)
+    return getattr(import_module(home), name)

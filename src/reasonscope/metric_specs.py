@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ._lazy import moved_name
+
 __all__ = ["COUNT", "UNBOUNDED", "Catalogue", "MetricSpec", "declare"]
 
 
@@ -127,10 +129,7 @@ def __getattr__(name: str) -> Any:
     Deprecated: they work until the next release, with a :class:`DeprecationWarning` naming the new home.
     """
     if name in _MOVED:
-        where = f"reasonscope.{_MOVED[name]}.catalogue"
-        warnings.warn(f"reasonscope.metric_specs.{name} moved to {where}.{name}; the old name works until the next "
-                      "release", DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(where), name)
+        return moved_name(__name__, name, f"reasonscope.{_MOVED[name]}.catalogue")
     if name in _ACROSS:
         warnings.warn(f"reasonscope.metric_specs.{name} is deprecated: use Catalogue.of(families) (each family's "
                       "specs are Family.metrics); the old name works until the next release", DeprecationWarning,

@@ -10,12 +10,11 @@ Every model refuses unknown keys (:class:`Strict`).
 
 from __future__ import annotations
 
-import warnings
-from importlib import import_module
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ._lazy import moved_name
 from .types import AnswerType
 
 
@@ -121,7 +120,5 @@ MOVED_TO_SCORERS = ("NLIConfig", "SimilarityConfig")
 def __getattr__(name: str) -> Any:
     """``NLIConfig`` and ``SimilarityConfig`` from their new home, with a :class:`DeprecationWarning`."""
     if name in MOVED_TO_SCORERS:
-        warnings.warn(f"reasonscope.shared_settings.{name} moved to reasonscope.scorers.settings.{name}; the old "
-                      "path works until the next release", DeprecationWarning, stacklevel=2)
-        return getattr(import_module("reasonscope.scorers.settings"), name)
+        return moved_name(__name__, name, "reasonscope.scorers.settings", old="path")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
