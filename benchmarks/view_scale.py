@@ -18,6 +18,11 @@ this process: what a request costs, whatever else the machine runs):
 * memory while paging: the resident set size after walking 1, 100 and ``--walk`` pages of the large run
   (its growth should not follow the pages viewed).
 
+``--cold`` drops the large run's store from the operating system's page cache before each first Items
+request, so that each reads from disk what it needs (the bytes read are printed). ``--write-cost ITEMS``
+times instead what the store's schema costs a run's writes: ITEMS requests linked, their generations and
+three scores per item stored, into new stores of schema 5 and of the present schema.
+
 Targets (the issue): Runs page < 1 s, an Items page < 0.3 s on 2 cores. The machine's load average is
 printed before and after: on a shared machine the figures are upper bounds.
 
@@ -59,6 +64,25 @@ def build(root: Path, items: int) -> None:
         print(f"built {big.name} in {time.perf_counter() - started:.0f} s", flush=True)
 
 
+def disk_read() -> int:
+    """Bytes this process has caused to be read from disk so far (``read_bytes`` of ``/proc/self/io``; 0 elsewhere)."""
+    try:
+        with open("/proc/self/io", encoding="ascii") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("read_bytes:"))
+    except OSError:
+        return 0
+
+
+def evict(folder: Path) -> None:
+    """Drop the run folder's store files from the operating system's page cache (``POSIX_FADV_DONTNEED``)."""
+    for path in folder.glob("store.sqlite*"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
 def timed(client, url: str, repeat: int) -> tuple[float, float, float, float]:
     """Wall and CPU seconds of the first request, then the medians of wall and CPU seconds of ``repeat`` more."""
     def one() -> tuple[float, float]:
@@ -72,6 +96,62 @@ def timed(client, url: str, repeat: int) -> tuple[float, float, float, float]:
     return (*first, statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
 
 
+# the write statements of schema 5 (before slots and counts), for --write-cost's comparison
+_V5_LINK = ("INSERT OR REPLACE INTO run_generations(run_id, model, dataset, item_id, variant, sample, key, max_tokens, "
+            "item_key, outcome) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?3 || '/' || ?4, (SELECT CASE WHEN g.error IS NULL "
+            "THEN 'answered' ELSE 'failed' END FROM generations g WHERE g.key = ?7))")
+_V5_SCORE = ("INSERT OR REPLACE INTO scores(run_id, family, metric, model, item_id, value, reason, details) "
+             "VALUES (?,?,?,?,?,?,?,?)")
+
+
+def write_cost(folder: Path, schema: int, items: int) -> dict[str, float]:
+    """CPU microseconds per item of a run's writes into a new store of ``schema`` (5 or the present one).
+
+    As a run writes: every request linked (one transaction), the generations stored 50 to a transaction,
+    then three item-level scores per item stored 50 items to a transaction. Schema 5 is written with its own
+    statements (those of the release before schema 6).
+    """
+    import reasonscope.storage.store as store_module
+    from reasonscope.types import Completion, Score
+
+    present = store_module.MIGRATIONS
+    store_module.MIGRATIONS = present[:schema]
+    try:
+        store = store_module.Store(folder)
+    finally:
+        store_module.MIGRATIONS = present
+    keys = [f"k{i}" for i in range(items)]
+    links = [("r", "m", "gsm8k", f"q{i:06d}", "original", 0, keys[i], 64) for i in range(items)]
+    out = {}
+    t = time.process_time()
+    if schema == 5:
+        with store.transaction() as c:
+            c.executemany(_V5_LINK, links)
+    else:
+        store.link(links)
+    out["link"] = time.process_time() - t
+    t = time.process_time()
+    for start in range(0, items, 50):
+        with store.transaction():
+            for key in keys[start:start + 50]:
+                store.put_completion(key, provider="mock", model_id="m", request={},
+                                     completion=Completion(text="Answer: 1", finish_reason="stop"))
+    out["generations"] = time.process_time() - t
+    t = time.process_time()
+    for start in range(0, items, 50):
+        scores = [Score(family="behavior", metric=m, model="m", item_id=f"gsm8k/q{i:06d}", value=v)
+                  for i in range(start, min(items, start + 50)) for m, v in (("CQ", 1.0), ("SS", 0.3), ("LS", None))]
+        if schema == 5:
+            with store.transaction() as c:
+                c.executemany(_V5_SCORE, [(("r", s.family, s.metric, s.model, s.item_id, s.value, s.reason, "{}"))
+                                          for s in scores])
+        else:
+            store.put_scores("r", scores)
+    out["scores"] = time.process_time() - t
+    store.close()
+    return {k: v / items * 1e6 for k, v in out.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=200_000, help="items of the large run")
@@ -80,7 +160,28 @@ def main() -> None:
     ap.add_argument("--as-is", action="store_true",
                     help="read the large run's store at the schema it has (e.g. 4) instead of bringing it forward")
     ap.add_argument("--walk", type=int, default=200, help="pages walked for the memory figure")
+    ap.add_argument("--cold", action="store_true",
+                    help="drop the large run's store from the page cache before each first Items request (each then "
+                         "reads from disk what it needs: the bytes are printed)")
+    ap.add_argument("--write-cost", type=int, default=0, metavar="ITEMS",
+                    help="only time a run's store writes of ITEMS items at schema 5 and the present schema "
+                         "(alternated, twice each) and print CPU microseconds per item")
     args = ap.parse_args()
+    if args.write_cost:
+        import tempfile
+
+        from reasonscope.storage.store import MIGRATIONS
+
+        print(f"load average before: {os.getloadavg()[0]:.2f}")
+        print("| store schema | link µs/item | generation µs/item | 3 scores µs/item | total µs/item |\n"
+              "|---|---:|---:|---:|---:|")
+        with tempfile.TemporaryDirectory() as tmp:
+            for n, schema in enumerate((5, len(MIGRATIONS)) * 2):
+                cost = write_cost(Path(tmp) / str(n), schema, args.write_cost)
+                print(f"| {schema} | {cost['link']:.1f} | {cost['generations']:.1f} | {cost['scores']:.1f} | "
+                      f"{sum(cost.values()):.1f} |", flush=True)
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return
 
     from starlette.testclient import TestClient
 
@@ -100,6 +201,7 @@ def main() -> None:
         print(f"store schema of {key}: {conn.execute('PRAGMA user_version').fetchone()[0]}")
     pages = -(-args.items // 50)
     rows = []
+    disk: dict[str, int] = {}
 
     families = all_families("summary")
 
@@ -146,18 +248,22 @@ def main() -> None:
             ("Items, metric behavior.CQ and outcome failed (none), page 1",
              f"{base}&metric=behavior.CQ&outcome=failed")):
         first = fresh_after_runs_page()
-        wall, cpu = time.perf_counter(), time.process_time()
+        if args.cold:
+            evict(root / key)
+        read, wall, cpu = disk_read(), time.perf_counter(), time.process_time()
         assert first.get(url).status_code == 200, url
-        first_wall, first_cpu = time.perf_counter() - wall, time.process_time() - cpu
+        first_wall, first_cpu, read = time.perf_counter() - wall, time.process_time() - cpu, disk_read() - read
         rows.append((label, first_wall, first_cpu, *timed(first, url, args.repeat)[2:], 0.3))
-        print(f"{label}: first {first_wall:.3f} s", flush=True)
+        disk[label] = read
+        print(f"{label}: first {first_wall:.3f} s, {read / 1e6:.1f} MB read from disk", flush=True)
     print(f"\nlarge run: {args.items:,} items. first: the first request of the filter and page (on a fresh viewer "
           "that has shown the Runs page only: the filter counted, the page stepped to); repeated: the median of the "
           "repeats")
-    print("| page | first: wall s | first: CPU s | repeated: wall s | repeated: CPU s | target s |\n"
-          "|---|---:|---:|---:|---:|---:|")
+    print("| page | first: wall s | first: CPU s | first: MB read from disk | repeated: wall s | repeated: CPU s | "
+          "target s |\n|---|---:|---:|---:|---:|---:|---:|")
     for label, first, first_cpu, wall, cpu, target in rows:
-        print(f"| {label} | {first:.3f} | {first_cpu:.3f} | {wall:.3f} | {cpu:.3f} | < {target:g} |")
+        read = f"{disk[label] / 1e6:.1f}" if label in disk else ""
+        print(f"| {label} | {first:.3f} | {first_cpu:.3f} | {read} | {wall:.3f} | {cpu:.3f} | < {target:g} |")
 
     memory = []
     step = max(1, pages // args.walk)

@@ -67,9 +67,11 @@ def load_benchmark():
 @pytest.fixture(autouse=True)
 def _auto_runtime_is_torch(monkeypatch):
     """``runtime: auto`` means torch in the tests (known values are torch's); tests of auto set it back."""
+    from reasonscope.models import smollm2
     from reasonscope.scorers import runtime_choice
 
     monkeypatch.setattr(runtime_choice, "AUTO_ORDER", ("torch",))
+    monkeypatch.setattr(smollm2, "AUTO_ORDER", ("torch",))  # the embedded model's runtime too
 
 
 @pytest.fixture(scope="session")

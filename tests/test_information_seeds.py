@@ -88,3 +88,34 @@ def test_the_reads_b_warning():
                           "rationale and 99.0% with the Vacuous one")
     assert reads_baseline_warning("rev", {"gold": 0.80, "vacuous": 0.76}, 10).startswith("REV: Phi reads b")
     assert reads_baseline_warning("larev", {"gold": 0.80}, 300) is None
+
+
+def test_the_mechanism_settings_reach_the_plan_and_the_row_shows_every_epoch(tmp_path, monkeypatch, capsys,
+                                                                             load_benchmark):
+    """``--weights 0 --lambda-probe 0 --larev-epochs 3``: plain ERM for Phi_LA from the backbone; the row prints
+    Phi_LA's validation loss after each epoch; without ``--lambda-probe`` the plan leaves the dataset default."""
+    bench = load_benchmark("information_seeds")
+    plans: list[dict] = []
+
+    def fake_run(cmd, stdout, stderr, env):
+        plan = yaml.safe_load(Path(cmd[-1]).read_text())
+        plans.append(plan)
+        folder = Path(plan["experiment"]["output_dir"]) / plan["experiment"]["name"]
+        folder.mkdir(parents=True, exist_ok=True)
+        info = _info(0.9, 0.6, 0.3)
+        info["training"]["phi_la"] = {"best_val_loss": 0.71, "history": [
+            {"epoch": 1, "val_loss": 0.93}, {"epoch": 2, "val_loss": 0.71}, {"epoch": 3, "val_loss": 0.75}]}
+        (folder / "summary.json").write_text(json.dumps({"information": info}))
+        return 0
+
+    monkeypatch.setattr(bench.subprocess, "call", fake_run)
+    common = ["--split", str(tmp_path / "split"), "--runs", str(tmp_path / "runs"), "--splits", "validation",
+              "--weights", "0", "--larev-epochs", "3"]
+    bench.main([*common, "--lambda-probe", "0", "--out", str(tmp_path / "probe0")])
+    info = plans[0]["families"]["information"]
+    assert (info["lambda_irm"], info["lambda_probe"], info["larev_epochs"], info["larev_init"]) == (0.0, 0.0, 3, "backbone")
+    parse_plan(plans[0], "<seed plan>")
+    assert "| 0 | 0 | validation | 0.900 / 0.900 / 0.900 / 0.600 | 0.710 (epochs 0.93, 0.71, 0.75) |" in \
+        capsys.readouterr().out
+    bench.main([*common, "--out", str(tmp_path / "default")])
+    assert "lambda_probe" not in plans[1]["families"]["information"]

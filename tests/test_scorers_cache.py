@@ -149,7 +149,7 @@ def test_migration_from_the_previous_schema_version(tmp_path, monkeypatch):
     old.close()
     monkeypatch.undo()
     store = Store(run_dir)
-    assert store.schema_version == len(MIGRATIONS) == 5
+    assert store.schema_version == len(MIGRATIONS) == 6
     assert [r["run_id"] for r in store.runs()] == [rid]
     tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"score_models", "score_cache"} <= tables

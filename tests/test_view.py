@@ -495,19 +495,37 @@ PAGES = [
 ]
 
 
-@pytest.mark.parametrize(("schema", "variants"), [(5, False), (4, False), (5, True)])
+SCHEMA_6 = ("DROP TRIGGER scores_slotted", "DROP TRIGGER scores_replacing", "DROP TRIGGER scores_counted",
+            "DROP TRIGGER scores_uncounted", "DROP TRIGGER scores_recounted", "DROP TRIGGER run_generations_rescored",
+            "DROP TRIGGER run_generations_rescored_linked", "DROP TRIGGER run_generations_rescored_unlinked",
+            "DROP TRIGGER run_generations_slotted", "DROP TRIGGER run_generations_replacing",
+            "DROP TRIGGER run_generations_counted", "DROP TRIGGER run_generations_uncounted",
+            "DROP TRIGGER run_generations_recounted", "DROP INDEX run_generations_by_slot", "DROP TABLE link_counts",
+            "DROP TABLE link_slots", "ALTER TABLE run_generations DROP COLUMN slot",
+            "DROP INDEX scores_by_slot", "DROP TABLE score_counts", "DROP TABLE score_slots",
+            "ALTER TABLE scores DROP COLUMN slot", "ALTER TABLE scores DROP COLUMN outcomes",
+            "CREATE INDEX scores_by_value ON scores(run_id, family, metric, model, item_id, value)")
+SCHEMA_5 = ("DROP INDEX scores_by_value", "DROP INDEX run_generations_outcome", "DROP INDEX run_generations_by_key",
+            "DROP TRIGGER run_generations_linked", "DROP TRIGGER generations_stored", "DROP TRIGGER generations_changed",
+            "DROP TRIGGER generations_deleted", "ALTER TABLE run_generations DROP COLUMN outcome",
+            "ALTER TABLE run_generations DROP COLUMN item_key")
+
+
+def downgrade(conn: sqlite3.Connection, schema: int) -> None:
+    """Take a store of the present schema (6) back to ``schema`` (5 or 4), as an older reasonscope left it."""
+    for statement in (*SCHEMA_6, *(SCHEMA_5 if schema == 4 else ()), f"PRAGMA user_version = {schema}"):
+        conn.execute(statement)
+
+
+@pytest.mark.parametrize(("schema", "variants"), [(6, False), (5, False), (4, False), (6, True)])
 def test_counts_and_pages_of_every_filter_by_sql(tmp_path, schema, variants):
     """Hand-counted totals and rows: first, middle, last and past-the-end pages of every kind of filter, on
-    a store of the present schema, of schema 4 (no filter indexes) and with a second variant on some items."""
+    a store of the present schema, of schemas 5 and 4 (without the filter columns and indexes they lack) and
+    with a second variant on some items."""
     root = big_run(tmp_path)
     conn = sqlite3.connect(root / "big" / "store.sqlite")
-    if schema == 4:
-        for statement in ("DROP INDEX scores_by_value", "DROP INDEX run_generations_outcome",
-                          "DROP INDEX run_generations_by_key", "DROP TRIGGER run_generations_linked",
-                          "DROP TRIGGER generations_stored", "DROP TRIGGER generations_changed",
-                          "DROP TRIGGER generations_deleted", "ALTER TABLE run_generations DROP COLUMN outcome",
-                          "ALTER TABLE run_generations DROP COLUMN item_key", "PRAGMA user_version = 4"):
-            conn.execute(statement)
+    if schema < 6:
+        downgrade(conn, schema)
     if variants:  # a paraphrase of items 0..9 (item 1's pending): each item is still one row of the page
         run_id = conn.execute("SELECT run_id FROM runs").fetchone()[0]
         conn.executemany("INSERT INTO run_generations(run_id, model, dataset, item_id, variant, sample, key, "
@@ -531,6 +549,41 @@ def test_counts_and_pages_of_every_filter_by_sql(tmp_path, schema, variants):
     else:
         with open_read_only(root / "big") as store:
             assert count_rows(store, store.run()["run_id"], ItemQuery()) == RowCount(1600, one_row_each=True)
+
+
+def pairs(model: str, *numbers) -> list[tuple[str, str]]:
+    return [(model, k) for k in q(*numbers)]
+
+
+# two models on 30 items, mock-b's item 1 failed: pages that end in one model and go on in the next
+ACROSS = [
+    ({}, 20, 2, 60, pairs("mock-a", *range(20, 30)) + pairs("mock-b", *range(10))),
+    ({"metric": "behavior.CQ"}, 20, 2, 60, pairs("mock-a", *range(20, 30)) + pairs("mock-b", *range(10))),
+    ({"metric": "behavior.CQ", "outcome": "answered"}, 20, 2, 59,
+     pairs("mock-a", *range(20, 30)) + pairs("mock-b", 0, *range(2, 11))),
+    ({"metric": "behavior.CQ", "outcome": "answered"}, 20, 3, 59, pairs("mock-b", *range(11, 30))),  # the last page
+    ({"metric": "behavior.CQ", "value": "0", "outcome": "answered"}, 15, 1, 20,
+     pairs("mock-a", *range(2, 30, 3)) + pairs("mock-b", *range(2, 17, 3))),
+    ({"outcome": "answered"}, 25, 2, 59, pairs("mock-a", *range(25, 30)) + pairs("mock-b", 0, *range(2, 21))),
+    ({"outcome": "failed"}, 10, 1, 1, pairs("mock-b", 1)),
+    ({"outcome": "failed", "metric": "behavior.SS"}, 10, 1, 1, pairs("mock-b", 1)),
+    ({"outcome": "answered", "model": "mock-b"}, 10, 3, 29, pairs("mock-b", *range(21, 30))),
+]
+
+
+@pytest.mark.parametrize("schema", [6, 5, 4])
+def test_pages_go_on_from_one_model_to_the_next(tmp_path, schema):
+    write_mock_run(tmp_path / "runs" / "two", items=30, models=("mock-a", "mock-b"), created=T0)
+    conn = sqlite3.connect(tmp_path / "runs" / "two" / "store.sqlite")
+    conn.execute("UPDATE generations SET error='refused' WHERE key='mock-mock-b-q000001'")
+    if schema < 6:
+        downgrade(conn, schema)
+    conn.commit()
+    conn.close()
+    c = client(tmp_path / "runs")
+    for filters, per_page, page, total, rows in ACROSS:
+        p = c.get("/api/items", params={"run": "two", **filters, "per_page": per_page, "page": page}).json()
+        assert (p["total"], [(r["model"], r["key"]) for r in p["rows"]]) == (total, rows), (filters, page)
 
 
 def test_older_stores_are_an_error_on_their_row(runs):

@@ -58,6 +58,19 @@ class ModelConfig(Strict):
                              "response_format / a forced tool on APIs. false = prompt only (the form is only asked "
                              "for in words); either way the choice is in the cache key and recorded per completion.")
     options: dict[str, Any] = Field(default_factory=dict, description="Provider-specific options.")
+    runtime: Literal["auto", "torch", "llama-cpp"] = Field(
+        "auto", description="Where the embedded model (smollm2) runs its generation and label log-probabilities: "
+        "torch = transformers on the float32 weights (the reference); llama-cpp = llama.cpp on the Q4_1 GGUF file as "
+        "it ships (needs llama-cpp-python: pip install 'reasonscope[fast]'; its completions are cached apart from "
+        "torch's); auto = the runtime measured fastest among those whose results agree with torch's: torch, because "
+        "llama.cpp's quantised answers depart from it (measured on the performance page). Gradient work (the attack, integrated "
+        "gradients, perplexity) always runs on torch. Other providers: auto or torch only.")
+
+    @model_validator(mode="after")
+    def _runtime_for_embedded(self) -> ModelConfig:
+        if self.runtime == "llama-cpp" and self.spec.partition("/")[0] != "smollm2":
+            raise ValueError(f"runtime llama-cpp is for the embedded model (spec smollm2) only, not {self.spec!r}")
+        return self
 
     @property
     def display_name(self) -> str:

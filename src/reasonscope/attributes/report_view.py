@@ -15,7 +15,7 @@ import numpy as np
 
 from ..report.cards import Card, estimate_line, few_items_caveat
 from ..report.numbers import estimate_cells, format_number, round_p
-from ..report.plots import ci_bars, outside_legend, pyplot, save, tall
+from ..report.plots import ci_bars, outside_legend, pyplot, pyplot_module, save, tall
 from ..report.view import FamilyReport, Table
 from .catalogue import ATTRIBUTES, attribute_label
 from .summary_model import AttributesJudgement, AttributesSummary
@@ -201,7 +201,7 @@ def shap_plots(shap_values: np.ndarray, features: np.ndarray, names: list[str], 
     """SHAP beeswarm and bar plots (PNG) of a preference explanation."""
     import shap
 
-    plt = pyplot()
+    plt = pyplot_module()
     out = {}
     for kind in ("beeswarm", "bar"):
         plt.figure()

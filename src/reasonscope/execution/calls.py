@@ -127,7 +127,8 @@ async def generate_pending(model: LanguageModel, pending: list[PlannedRequest], 
                        request={"messages": planned.request.messages, **planned.request.gen_config(),
                                 "sample": planned.sample, "base_url": model.config.base_url,
                                 **({"template": planned.template} if planned.template else {}),
-                                **({"constraint": completion.constraint} if completion.constraint else {})},
+                                **({"constraint": completion.constraint} if completion.constraint else {}),
+                                **({"runtime": model.config.runtime} if model.config.runtime == "llama-cpp" else {})},
                        completion=completion)
             sent.failed += completion.failed
         if progress is not None and advanced < len(chunk):

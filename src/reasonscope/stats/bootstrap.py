@@ -37,7 +37,6 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from .intervals import (
     Bounds,
@@ -125,6 +124,8 @@ def _resolve_bounds(arr: np.ndarray, bounds) -> Bounds | None:
 
 def _scipy_interval(arr: np.ndarray, confidence: float, n_resamples: int, method: str, seed: int
                     ) -> tuple[float, float, str]:
+    from scipy import stats  # 0.5 s of imports, only for a method the plan names (and efficiency's bootstrap)
+
     label = f"bootstrap-{method}-{n_resamples}"
     res = stats.bootstrap((arr,), np.mean, confidence_level=confidence, n_resamples=n_resamples, method=method,
                           random_state=np.random.default_rng(seed), vectorized=True, batch=resample_batch(arr.size))

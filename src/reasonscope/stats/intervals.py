@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 Bounds = tuple[float, float]
 UNIT: Bounds = (0.0, 1.0)
@@ -74,13 +74,14 @@ def value_range(arr: np.ndarray) -> Bounds | None:
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval of a share of k successes in n trials.
 
-    See the module docstring. The beta quantiles in closed form, equal to ``scipy.stats.binomtest(k,
+    See the module docstring. The beta quantiles in closed form (``scipy.special.betaincinv``, the function
+    behind ``scipy.stats.beta.ppf``, without importing scipy.stats), equal to ``scipy.stats.binomtest(k,
     n).proportion_ci(method="exact")`` to 1e-12 (tested) and about ten times faster than its root search.
     """
     k, n = int(k), int(n)
     alpha = 1.0 - confidence
-    low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    low = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, alpha / 2))
+    high = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1 - alpha / 2))
     return low, high
 
 
@@ -99,7 +100,7 @@ def equal_values_interval(c: float, n: int, bounds: Bounds, confidence: float = 
 def student_t(arr: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
     """The Student t interval ``m +- t_(n-1, 1 - alpha/2) s / sqrt(n)`` (at least 2 values)."""
     n = arr.size
-    q = float(stats.t.ppf(1 - (1 - confidence) / 2, n - 1))
+    q = float(special.stdtrit(n - 1, 1 - (1 - confidence) / 2))
     half = q * float(arr.std(ddof=1)) / math.sqrt(n)
     m = float(arr.mean())
     return m - half, m + half
@@ -145,7 +146,7 @@ def bounded_mean(arr: np.ndarray, bounds: Bounds, confidence: float = 0.95) -> t
     n = x.size
     m = float(x.mean())
     s2 = float(x.var(ddof=1))
-    q = float(stats.t.ppf(1 - (1 - confidence) / 2, n - 1))
+    q = float(special.stdtrit(n - 1, 1 - (1 - confidence) / 2))
     pq = m * (1 - m)
     phi = min(1.0, s2 / pq) if pq > 0 else 1.0
     phi = (n * phi + DISPERSION_PRIOR) / (n + DISPERSION_PRIOR)
@@ -171,7 +172,7 @@ def _wilson_cc(k: int, n: int, z: float) -> tuple[float, float]:
 def newcombe_paired(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
     """Newcombe's hybrid score interval (continuity-corrected) for p1 - p2 of paired 0/1 values a, b."""
     n = a.size
-    z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    z = float(special.ndtri(1 - (1 - confidence) / 2))
     both = int(np.sum((a == 1) & (b == 1)))
     only_a = int(np.sum((a == 1) & (b == 0)))
     only_b = int(np.sum((a == 0) & (b == 1)))

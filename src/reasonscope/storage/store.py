@@ -11,8 +11,11 @@ Tables
 ``items``           the items of each dataset, as JSON (so reports need nothing but the store).
 ``generations``     the request cache: ``key`` -> the provider's completion (raw text always kept).
 ``run_generations`` which cached completion answers which (model, dataset, item, variant, sample), with
-                    the request's outcome and ``dataset/item id`` key (schema 5; triggers keep the outcome true).
-``scores``          every score, per run, family, metric, model and item (``''`` = corpus level).
+                    the request's outcome and ``dataset/item id`` key (schema 5; triggers keep the outcome true)
+                    and its slot (``link_slots``: the run and model as one integer; counted in ``link_counts``).
+``scores``          every score, per run, family, metric, model and item (``''`` = corpus level), with its
+                    slot (``score_slots``: the run, family, metric and model as one integer) and the outcomes of
+                    its model's linked requests for its item (schema 6; counted in ``score_counts`` by triggers).
 ``artefacts``       named blobs (plots, tables) a run produced.
 ``score_models``    the identity (kind, backend, model, settings, versions) of each model-based scorer.
 ``score_cache``     every model-based score (NLI probability, similarity, embedding, perplexity), keyed
@@ -45,7 +48,7 @@ reasonscope (a version above ``len(MIGRATIONS)``) is refused rather than misread
 store without a version: an empty file or one written by reasonscope 0.1.0, whose tables the first
 migration creates ``IF NOT EXISTS``.
 
-To change the schema, add one function after the last migration of this module (``_v5_filter_indexes``
+To change the schema, add one function after the last migration of this module (``_v6_filter_slots``
 today), decorated with ``@migration``, that takes the connection and runs its statements with ``conn.execute`` (no
 ``executescript``: it would commit half-way). Its position is its version. Never edit, reorder or
 remove a released migration; write a new one (``ALTER TABLE ... ADD COLUMN``, ``CREATE TABLE``, a data
@@ -188,6 +191,147 @@ def _v5_filter_indexes(conn: sqlite3.Connection) -> None:
                  + set_new + "END")
     conn.execute("CREATE TRIGGER generations_deleted AFTER DELETE ON generations BEGIN "
                  "UPDATE run_generations SET outcome = NULL WHERE key = OLD.key; END")
+
+
+# the outcomes of a (run, model, item key)'s linked requests as bits: 1 one answered, 2 one failed, 4 one pending
+# (0: none linked, as for the scores of a model that sends no request); the three probes read run_generations_outcome
+_LINKED = ("EXISTS (SELECT 1 FROM run_generations l WHERE l.run_id = {run} AND l.outcome {outcome} AND "
+           "l.model = {model} AND l.item_key = {key})")
+
+
+def _outcomes_of(run: str, model: str, key: str) -> str:
+    """SQL of the outcome bits of the linked requests of ``run``, ``model`` and item ``key`` (SQL expressions)."""
+    answered, failed, pending = (_LINKED.format(run=run, model=model, key=key, outcome=o)
+                                 for o in ("= 'answered'", "= 'failed'", "IS NULL"))
+    return f"({answered} + 2 * {failed} + 4 * {pending})"
+
+
+def _value_class(value: str) -> str:
+    """SQL of a score value's class: 1 (value 1), 0 (value 0), 2 (none: n/a), 3 (any other number)."""
+    return f"(CASE WHEN {value} IS NULL THEN 2 WHEN {value} = 1 THEN 1 WHEN {value} = 0 THEN 0 ELSE 3 END)"
+
+
+def _outcome_class(outcome: str) -> str:
+    """SQL of a linked request's outcome as its bit: 1 answered, 2 failed, 4 pending (``outcome`` NULL)."""
+    return f"(CASE {outcome} WHEN 'answered' THEN 1 WHEN 'failed' THEN 2 ELSE 4 END)"
+
+
+@migration
+def _v6_filter_slots(conn: sqlite3.Connection) -> None:
+    """What ``reasonscope view``'s Items filters read, kept small and counted as it is written.
+
+    Scores, for the metric filters:
+
+    ``score_slots``: one integer ``slot`` per (run, family, metric, model) that has scores. ``scores.slot``
+    names it and ``scores.outcomes`` holds the outcomes of the model's linked requests for the score's item
+    as bits (1: one answered, 2: one failed, 4: one pending; 0: none linked, as for a model that sends no
+    request). The index ``scores_by_slot`` (slot, item id, value, outcomes) then serves a metric with any
+    value and outcome filter from one index range in page order, its entries a third of the size of
+    ``scores_by_value``'s (which it replaces: the run, family, metric and model text is not repeated in each).
+
+    ``score_counts`` (slot, value class, outcome bits) -> the number of item-level scores, so a metric
+    filter is counted from a few rows, not by reading its range. Value classes: 1 (value 1), 0 (value 0),
+    2 (no value: n/a), 3 (another number).
+
+    All of it is back-filled here, written by :meth:`Store.put_scores` with each score, and kept true by
+    triggers: a score written by other code is given its slot and outcomes; a score inserted (``INSERT OR
+    REPLACE`` included: the replaced row is uncounted before), updated or deleted is counted; a linked
+    request inserted, deleted or changed (its outcome set by the request cache's triggers of schema 5:
+    answered, failed on a re-run, ``reasonscope cache clear``) sets the outcomes of its model's scores of its
+    item. Writes that skip these (``INSERT OR IGNORE`` or an upsert into ``scores``, a score's run, family,
+    metric or model changed in place) are not supported.
+
+    Linked requests, for the filters without a metric: ``link_slots``, one integer ``slot`` per (run, model)
+    with links, named by ``run_generations.slot``; the index ``run_generations_by_slot`` (slot, item key,
+    outcome) in page order; ``link_counts`` (slot, outcome bit, first) -> the number of links, ``first`` 1
+    for a model's ``original`` sample 0 (when every matched link is one, each (model, item) is one link and the
+    count is the sum). Written by :meth:`Store.link`, given to links of other code and counted by triggers
+    likewise (``INSERT OR REPLACE`` included).
+    """
+    conn.execute("CREATE TABLE score_slots(slot INTEGER PRIMARY KEY, run_id TEXT, family TEXT, metric TEXT, "
+                 "model TEXT, UNIQUE(run_id, family, metric, model))")
+    conn.execute("ALTER TABLE scores ADD COLUMN slot INTEGER")
+    conn.execute("ALTER TABLE scores ADD COLUMN outcomes INTEGER")
+    conn.execute("INSERT INTO score_slots(run_id, family, metric, model) SELECT DISTINCT run_id, family, metric, model "
+                 "FROM scores ORDER BY run_id, family, metric, model")
+    conn.execute("UPDATE scores SET slot = (SELECT p.slot FROM score_slots p WHERE p.run_id = scores.run_id AND "
+                 "p.family = scores.family AND p.metric = scores.metric AND p.model = scores.model), outcomes = "
+                 + _outcomes_of("scores.run_id", "scores.model", "scores.item_id"))
+    conn.execute("DROP INDEX scores_by_value")
+    conn.execute("CREATE INDEX scores_by_slot ON scores(slot, item_id, value, outcomes)")
+    conn.execute("CREATE TABLE score_counts(slot INTEGER, value_class INTEGER, outcomes INTEGER, n INTEGER, "
+                 "PRIMARY KEY(slot, value_class, outcomes)) WITHOUT ROWID")
+    conn.execute("INSERT INTO score_counts SELECT slot, " + _value_class("value") + ", outcomes, COUNT(*) FROM scores "
+                 "WHERE item_id != '' GROUP BY 1, 2, 3")
+    count = ("INSERT INTO score_counts SELECT {r}.slot, " + _value_class("{r}.value") + ", {r}.outcomes, 1 "
+             "WHERE {r}.slot IS NOT NULL AND {r}.item_id != '' ON CONFLICT DO UPDATE SET n = n + 1; ")
+    uncount = ("UPDATE score_counts SET n = n - 1 WHERE slot = {r}.slot AND value_class = " + _value_class("{r}.value")
+               + " AND outcomes = {r}.outcomes AND {r}.item_id != ''; ")
+    # a new slot is inserted only where none exists (not ``INSERT OR IGNORE``: in a trigger, the conflict clause of
+    # the statement that fires it wins, and an ``INSERT OR REPLACE INTO scores`` would replace the slot's row)
+    conn.execute("CREATE TRIGGER scores_slotted AFTER INSERT ON scores WHEN NEW.slot IS NULL BEGIN "
+                 "INSERT INTO score_slots(run_id, family, metric, model) "
+                 "SELECT NEW.run_id, NEW.family, NEW.metric, NEW.model WHERE NOT EXISTS (SELECT 1 FROM score_slots p "
+                 "WHERE p.run_id = NEW.run_id AND p.family = NEW.family AND p.metric = NEW.metric AND "
+                 "p.model = NEW.model); "
+                 "UPDATE scores SET slot = (SELECT p.slot FROM score_slots p WHERE p.run_id = NEW.run_id AND "
+                 "p.family = NEW.family AND p.metric = NEW.metric AND p.model = NEW.model), outcomes = "
+                 + _outcomes_of("NEW.run_id", "NEW.model", "NEW.item_id") + " WHERE rowid = NEW.rowid; END")
+    conn.execute("CREATE TRIGGER scores_replacing BEFORE INSERT ON scores BEGIN "
+                 "UPDATE score_counts SET n = n - 1 WHERE (slot, value_class, outcomes) = (SELECT s.slot, "
+                 + _value_class("s.value") + ", s.outcomes FROM scores s WHERE s.run_id = NEW.run_id AND "
+                 "s.family = NEW.family AND s.metric = NEW.metric AND s.model = NEW.model AND s.item_id = NEW.item_id "
+                 "AND s.item_id != ''); END")
+    conn.execute("CREATE TRIGGER scores_counted AFTER INSERT ON scores BEGIN " + count.format(r="NEW") + "END")
+    conn.execute("CREATE TRIGGER scores_uncounted AFTER DELETE ON scores BEGIN " + uncount.format(r="OLD") + "END")
+    conn.execute("CREATE TRIGGER scores_recounted AFTER UPDATE OF slot, item_id, value, outcomes ON scores BEGIN "
+                 + uncount.format(r="OLD") + count.format(r="NEW") + "END")
+    rescore = ("UPDATE scores SET outcomes = {o} WHERE run_id = {r}.run_id AND item_id = {r}.item_key AND "
+               "model = {r}.model AND slot IS NOT NULL AND outcomes IS NOT {o}; ")
+    new, old = (rescore.format(r=r, o=_outcomes_of(f"{r}.run_id", f"{r}.model", f"{r}.item_key"))
+                for r in ("NEW", "OLD"))
+    conn.execute("CREATE TRIGGER run_generations_rescored_linked AFTER INSERT ON run_generations BEGIN " + new + "END")
+    conn.execute("CREATE TRIGGER run_generations_rescored_unlinked AFTER DELETE ON run_generations BEGIN " + old + "END")
+    conn.execute("CREATE TRIGGER run_generations_rescored AFTER UPDATE OF run_id, model, item_key, outcome ON "
+                 "run_generations WHEN OLD.outcome IS NOT NEW.outcome OR OLD.item_key IS NOT NEW.item_key OR "
+                 "OLD.model IS NOT NEW.model OR OLD.run_id IS NOT NEW.run_id BEGIN " + old + new + "END")
+    conn.execute("CREATE TABLE link_slots(slot INTEGER PRIMARY KEY, run_id TEXT, model TEXT, UNIQUE(run_id, model))")
+    conn.execute("ALTER TABLE run_generations ADD COLUMN slot INTEGER")
+    conn.execute("INSERT INTO link_slots(run_id, model) SELECT DISTINCT run_id, model FROM run_generations "
+                 "ORDER BY run_id, model")
+    conn.execute("UPDATE run_generations SET slot = (SELECT p.slot FROM link_slots p WHERE p.run_id = "
+                 "run_generations.run_id AND p.model = run_generations.model)")
+    conn.execute("CREATE INDEX run_generations_by_slot ON run_generations(slot, item_key, outcome)")
+    first = "({r}.variant = 'original' AND {r}.sample = 0)"
+    conn.execute("CREATE TABLE link_counts(slot INTEGER, outcome INTEGER, first INTEGER, n INTEGER, "
+                 "PRIMARY KEY(slot, outcome, first)) WITHOUT ROWID")
+    conn.execute("INSERT INTO link_counts SELECT slot, " + _outcome_class("outcome") + ", " + first.format(r="l")
+                 + ", COUNT(*) FROM run_generations l GROUP BY 1, 2, 3")
+    count = ("INSERT INTO link_counts SELECT {r}.slot, " + _outcome_class("{r}.outcome") + ", " + first + ", 1 "
+             "WHERE {r}.slot IS NOT NULL ON CONFLICT DO UPDATE SET n = n + 1; ")
+    uncount = ("UPDATE link_counts SET n = n - 1 WHERE slot = {r}.slot AND outcome = " + _outcome_class("{r}.outcome")
+               + " AND first = " + first + "; ")
+    conn.execute("CREATE TRIGGER run_generations_slotted AFTER INSERT ON run_generations WHEN NEW.slot IS NULL BEGIN "
+                 "INSERT INTO link_slots(run_id, model) SELECT NEW.run_id, NEW.model WHERE NOT EXISTS "
+                 "(SELECT 1 FROM link_slots p WHERE p.run_id = NEW.run_id AND p.model = NEW.model); "
+                 "UPDATE run_generations SET slot = (SELECT p.slot FROM link_slots p WHERE p.run_id = NEW.run_id AND "
+                 "p.model = NEW.model) WHERE rowid = NEW.rowid; END")
+    conn.execute("CREATE TRIGGER run_generations_replacing BEFORE INSERT ON run_generations BEGIN "
+                 "UPDATE link_counts SET n = n - 1 WHERE (slot, outcome, first) = (SELECT l.slot, "
+                 + _outcome_class("l.outcome") + ", " + first.format(r="l") + " FROM run_generations l WHERE "
+                 "l.run_id = NEW.run_id AND l.model = NEW.model AND l.dataset = NEW.dataset AND "
+                 "l.item_id = NEW.item_id AND l.variant = NEW.variant AND l.sample = NEW.sample); END")
+    conn.execute("CREATE TRIGGER run_generations_counted AFTER INSERT ON run_generations BEGIN "
+                 + count.format(r="NEW") + "END")
+    conn.execute("CREATE TRIGGER run_generations_uncounted AFTER DELETE ON run_generations BEGIN "
+                 + uncount.format(r="OLD") + "END")
+    conn.execute("CREATE TRIGGER run_generations_recounted AFTER UPDATE OF slot, outcome, variant, sample ON "
+                 "run_generations BEGIN " + uncount.format(r="OLD") + count.format(r="NEW") + "END")
+
+
+_PUT_SCORE = ("INSERT OR REPLACE INTO scores(run_id, family, metric, model, item_id, value, reason, details, slot, "
+              "outcomes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8, (SELECT p.slot FROM score_slots p WHERE p.run_id = ?1 AND "
+              "p.family = ?2 AND p.metric = ?3 AND p.model = ?4), " + _outcomes_of("?1", "?4", "?5") + ")")
 
 
 class StoreVersionError(ValueError):
@@ -504,15 +648,16 @@ class Store:
         """Link requests to a run: rows of (run_id, model, dataset, item_id, variant, sample, key, max_tokens).
 
         Each link is written with its item key (``dataset/item id``) and its outcome as the request cache
-        holds it now (``answered``, ``failed``, NULL: pending); triggers update the outcome when the
-        generation is stored later (schema 5).
+        holds it now (``answered``, ``failed``, NULL: pending), and its slot (schema 6); triggers update the
+        outcome when the generation is stored later (schema 5) and count it (schema 6).
         """
         with self.transaction() as c:
+            c.executemany("INSERT OR IGNORE INTO link_slots(run_id, model) VALUES (?,?)", sorted({r[:2] for r in rows}))
             c.executemany(
                 "INSERT OR REPLACE INTO run_generations(run_id, model, dataset, item_id, variant, sample, key, "
-                "max_tokens, item_key, outcome) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?3 || '/' || ?4, "
+                "max_tokens, item_key, outcome, slot) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?3 || '/' || ?4, "
                 "(SELECT CASE WHEN g.error IS NULL THEN 'answered' ELSE 'failed' END FROM generations g "
-                "WHERE g.key = ?7))", rows)
+                "WHERE g.key = ?7), (SELECT p.slot FROM link_slots p WHERE p.run_id = ?1 AND p.model = ?2))", rows)
 
     def run_generations(self, run_id: str) -> list[dict[str, Any]]:
         """Every request linked to the run, joined with its generation when one is stored.
@@ -596,12 +741,17 @@ class Store:
 
     # -- scores ------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[Score]) -> None:
-        """Store scores of the run (replacing any with the same family, metric, model and item)."""
+        """Store scores of the run (replacing any with the same family, metric, model and item).
+
+        Each is written with its slot and the outcome bits of its model's linked requests for its item (schema 6:
+        ``_v6_filter_slots``); triggers count it.
+        """
         rows = [(run_id, s.family, s.metric, s.model, s.item_id or "", s.value, s.reason, canonical_json(s.details))
                 for s in scores]
         with self.transaction() as c:
-            c.executemany("INSERT OR REPLACE INTO scores(run_id, family, metric, model, item_id, value, reason, "
-                          "details) VALUES (?,?,?,?,?,?,?,?)", rows)
+            c.executemany("INSERT OR IGNORE INTO score_slots(run_id, family, metric, model) VALUES (?,?,?,?)",
+                          sorted({r[:4] for r in rows}))
+            c.executemany(_PUT_SCORE, rows)
 
     def scores(self, run_id: str, family: str | None = None) -> list[Score]:
         """The run's scores in the order they were stored; only ``family``'s when given."""

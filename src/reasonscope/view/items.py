@@ -15,29 +15,41 @@ Filters (:class:`ItemQuery`):
 * ``outcome``: ``answered`` (the model has a generation without error for the item), ``failed`` (one
   stored with an error) or ``pending`` (a linked request with no stored generation).
 
-Order and paging: pairs are ordered by model, then item (dataset and item id; with a metric, the item
-key ``dataset/item id``), the order of the primary keys of ``run_generations`` and ``scores``, so a page
-is read from an index, sorted by nothing. Every count and page is SQL over an index; no row reaches
-Python but the page's own:
+Order and paging: pairs are ordered by model, then item key (``dataset/item id``; on a store of schema 4 or
+5 without a metric or outcome filter, dataset and item id), the order of the indexes they are read from, so
+a page is read from an index, sorted by nothing. Every count and page is SQL over an index; no row reaches
+Python but the page's own.
 
-* the count (:func:`count_rows`): ``COUNT(*)`` over the index range of the run (and of the model and the
-  metric). Without a metric, the same pass checks that every linked request is a model's ``original``
-  sample 0 of its item (one request per pair, as in a run of one generation per item); only where one is
-  not are the requests grouped by (model, item) to be counted. A value filter reads the score's value
-  from the covering index ``scores_by_value`` (store schema 5). An outcome filter reads the outcome
-  that schema 5 stores with each linked request (``run_generations.outcome``, kept true by the store on
-  every write) from ``run_generations_outcome`` (run, outcome, model, item key, variant, sample): one
-  index range, like the unfiltered count; its pages are in (model, item key) order, the order of a
-  metric's pages. A metric with ``answered`` walks ``scores_by_value`` and ``run_generations_outcome``
-  side by side in that shared order (``INTERSECT`` with ``ORDER BY``: SQLite merges the two sorted index
-  walks, no lookup per score); with ``failed`` or ``pending``, the few pairs are listed once from the
-  index and each score looked up in the list. A store of schema 4 has neither the outcome nor the
-  indexes: its outcome filters look each linked request's cache key up in the request cache (one index
-  probe a request; with a metric and ``answered``, three a score: slower, stated in the docs).
-* a page (:func:`page_keys`): ``LIMIT per_page OFFSET (page - 1) * per_page`` on the same index range:
-  SQLite steps over the rows before the page inside the index (about 0.1 microseconds a row: 10 ms at
-  row 100,000; a page in the second half is read backwards from the end), so a page costs at most half
-  of what counting its filter does, and memory does not grow with the pages viewed.
+Schema 6 (:func:`reasonscope.storage.store._v6_filter_slots`) stores what the filters read where they read
+it, compactly, and counted as it is written:
+
+* the count (:func:`count_rows`) is read from ``score_counts`` (a metric: per slot, i.e. run, family, metric
+  and model; value class; outcome bits) or ``link_counts`` (no metric: per slot of run and model; outcome;
+  whether a link is its model's ``original`` sample 0): a few rows per model, so a first request reads
+  no index range to count. Only where a model has several links for an item matching the query (samples,
+  paraphrases) are its rows counted by grouping them by item.
+* a page (:func:`page_keys`) skips whole models by their counts and is ``LIMIT``/``OFFSET`` inside one
+  model's range of one index: ``scores_by_slot`` (slot, item id, value, outcomes) for a metric, whatever its
+  value and outcome filters (checked on the index: a metric with ``answered`` walks one index, no merge);
+  ``run_generations_by_slot`` (slot, item key, outcome) without one, or the outcome's own range of
+  ``run_generations_outcome`` for an outcome that fewer than half of the model's links have. Their entries
+  hold an integer slot where the schema-5 indexes repeat the run, family, metric and model as text: about
+  28 bytes an entry instead of 80, so a page far into a run reads a third of the pages from disk.
+
+Schemas 5 and 4 (read as they are; the viewer never migrates): the count is ``COUNT(*)`` over the index
+range of the run (and of the model and the metric). Without a metric, the same pass checks that every linked
+request is a model's ``original`` sample 0 of its item; only where one is not are the requests grouped by
+(model, item) to be counted. A value filter reads the score's value from the covering index
+``scores_by_value`` (schema 5). An outcome filter reads the outcome schema 5 stores with each linked request
+(``run_generations.outcome``) from ``run_generations_outcome`` (run, outcome, model, item key, variant,
+sample). A metric with ``answered`` walks ``scores_by_value`` and ``run_generations_outcome`` side by side
+(``INTERSECT`` with ``ORDER BY``: a merge of two sorted index walks, about a microsecond a pair); with
+``failed`` or ``pending``, the few pairs are listed once from the index and each score looked up in the list.
+A store of schema 4 has neither the outcome nor the indexes: its outcome filters look each linked request's
+cache key up in the request cache (one index probe a request; with a metric and ``answered``, three a score:
+slower, stated in the docs). A page is ``LIMIT per_page OFFSET (page - 1) * per_page`` on the same index
+range: SQLite steps over the rows before the page inside the index (about 0.1 microseconds a row; a page in
+the second half is read backwards from the end), and memory does not grow with the pages viewed.
 
 The viewer keeps each filter's count per run and change of the run (:class:`RowCount`), so a page of a
 filter already counted costs its own rows only. Texts are shown bounded as in the report
@@ -51,7 +63,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -168,6 +180,109 @@ _OUTCOME_STORED = {"answered": "rg.outcome = 'answered'", "failed": "rg.outcome 
                    "pending": "rg.outcome IS NULL"}
 _VALUE_SQL = {"1": "s.value = 1", "0": "s.value = 0", "na": "s.value IS NULL",
               "other": "s.value IS NOT NULL AND s.value NOT IN (0, 1)"}
+
+
+_VALUE_CLASS = {"1": 1, "0": 0, "na": 2, "other": 3}  # schema 6: score_counts.value_class
+_OUTCOME_BIT = {"answered": 1, "failed": 2, "pending": 4}  # schema 6: scores.outcomes
+
+
+def stores_slots(conn: sqlite3.Connection) -> bool:
+    """Whether the store keeps the slots, outcome bits and counts of schema 6 (``scores_by_slot``)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='scores_by_slot'").fetchone() is not None
+
+
+_Part = tuple[int, str, int, int]  # schema 6: (slot, model, rows the query matches, all the slot's links)
+
+
+def _parts(conn: sqlite3.Connection, query: ItemQuery, run_id: str) -> tuple[list[_Part], bool]:
+    """The query's rows model by model (slot by slot, in model order), and whether each row is one stored row.
+
+    Read from ``score_counts`` (a metric) or ``link_counts``: a few rows per model, whatever the number of
+    items. Only where a model has several links for an item matching the query (samples, paraphrases) are its
+    rows counted from ``run_generations_by_slot``, grouped by item.
+    """
+    family, metric = (query.metric or ".").split(".", 1)
+    args: list[Any] = []
+    if query.metric:
+        cond = "".join((" AND c.value_class = ?" if query.value else "",
+                        " AND (c.outcomes & ?) != 0" if query.outcome else ""))
+        args += [_VALUE_CLASS[query.value]] if query.value else []
+        args += [_OUTCOME_BIT[query.outcome]] if query.outcome else []
+        sql = (f"SELECT p.slot, p.model, TOTAL(c.n), TOTAL(c.n), TOTAL(c.n) FROM score_slots p LEFT JOIN score_counts c "
+               f"ON c.slot = p.slot{cond} WHERE p.run_id = ? AND p.family = ? AND p.metric = ?")
+        args += [run_id, family, metric]
+    else:
+        match = "c.outcome = ?" if query.outcome else "1"
+        args += [_OUTCOME_BIT[query.outcome]] * 2 if query.outcome else []
+        sql = (f"SELECT p.slot, p.model, TOTAL(CASE WHEN {match} THEN c.n END), TOTAL(c.n), "
+               f"TOTAL(CASE WHEN {match} AND c.first THEN c.n END) FROM link_slots p LEFT JOIN link_counts c "
+               "ON c.slot = p.slot WHERE p.run_id = ?")
+        args.append(run_id)
+    if query.model:
+        sql += " AND p.model = ?"
+        args.append(query.model)
+    counted = conn.execute(sql + " GROUP BY p.slot, p.model ORDER BY p.model", args).fetchall()
+    one_row_each = all(n == firsts for _, _, n, _, firsts in counted)
+    parts = []
+    for slot, model, n, links, _ in counted:
+        if not one_row_each and n:
+            part = (slot, model, int(n), int(links))
+            sql, part_args = _part_rows(query, part, run_id, grouped=True)
+            n = conn.execute(f"SELECT COUNT(*) FROM ({sql})", part_args).fetchone()[0]
+        parts.append((slot, model, int(n), int(links)))
+    return parts, one_row_each
+
+
+def _part_rows(query: ItemQuery, part: _Part, run_id: str, grouped: bool) -> tuple[str, list[Any]]:
+    """SQL and arguments of the item keys of ``query`` in one slot, from one index range (schema 6).
+
+    A metric: ``scores_by_slot`` (slot, item id, value, outcomes), its value and outcome conditions checked on
+    the index. Links: ``run_generations_by_slot`` (slot, item key, outcome); for an outcome that few of the
+    model's links have (less than half), the outcome's own range of ``run_generations_outcome`` instead, so
+    that a few failed links among 200,000 are not looked for link by link. ``grouped``: one row per item key.
+    """
+    slot, model, n, links = part
+    if query.metric:
+        cond = (" AND " + _VALUE_SQL[query.value]) if query.value else ""
+        args: list[Any] = [slot]
+        if query.outcome:
+            cond += " AND (s.outcomes & ?) != 0"
+            args.append(_OUTCOME_BIT[query.outcome])
+        return f"SELECT s.item_id AS k FROM scores s INDEXED BY scores_by_slot WHERE s.slot = ? AND s.item_id > ''{cond}", args
+    group = " GROUP BY rg.item_key" if grouped else ""
+    if query.outcome and 2 * n < links:
+        return (f"SELECT rg.item_key AS k FROM run_generations rg INDEXED BY run_generations_outcome WHERE "
+                f"rg.run_id = ? AND {_OUTCOME_STORED[query.outcome]} AND rg.model = ?{group}", [run_id, model])
+    cond = (" AND " + _OUTCOME_STORED[query.outcome]) if query.outcome else ""
+    return (f"SELECT rg.item_key AS k FROM run_generations rg INDEXED BY run_generations_by_slot WHERE rg.slot = ?"
+            f"{cond}{group}", [slot])
+
+
+def _slot_page(conn: sqlite3.Connection, query: ItemQuery, run_id: str, count: RowCount, first: int,
+               size: int) -> list[tuple[str, str]]:
+    """The (model, item key) pairs ``first`` to ``first + size - 1`` of ``query`` (schema 6).
+
+    The per-model counts skip whole models; inside one, the page is ``LIMIT``/``OFFSET`` over its index
+    range (:func:`_part_rows`), read from its nearer end (grouped rows from the start only).
+    """
+    parts = count.parts if count.parts is not None else _parts(conn, query, run_id)[0]
+    out: list[tuple[str, str]] = []
+    for part in parts:
+        n = part[2]
+        if size <= 0:
+            break
+        if first >= n:
+            first -= n
+            continue
+        take = min(size, n - first)
+        from_end = n - first - take
+        backwards = from_end < first and count.one_row_each
+        sql, args = _part_rows(query, part, run_id, grouped=not count.one_row_each)
+        keys = [k for (k,) in conn.execute(f"{sql} ORDER BY k{' DESC' if backwards else ''} LIMIT ? OFFSET ?",
+                                           [*args, take, from_end if backwards else first])]
+        out += [(part[1], k) for k in (keys[::-1] if backwards else keys)]
+        first, size = 0, size - take
+    return out
 
 
 def stores_outcome(conn: sqlite3.Connection) -> bool:
@@ -308,6 +423,7 @@ class RowCount:
 
     total: int
     one_row_each: bool = True
+    parts: tuple[tuple[int, str, int, int], ...] | None = field(default=None, compare=False)
 
 
 def count_rows(store: Store, run_id: str, query: ItemQuery, datasets: list[str] | None = None) -> RowCount:
@@ -316,6 +432,9 @@ def count_rows(store: Store, run_id: str, query: ItemQuery, datasets: list[str] 
     ``datasets``: the run's datasets as :func:`_datasets` lists them, when the caller has read them already.
     """
     conn = store.conn
+    if stores_slots(conn):
+        parts, one_row_each = _parts(conn, query, run_id)
+        return RowCount(sum(p[2] for p in parts), one_row_each, tuple(parts))
     rows = _rows(conn, query, run_id, _datasets(conn, run_id) if datasets is None else datasets)
     if rows.compound:  # ordered, so that SQLite merges the two index walks
         return RowCount(conn.execute(f"SELECT COUNT(*) FROM ({rows.select} ORDER BY 1, 2)", rows.args).fetchone()[0])
@@ -343,6 +462,8 @@ def page_keys(store: Store, run_id: str, query: ItemQuery, count: RowCount,
     if first >= count.total:
         return []
     size = min(query.per_page, count.total - first)
+    if stores_slots(store.conn):
+        return _slot_page(store.conn, query, run_id, count, first, size)
     from_end = count.total - first - size
     backwards = from_end < first and (query.metric is not None or count.one_row_each)
     rows = _rows(store.conn, query, run_id, datasets)
@@ -428,12 +549,17 @@ def metric_index(store: Store, run_id: str) -> list[dict[str, Any]]:
     """Per ``family.metric`` and model: item-level scores stored, how many have a value, and their mean.
 
     Rows ``{"metric", "model", "n", "valued", "mean"}`` ordered by family, metric, model: the numbers the
-    Run page links to their items. Counted in SQL.
+    Run page links to their items. Counted in SQL, from the covering index ``scores_by_slot`` on a store of
+    schema 6 (``scores_by_value`` on 5).
     """
+    sql = ("SELECT family, metric, model, COUNT(*), COUNT(value), AVG(value) FROM scores WHERE run_id=? AND "
+           "item_id != '' GROUP BY family, metric, model ORDER BY family, metric, model")
+    if stores_slots(store.conn):
+        sql = ("SELECT p.family, p.metric, p.model, COUNT(*), COUNT(s.value), AVG(s.value) FROM score_slots p "
+               "JOIN scores s INDEXED BY scores_by_slot ON s.slot = p.slot AND s.item_id > '' WHERE p.run_id = ? "
+               "GROUP BY p.family, p.metric, p.model ORDER BY p.family, p.metric, p.model")
     return [{"metric": f"{f}.{m}", "model": mo, "n": n, "valued": k, "mean": mean}
-            for f, m, mo, n, k, mean in store.conn.execute(
-                "SELECT family, metric, model, COUNT(*), COUNT(value), AVG(value) FROM scores WHERE run_id=? AND "
-                "item_id != '' GROUP BY family, metric, model ORDER BY family, metric, model", (run_id,))]
+            for f, m, mo, n, k, mean in store.conn.execute(sql, (run_id,))]
 
 
 def _choices(conn: sqlite3.Connection, run_id: str) -> tuple[list[str], list[str]]:

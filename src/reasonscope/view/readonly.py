@@ -30,8 +30,9 @@ OLDEST_SCHEMA = 4
 """The oldest store schema the viewer reads: 4 has every table and the by-item indexes. A store of schema 4
 lacks what schema 5 adds for the filters (``scores_by_value``; the ``outcome`` and ``item_key`` columns of
 ``run_generations`` with ``run_generations_outcome`` and ``run_generations_by_key``): it is read by queries
-that look each linked request up in the request cache instead (slower on a large run), until a ``reasonscope`` command that opens it for writing (``reasonscope report``) brings it
-forward."""
+that look each linked request up in the request cache instead (slower on a large run). A store of schema 5 lacks schema 6's slots and counts (``score_slots``, ``score_counts``,
+``link_slots``, ``link_counts`` and their indexes): its filters are counted by reading their index ranges. Either is
+read so until a ``reasonscope`` command that opens it for writing (``reasonscope report``) brings it forward."""
 
 
 class StoreUnreadable(RuntimeError):

@@ -1,0 +1,354 @@
+"""The embedded model on llama.cpp (``llama-cpp-python``): batched generation and label log-probabilities.
+
+:class:`LlamaCppRuntime` runs the SmolLM2 GGUF file as it ships (Q4_1 weights), one instance per model, its
+calls serialised by a lock, ``n_threads`` = the cores this process may use. It does the embedded model's
+token work; :class:`reasonscope.models.smollm2.SmolLM2Model` decides when it is used (``runtime``).
+
+* **Prompts**: the chat template stored in the GGUF file (``tokenizer.chat_template``, the one transformers
+  applies on the torch path) rendered with jinja2 as transformers renders it (sandboxed, ``trim_blocks``,
+  ``lstrip_blocks``, ``add_generation_prompt``), then tokenised by llama.cpp with special tokens parsed and
+  no BOS added, as the torch path tokenises it (``add_special_tokens=False``): both runtimes see the same
+  token ids (tested on the demo's prompts).
+* **Generation**: up to ``parallel`` sequences decoded together, one llama.cpp sequence each in one key/value
+  cache (llama.cpp's batched decoding: every step is one ``llama_decode`` of one token per live sequence;
+  the prompts are decoded together first). Greedy at temperature 0 (the arg-max of the logits, as
+  transformers); else the logits divided by the temperature, softmax, the nucleus of mass ``top_p`` when set
+  (no top-k, as the torch path) and one draw from a numpy generator seeded per request by a hash of its
+  (item, variant, seed + sample), so a request's sample does not depend on the other requests of its batch.
+  A row stops at an end-of-generation token, at one of its stop strings (the text is cut before it) or at
+  ``max_tokens``. The sampled texts are not the torch runtime's (another random stream, float rounding).
+* **Structured outputs**: one llguidance matcher per row over llama.cpp's own vocabulary
+  (``llguidance.llamacpp``); the tokens that cannot continue a valid answer are masked before the choice,
+  and a finished answer allows only the end token, exactly as :mod:`reasonscope.models.constrained` does
+  on torch.
+* **Label log-probabilities**: the prompt is decoded once into sequence 0 (the longest token prefix shared
+  with the previous prompt is kept in the cache and not decoded again); every continuation but its last
+  token is decoded as its own sequence on a copy of the prompt's cache, all in one batch; the summed
+  log-softmax of each continuation's tokens, computed in float64 from llama.cpp's float32 logits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PARALLEL = 16
+"""Sequences decoded together by default (measured in ``benchmarks/generation_runtimes.py``)."""
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class Row:
+    """One sequence to generate: its prompt tokens, sampling settings, stop strings and optional matcher."""
+
+    prompt: list[int]
+    max_tokens: int
+    temperature: float = 0.0
+    top_p: float | None = None
+    seed: int = 0
+    stop: Sequence[str] = ()
+    matcher: Any = None
+    tokens: list[int] = field(default_factory=list)
+    finish: str | None = None
+    text: str | None = None
+
+
+class LlamaCppRuntime:
+    """A GGUF model on llama.cpp: tokenise, apply the chat template, generate in batches, score continuations."""
+
+    def __init__(self, gguf_path: str | Path, n_threads: int | None = None, parallel: int = PARALLEL):
+        from llama_cpp import Llama
+
+        self.path = Path(gguf_path)
+        self.n_threads = n_threads or cores()
+        self.parallel = max(1, parallel)
+        self.llm = Llama(str(self.path), n_ctx=256, n_threads=self.n_threads, n_threads_batch=self.n_threads,
+                         verbose=False)
+        self.n_vocab = self.llm.n_vocab()
+        self._vocab = self.llm._model.vocab
+        self.lock = threading.Lock()
+        self._ctx: Any = None
+        self._ctx_size = (0, 0)
+        self._scored: list[int] = []  # the prompt tokens in sequence 0 of the scoring context
+        self._score_ctx: Any = None
+        self._score_size = (0, 0)
+        self._template: Any = None
+        self._lltok: Any = None
+        self.eos = self.llm.token_eos()
+
+    # -- text <-> tokens ----------------------------------------------------------------------
+    def tokenize(self, text: str) -> list[int]:
+        """The token ids of ``text``: special tokens parsed, no BOS added (as ``add_special_tokens=False``)."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """The text of ``ids``, special tokens left out (as ``skip_special_tokens=True``); bad UTF-8 replaced."""
+        return self.llm.detokenize(list(ids), special=False).decode("utf-8", errors="replace")
+
+    def chat_template(self) -> str | None:
+        """The GGUF file's chat template (``tokenizer.chat_template``), or None when it has none."""
+        return self.llm.metadata.get("tokenizer.chat_template")
+
+    def prompt_text(self, messages: list[dict[str, str]]) -> str:
+        """The prompt of ``messages``: the chat template rendered as transformers renders it, else the texts joined."""
+        source = self.chat_template()
+        if not source:
+            return "\n\n".join(m["content"] for m in messages) + "\n"
+        if self._template is None:
+            from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+            self._template = env.from_string(source)
+        meta = self.llm.metadata
+
+        def token(key: str) -> str:
+            tid = meta.get(key)
+            return self.llm._model.token_get_text(int(tid)) if tid is not None else ""
+
+        return self._template.render(messages=messages, add_generation_prompt=True,
+                                     bos_token=token("tokenizer.ggml.bos_token_id"),
+                                     eos_token=token("tokenizer.ggml.eos_token_id"))
+
+    def is_end(self, token: int) -> bool:
+        """Whether ``token`` ends generation (an end-of-generation token of the vocabulary)."""
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
+    def ll_tokenizer(self) -> Any:
+        """The llguidance description of llama.cpp's vocabulary (built once, ~1 s)."""
+        if self._lltok is None:
+            from .constrained import require_llguidance
+
+            require_llguidance()
+            import llguidance.llamacpp
+
+            with warnings.catch_warnings():  # it reads each token's attributes through a deprecated name
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._lltok = llguidance.llamacpp.lltokenizer_from_vocab(self._vocab)
+        return self._lltok
+
+    # -- contexts ----------------------------------------------------------------------------
+    def _context(self, n_seq: int, cells: int, current: Any, size: tuple[int, int],
+                 unified: bool) -> tuple[Any, tuple[int, int]]:
+        """A context of at least ``n_seq`` sequences and ``cells`` cache cells: ``current`` when it is big enough.
+
+        ``unified``: one cache of ``cells`` cells shared by the sequences (copying a prefix is free, but each step
+        attends over every cell: for scoring); else one stream of ``cells`` cells per sequence (each sequence
+        attends over its own only: for generation). ``size`` is ``current``'s (sequences, cells).
+        """
+        if current is not None and size[0] >= n_seq and size[1] >= cells:
+            return current, size
+        import llama_cpp
+        from llama_cpp import _internals
+
+        if current is not None:
+            current.close()
+        n_seq = max(n_seq, size[0])
+        cells = -(-max(cells, size[1], 256) // 256) * 256
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = cells if unified else cells * n_seq
+        params.n_batch = params.n_ubatch = min(params.n_ctx, 512)
+        params.n_seq_max = n_seq
+        params.kv_unified = unified
+        params.n_threads = params.n_threads_batch = self.n_threads
+        params.no_perf = True
+        # flash attention off, as the Llama class has it: on, label log-probabilities moved 0.06 nats (measured)
+        params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        ctx = _internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
+        return ctx, (n_seq, cells)
+
+    def _decode(self, ctx: Any, entries: list[tuple[int, int, int, bool]]) -> dict[int, np.ndarray]:
+        """Decode ``(token, position, sequence, want_logits)`` entries; the logits of the wanted ones by entry index.
+
+        Split into llama.cpp batches of the context's ``n_batch`` tokens.
+        """
+        import llama_cpp
+
+        n_batch = int(ctx.params.n_batch)
+        out: dict[int, np.ndarray] = {}
+        batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        try:
+            for start in range(0, len(entries), n_batch):
+                chunk = entries[start:start + n_batch]
+                batch.n_tokens = len(chunk)
+                for i, (tok, pos, seq, want) in enumerate(chunk):
+                    batch.token[i] = tok
+                    batch.pos[i] = pos
+                    batch.n_seq_id[i] = 1
+                    batch.seq_id[i][0] = seq
+                    batch.logits[i] = want
+                rc = llama_cpp.llama_decode(ctx.ctx, batch)
+                if rc != 0:
+                    raise RuntimeError(f"llama_decode failed with code {rc} ({len(chunk)} tokens)")
+                for i, (_, _, _, want) in enumerate(chunk):
+                    if want:
+                        ptr = llama_cpp.llama_get_logits_ith(ctx.ctx, i)
+                        out[start + i] = np.ctypeslib.as_array(
+                            ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_vocab,)).copy()
+        finally:
+            llama_cpp.llama_batch_free(batch)
+        return out
+
+    # -- generation --------------------------------------------------------------------------
+    def generate(self, rows: list[Row], on_done: Callable[[int], None] | None = None) -> list[Row]:
+        """Generate every row (in groups of ``parallel`` sequences decoded together); the rows, filled in."""
+        with self.lock:
+            for start in range(0, len(rows), self.parallel):
+                self._generate_group(rows[start:start + self.parallel], on_done)
+        return rows
+
+    def _generate_group(self, rows: list[Row], on_done: Callable[[int], None] | None) -> None:
+        import llama_cpp
+
+        need = max(len(r.prompt) + r.max_tokens + 1 for r in rows)
+        self._ctx, self._ctx_size = self._context(len(rows), need, self._ctx, self._ctx_size, unified=False)
+        ctx = self._ctx
+        llama_cpp.llama_memory_clear(ctx.memory, True)
+        rngs = [np.random.default_rng(r.seed) for r in rows]
+        entries, last = [], {}
+        for s, r in enumerate(rows):
+            r.tokens, r.finish, r.text = [], None, None
+            if not r.prompt:
+                raise ValueError("llama.cpp generation needs a non-empty prompt")
+            for p, tok in enumerate(r.prompt):
+                entries.append((tok, p, s, p == len(r.prompt) - 1))
+            last[s] = len(entries) - 1
+        logits = self._decode(ctx, entries)
+        current = {s: logits[last[s]] for s in range(len(rows))}
+        live = list(range(len(rows)))
+        while live:
+            step, still = [], []
+            for s in live:
+                r = rows[s]
+                if r.max_tokens <= 0:
+                    r.finish = "length"
+                    continue
+                tok = self._choose(r, current[s], rngs[s])
+                if self.is_end(tok):
+                    r.finish = "stop"
+                    continue
+                r.tokens.append(tok)
+                if r.stop and self._cut_at_stop(r):
+                    r.finish = "stop"
+                    continue
+                if len(r.tokens) >= r.max_tokens:
+                    r.finish = "length"
+                    continue
+                step.append((tok, len(r.prompt) + len(r.tokens) - 1, s, True))
+                still.append(s)
+            if on_done is not None and len(still) < len(live):
+                on_done(len(live) - len(still))
+            live = still
+            if step:
+                got = self._decode(ctx, step)
+                current = {e[2]: got[i] for i, e in enumerate(step)}
+        for r in rows:
+            if r.text is None:
+                r.text = self.detokenize(r.tokens)
+
+    def _choose(self, row: Row, logits: np.ndarray, rng: np.random.Generator) -> int:
+        """The next token of ``row``: masked by its matcher, then arg-max or a draw (module docstring)."""
+        if row.matcher is not None:
+            m = row.matcher
+            if row.tokens and not m.is_stopped():
+                m.consume_token(row.tokens[-1])
+            bits = np.unpackbits(np.frombuffer(m.compute_bitmask(), dtype=np.uint8), bitorder="little")
+            allowed = np.zeros(logits.shape[0], dtype=bool)
+            n = min(bits.shape[0], logits.shape[0])
+            allowed[:n] = bits[:n].astype(bool)
+            if not allowed.any():  # the matcher is in an error state: end the row
+                return self.eos
+            logits = np.where(allowed, logits, -np.inf)
+        if row.temperature <= 0:
+            return int(np.argmax(logits))
+        z = logits.astype(np.float64) / row.temperature
+        z -= z.max()
+        p = np.exp(z)
+        p /= p.sum()
+        if row.top_p is not None and row.top_p < 1.0:
+            order = np.argsort(-p, kind="stable")
+            keep = np.cumsum(p[order]) - p[order] < row.top_p  # the smallest set whose mass reaches top_p
+            q = np.zeros_like(p)
+            q[order[keep]] = p[order[keep]]
+            p = q / q.sum()
+        return int(rng.choice(p.shape[0], p=p))
+
+    def _cut_at_stop(self, row: Row) -> bool:
+        """Whether ``row``'s text now holds a stop string; if so its text is set, cut before the first one."""
+        text = self.detokenize(row.tokens)
+        hits = [text.find(s) for s in row.stop if s and s in text]
+        if not hits:
+            return False
+        row.text = text[:min(hits)]
+        return True
+
+    # -- scoring -----------------------------------------------------------------------------
+    def logprobs(self, prompt: list[int], continuations: list[list[int]]) -> list[float]:
+        """Summed log p(continuation tokens | prompt) for each continuation (module docstring)."""
+        if not prompt or not all(continuations):
+            raise ValueError("llama.cpp log-probabilities need a non-empty prompt and non-empty continuations")
+        import llama_cpp
+
+        with self.lock:
+            tails = [c[:-1] for c in continuations]
+            need = len(prompt) + sum(len(t) for t in tails) + 1
+            ctx, size = self._context(len(continuations) + 1, need, self._score_ctx, self._score_size,
+                                      unified=True)
+            if ctx is not self._score_ctx:
+                self._score_ctx, self._score_size, self._scored = ctx, size, []
+            for s in range(1, len(continuations) + 1):
+                llama_cpp.llama_memory_seq_rm(ctx.memory, s, -1, -1)
+            keep = 0
+            while keep < min(len(self._scored), len(prompt) - 1) and self._scored[keep] == prompt[keep]:
+                keep += 1  # the last prompt token is always decoded again: its logits are needed
+            llama_cpp.llama_memory_seq_rm(ctx.memory, 0, keep, -1)
+            self._scored = []
+            head = self._decode(ctx, [(t, keep + i, 0, keep + i == len(prompt) - 1)
+                                      for i, t in enumerate(prompt[keep:])])
+            self._scored = list(prompt)
+            first = _log_softmax(head[len(prompt) - keep - 1])
+            entries, where = [], {}
+            for ci, tail in enumerate(tails):
+                if tail:
+                    llama_cpp.llama_memory_seq_cp(ctx.memory, 0, ci + 1, -1, -1)
+                for j, t in enumerate(tail):
+                    where[(ci, j)] = len(entries)
+                    entries.append((t, len(prompt) + j, ci + 1, True))
+            got = self._decode(ctx, entries) if entries else {}
+            sums = []
+            for ci, c in enumerate(continuations):
+                total = float(first[c[0]])
+                for j in range(1, len(c)):
+                    total += float(_log_softmax(got[where[(ci, j - 1)]])[c[j]])
+                sums.append(total)
+            return sums
+
+    def close(self) -> None:
+        """Free the contexts and the model."""
+        for ctx in (self._ctx, self._score_ctx):
+            if ctx is not None:
+                ctx.close()
+        self._ctx = self._score_ctx = None
+        self.llm.close()
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits.astype(np.float64)
+    z = z - z.max()
+    return z - np.log(np.exp(z).sum())
