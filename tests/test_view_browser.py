@@ -73,6 +73,15 @@ def test_viewer_pages_in_a_browser(served, tmp_path, chromium):
     def severe():
         return [e for e in drv.get_log("browser") if e["level"] == "SEVERE"]
 
+    def navigating(element):
+        """Click ``element`` and wait until the browser has left the page (a loaded CI machine is slow)."""
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        old = drv.find_element(By.TAG_NAME, "html")
+        element.click()
+        WebDriverWait(drv, 30).until(ec.staleness_of(old))
+
     def shown_keys():
         return [r.get_attribute("data-key") for r in drv.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
                 if r.is_displayed()]
@@ -103,7 +112,7 @@ def test_viewer_pages_in_a_browser(served, tmp_path, chromium):
         # Compare: tick two runs
         for key in ("gsm8k-llama", "ablations/gsm8k-cot"):
             drv.find_element(By.CSS_SELECTOR, f'input[value="{key}"]').click()
-        drv.find_element(By.ID, "compare-button").click()
+        navigating(drv.find_element(By.ID, "compare-button"))
         assert "/compare?run=" in drv.current_url
         table = drv.find_element(By.ID, "side-by-side").text
         assert "gsm8k-llama" in table and "ablations/gsm8k-cot" in table and "0.66 [0.57, 0.74] n=120" in table
@@ -111,7 +120,7 @@ def test_viewer_pages_in_a_browser(served, tmp_path, chromium):
         drv.save_screenshot(str(shots / "view-compare.png"))
         # Run: a number links to its items; the report in its frame
         drv.get(served)
-        drv.find_element(By.LINK_TEXT, "gsm8k-llama").click()
+        navigating(drv.find_element(By.LINK_TEXT, "gsm8k-llama"))
         assert drv.find_element(By.TAG_NAME, "h1").text == "Run gsm8k-llama"
         drv.save_screenshot(str(shots / "view-run.png"))
         drv.switch_to.frame(drv.find_element(By.ID, "report-frame"))
@@ -119,12 +128,12 @@ def test_viewer_pages_in_a_browser(served, tmp_path, chromium):
         drv.switch_to.default_content()
         link = drv.find_element(By.CSS_SELECTOR, '#metric-index a[href*="metric=behavior.CQ"][href*="model=qwen-2-7b"]')
         assert link.text == "0.658"  # 79 of 120 right: every third item wrong, and item 0 (the script)
-        link.click()
+        navigating(link)
         assert "120 rows matching" in drv.find_element(By.ID, "total").text
         assert Select(drv.find_element(By.ID, "f-metric")).first_selected_option.text == "behavior.CQ"
         # Items: filters, paging, and the model's script shown as text
         Select(drv.find_element(By.ID, "f-value")).select_by_value("0")
-        drv.find_element(By.ID, "apply-filters").click()
+        navigating(drv.find_element(By.ID, "apply-filters"))
         assert drv.find_element(By.ID, "total").text.startswith("41 rows matching")  # items 0 and 2, 5, ..., 119
         first = drv.find_elements(By.CSS_SELECTOR, "details.item")[0]
         assert first.find_element(By.TAG_NAME, "summary").text == "gsm8k/q000000 · qwen-2-7b"
@@ -133,7 +142,7 @@ def test_viewer_pages_in_a_browser(served, tmp_path, chromium):
         drv.save_screenshot(str(shots / "view-items.png"))
         assert not drv.find_elements(By.ID, "next")  # one page of 41
         drv.get(served + "items?run=gsm8k-llama&per_page=100")  # 240 rows: 120 items, 2 models
-        drv.find_element(By.ID, "next").click()
+        navigating(drv.find_element(By.ID, "next"))
         assert "page 2 of 3" in drv.page_source
         assert drv.find_elements(By.CSS_SELECTOR, "details.item summary")[0].text == "gsm8k/q000100 · llama-3-8b"
         drv.get(served + "run?run=../../etc")
