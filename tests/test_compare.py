@@ -217,6 +217,21 @@ def test_a_family_whose_settings_differ_is_flagged_and_blocks_unless_allowed(pai
     assert settings_differences({"a": {"b": 1}}, {"a": {"b": 2}, "c": 3}) == [("a.b", 1, 2), ("c", None, 3)]
 
 
+def test_a_model_runtime_missing_from_an_older_run_is_its_default_not_a_mismatch(pair, tmp_path):
+    base, _ = pair  # written without any model runtime, as runs before the setting existed
+    generator = {"spec": "smollm2", "runtime": "auto"}
+    same = {"families": {"behavior": {**BEHAVIOR, "nli": {**BEHAVIOR["nli"], "judge": generator}}}}
+    older = {"families": {"behavior": {**BEHAVIOR, "nli": {**BEHAVIOR["nli"], "judge": {"spec": "smollm2"}}}}}
+    scores = {("behavior", "CQ", "m"): shares(CQ_NEW), ("behavior", "RS", "m"): shares(RS_NEW)}
+    old_run = make_run(tmp_path / "old", scores, config=older)
+    assert compare_runs(old_run, make_run(tmp_path / "auto", scores, config=same)).mismatches == []
+    other = {"families": {"behavior": {**BEHAVIOR, "nli": {**BEHAVIOR["nli"],
+                                                           "judge": {**generator, "runtime": "llama-cpp"}}}}}
+    res = compare_runs(old_run, make_run(tmp_path / "llama", scores, config=other))
+    assert [(m.what, m.base, m.new) for m in res.mismatches] == [
+        ("families.behavior.nli.judge.runtime", None, "llama-cpp")] and res.exit_code == 2
+
+
 def test_items_with_one_id_but_other_content_are_left_out_and_block(tmp_path):
     base = make_run(tmp_path / "b", {("behavior", "CQ", "m"): shares(CQ_BASE)})
     new = make_run(tmp_path / "n", {("behavior", "CQ", "m"): shares(CQ_NEW)}, items={"i03": {"input": "changed"}})

@@ -66,6 +66,10 @@ OPERATIONAL_SETTINGS = frozenset({"batch_size", "workers", "executor", "concurre
                                   "retry_after_cap_s", "retry_max_s", "timeout_s", "rpm", "tpm", "api_key_env"})
 """Settings (last path component) that change how a family runs, not what it measures: never a mismatch (a
 judge's or a scoring model's retries, time-outs, rate limits and key variable among them)."""
+ADDED_SETTINGS: dict[str, object] = {"runtime": "auto"}
+"""Settings (last path component) a later release added, with the default that a run written before, whose
+stored settings lack them, ran with: absent on one side and this value on the other is no mismatch (a model's
+``runtime``: ``auto`` is torch, the only runtime before the setting existed)."""
 ITEM_FIELDS = ("input", "target", "choices", "answer_type")
 """The parts of an item that must agree for two runs' items of one id to be the same item."""
 
@@ -189,7 +193,10 @@ def definition_check(b: RunSource, n: RunSource, families: set[str]) -> list[Mis
     bf, nf = b.run["config"].get("families") or {}, n.run["config"].get("families") or {}
     for family in sorted(families):
         for path, x, y in settings_differences(bf.get(family), nf.get(family)):
-            if path.rsplit(".", 1)[-1] in OPERATIONAL_SETTINGS:
+            leaf = path.rsplit(".", 1)[-1]
+            if leaf in OPERATIONAL_SETTINGS:
+                continue
+            if leaf in ADDED_SETTINGS and {x, y} == {None, ADDED_SETTINGS[leaf]}:
                 continue
             out.append(Mismatch(kind="definition", family=family, what=f"families.{family}.{path}", base=x, new=y,
                                 message=f"{family}: families.{family}.{path} is {x!r} in BASE and {y!r} in NEW: "
