@@ -195,14 +195,15 @@ def _v5_filter_indexes(conn: sqlite3.Connection) -> None:
 
 # the outcomes of a (run, model, item key)'s linked requests as bits: 1 one answered, 2 one failed, 4 one pending
 # (0: none linked, as for the scores of a model that sends no request); the three probes read run_generations_outcome
-_LINKED = ("EXISTS (SELECT 1 FROM run_generations l WHERE l.run_id = {run} AND l.outcome {outcome} AND "
-           "l.model = {model} AND l.item_key = {key})")
+def _linked(run: str, model: str, key: str, outcome: str) -> str:
+    """SQL: whether a request of ``run``, ``model`` and item ``key`` is linked with ``outcome`` (a condition)."""
+    return (f"EXISTS (SELECT 1 FROM run_generations l WHERE l.run_id = {run} AND l.outcome {outcome} AND "
+            f"l.model = {model} AND l.item_key = {key})")
 
 
 def _outcomes_of(run: str, model: str, key: str) -> str:
     """SQL of the outcome bits of the linked requests of ``run``, ``model`` and item ``key`` (SQL expressions)."""
-    answered, failed, pending = (_LINKED.format(run=run, model=model, key=key, outcome=o)
-                                 for o in ("= 'answered'", "= 'failed'", "IS NULL"))
+    answered, failed, pending = (_linked(run, model, key, o) for o in ("= 'answered'", "= 'failed'", "IS NULL"))
     return f"({answered} + 2 * {failed} + 4 * {pending})"
 
 
@@ -263,10 +264,14 @@ def _v6_filter_slots(conn: sqlite3.Connection) -> None:
                  "PRIMARY KEY(slot, value_class, outcomes)) WITHOUT ROWID")
     conn.execute("INSERT INTO score_counts SELECT slot, " + _value_class("value") + ", outcomes, COUNT(*) FROM scores "
                  "WHERE item_id != '' GROUP BY 1, 2, 3")
-    count = ("INSERT INTO score_counts SELECT {r}.slot, " + _value_class("{r}.value") + ", {r}.outcomes, 1 "
-             "WHERE {r}.slot IS NOT NULL AND {r}.item_id != '' ON CONFLICT DO UPDATE SET n = n + 1; ")
-    uncount = ("UPDATE score_counts SET n = n - 1 WHERE slot = {r}.slot AND value_class = " + _value_class("{r}.value")
-               + " AND outcomes = {r}.outcomes AND {r}.item_id != ''; ")
+    def count(r: str) -> str:  # row alias NEW or OLD
+        return (f"INSERT INTO score_counts SELECT {r}.slot, " + _value_class(f"{r}.value") + f", {r}.outcomes, 1 "
+                f"WHERE {r}.slot IS NOT NULL AND {r}.item_id != '' ON CONFLICT DO UPDATE SET n = n + 1; ")
+
+    def uncount(r: str) -> str:
+        return (f"UPDATE score_counts SET n = n - 1 WHERE slot = {r}.slot AND value_class = "
+                + _value_class(f"{r}.value") + f" AND outcomes = {r}.outcomes AND {r}.item_id != ''; ")
+
     # a new slot is inserted only where none exists (not ``INSERT OR IGNORE``: in a trigger, the conflict clause of
     # the statement that fires it wins, and an ``INSERT OR REPLACE INTO scores`` would replace the slot's row)
     conn.execute("CREATE TRIGGER scores_slotted AFTER INSERT ON scores WHEN NEW.slot IS NULL BEGIN "
@@ -282,14 +287,17 @@ def _v6_filter_slots(conn: sqlite3.Connection) -> None:
                  + _value_class("s.value") + ", s.outcomes FROM scores s WHERE s.run_id = NEW.run_id AND "
                  "s.family = NEW.family AND s.metric = NEW.metric AND s.model = NEW.model AND s.item_id = NEW.item_id "
                  "AND s.item_id != ''); END")
-    conn.execute("CREATE TRIGGER scores_counted AFTER INSERT ON scores BEGIN " + count.format(r="NEW") + "END")
-    conn.execute("CREATE TRIGGER scores_uncounted AFTER DELETE ON scores BEGIN " + uncount.format(r="OLD") + "END")
+    conn.execute("CREATE TRIGGER scores_counted AFTER INSERT ON scores BEGIN " + count("NEW") + "END")
+    conn.execute("CREATE TRIGGER scores_uncounted AFTER DELETE ON scores BEGIN " + uncount("OLD") + "END")
     conn.execute("CREATE TRIGGER scores_recounted AFTER UPDATE OF slot, item_id, value, outcomes ON scores BEGIN "
-                 + uncount.format(r="OLD") + count.format(r="NEW") + "END")
-    rescore = ("UPDATE scores SET outcomes = {o} WHERE run_id = {r}.run_id AND item_id = {r}.item_key AND "
-               "model = {r}.model AND slot IS NOT NULL AND outcomes IS NOT {o}; ")
-    new, old = (rescore.format(r=r, o=_outcomes_of(f"{r}.run_id", f"{r}.model", f"{r}.item_key"))
-                for r in ("NEW", "OLD"))
+                 + uncount("OLD") + count("NEW") + "END")
+
+    def rescore(r: str) -> str:
+        o = _outcomes_of(f"{r}.run_id", f"{r}.model", f"{r}.item_key")
+        return (f"UPDATE scores SET outcomes = {o} WHERE run_id = {r}.run_id AND item_id = {r}.item_key AND "
+                f"model = {r}.model AND slot IS NOT NULL AND outcomes IS NOT {o}; ")
+
+    new, old = rescore("NEW"), rescore("OLD")
     conn.execute("CREATE TRIGGER run_generations_rescored_linked AFTER INSERT ON run_generations BEGIN " + new + "END")
     conn.execute("CREATE TRIGGER run_generations_rescored_unlinked AFTER DELETE ON run_generations BEGIN " + old + "END")
     conn.execute("CREATE TRIGGER run_generations_rescored AFTER UPDATE OF run_id, model, item_key, outcome ON "
@@ -302,15 +310,21 @@ def _v6_filter_slots(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE run_generations SET slot = (SELECT p.slot FROM link_slots p WHERE p.run_id = "
                  "run_generations.run_id AND p.model = run_generations.model)")
     conn.execute("CREATE INDEX run_generations_by_slot ON run_generations(slot, item_key, outcome)")
-    first = "({r}.variant = 'original' AND {r}.sample = 0)"
+    def first(r: str) -> str:
+        return f"({r}.variant = 'original' AND {r}.sample = 0)"
+
     conn.execute("CREATE TABLE link_counts(slot INTEGER, outcome INTEGER, first INTEGER, n INTEGER, "
                  "PRIMARY KEY(slot, outcome, first)) WITHOUT ROWID")
-    conn.execute("INSERT INTO link_counts SELECT slot, " + _outcome_class("outcome") + ", " + first.format(r="l")
+    conn.execute("INSERT INTO link_counts SELECT slot, " + _outcome_class("outcome") + ", " + first("l")
                  + ", COUNT(*) FROM run_generations l GROUP BY 1, 2, 3")
-    count = ("INSERT INTO link_counts SELECT {r}.slot, " + _outcome_class("{r}.outcome") + ", " + first + ", 1 "
-             "WHERE {r}.slot IS NOT NULL ON CONFLICT DO UPDATE SET n = n + 1; ")
-    uncount = ("UPDATE link_counts SET n = n - 1 WHERE slot = {r}.slot AND outcome = " + _outcome_class("{r}.outcome")
-               + " AND first = " + first + "; ")
+    def link_count(r: str) -> str:
+        return (f"INSERT INTO link_counts SELECT {r}.slot, " + _outcome_class(f"{r}.outcome") + ", " + first(r)
+                + f", 1 WHERE {r}.slot IS NOT NULL ON CONFLICT DO UPDATE SET n = n + 1; ")
+
+    def link_uncount(r: str) -> str:
+        return (f"UPDATE link_counts SET n = n - 1 WHERE slot = {r}.slot AND outcome = "
+                + _outcome_class(f"{r}.outcome") + " AND first = " + first(r) + "; ")
+
     conn.execute("CREATE TRIGGER run_generations_slotted AFTER INSERT ON run_generations WHEN NEW.slot IS NULL BEGIN "
                  "INSERT INTO link_slots(run_id, model) SELECT NEW.run_id, NEW.model WHERE NOT EXISTS "
                  "(SELECT 1 FROM link_slots p WHERE p.run_id = NEW.run_id AND p.model = NEW.model); "
@@ -318,15 +332,15 @@ def _v6_filter_slots(conn: sqlite3.Connection) -> None:
                  "p.model = NEW.model) WHERE rowid = NEW.rowid; END")
     conn.execute("CREATE TRIGGER run_generations_replacing BEFORE INSERT ON run_generations BEGIN "
                  "UPDATE link_counts SET n = n - 1 WHERE (slot, outcome, first) = (SELECT l.slot, "
-                 + _outcome_class("l.outcome") + ", " + first.format(r="l") + " FROM run_generations l WHERE "
+                 + _outcome_class("l.outcome") + ", " + first("l") + " FROM run_generations l WHERE "
                  "l.run_id = NEW.run_id AND l.model = NEW.model AND l.dataset = NEW.dataset AND "
                  "l.item_id = NEW.item_id AND l.variant = NEW.variant AND l.sample = NEW.sample); END")
     conn.execute("CREATE TRIGGER run_generations_counted AFTER INSERT ON run_generations BEGIN "
-                 + count.format(r="NEW") + "END")
+                 + link_count("NEW") + "END")
     conn.execute("CREATE TRIGGER run_generations_uncounted AFTER DELETE ON run_generations BEGIN "
-                 + uncount.format(r="OLD") + "END")
+                 + link_uncount("OLD") + "END")
     conn.execute("CREATE TRIGGER run_generations_recounted AFTER UPDATE OF slot, outcome, variant, sample ON "
-                 "run_generations BEGIN " + uncount.format(r="OLD") + count.format(r="NEW") + "END")
+                 "run_generations BEGIN " + link_uncount("OLD") + link_count("NEW") + "END")
 
 
 _PUT_SCORE = ("INSERT OR REPLACE INTO scores(run_id, family, metric, model, item_id, value, reason, details, slot, "
