@@ -34,9 +34,23 @@
    phase's batches.
 3. ``--variants`` times Phi_base, Phi and the probe side by side, taking turns step by step: one padded
    batch per step (the family's way) against the same examples as sub-batches of similar length
-   (:func:`grouped_batch`, three per-pass overheads) and against 1 thread. ``--compile`` times Phi's step
-   eager against ``torch.compile`` (and the compile time). The peak table includes a bf16 product.
-4. ``--project`` multiplies the measured seconds per example by the counts of the LAREV e-SNLI command
+   (:func:`grouped_batch`, three per-pass overheads) and against 1 thread. The peak table includes a bf16
+   product.
+4. ``--compile`` times each phase of ``--phases`` (default Phi, the probe, integrated gradients, the attack's
+   token-gradient step and its forward of 8 candidates) eager against ``torch.compile`` of its model
+   (inductor, dynamic shapes unless ``--static``, ``--compile-mode``), side by side on the same batches: the
+   model is compiled in place and switched between its eager and compiled call (:class:`Switchable`), so
+   the family's own step code runs both ways. Printed: seconds per step both ways, the share of the peak at
+   the phase's shapes, the compile time (the compiled warm-up steps less as many eager ones), graphs and
+   graph breaks, and the largest difference from eager of the loss and of the gradients relative to their
+   largest value (training phases, with ``--check-training``: one step without dropout or optimizer, a
+   second graph to compile) or of the step's output (float32).
+5. ``--flush-variants``: each phase against the same with ``torch.set_flush_denormal(True)``, side by side,
+   with the same differences. ``--contention``: each phase (and a 2048^3 ``mm``) alone against the same with
+   one busy process beside it. ``--per-step`` prints every step's seconds, the CPU seconds other processes
+   and the hypervisor (steal) took during each, and the thread counts; ``--denormals`` counts the subnormal
+   floats in each phase's parameters, gradients and optimizer state.
+6. ``--project`` multiplies the measured seconds per example by the counts of the LAREV e-SNLI command
    (2,000 training / 300 test pairs, the family's defaults): a projection, not a measurement.
 
     python benchmarks/flop_rates.py --data esnli_dev.csv.gz --steps 8 --profile-below 0.5 --project
@@ -53,6 +67,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 TOP_OPS = 6
+INFO_PHASES = {"phi_base", "phi", "probe", "phi_la", "ig", "eval"}
+ATTACK_PHASES = {"attack_token", "attack_embedding", "attack_candidates"}
+ALL_PHASES = ("phi_base", "phi", "probe", "phi_la", "ig", "eval", "attack_token", "attack_embedding",
+              "attack_candidates")
+COMPILE_PHASES = ("phi", "probe", "ig", "attack_token", "attack_candidates")
 COLUMNS = ("phase", "rows x width", "GFLOP/step", "s/step", "GFLOP/s", "peak GFLOP/s", "share", "padding")
 
 # torch.profiler operator name -> the part of a step it belongs to (first match wins; the rest "elementwise")
@@ -78,6 +97,10 @@ class Phase:
     backward: bool = True
     masks: list = field(default_factory=list)  # attention masks of the batches (padding share)
     unit: str = "examples"
+    # batch index -> the tensors to compare eager with compiled (loss and gradients, no optimizer step and no
+    # dropout; or the step's outputs); None: not compared
+    check: Callable[[int], list] | None = None
+    optimizer: object = None  # a training phase's optimizer (its state is searched by --denormals)
 
 
 def count_flops(fn: Callable[[], object]) -> int:
@@ -243,6 +266,10 @@ class Row:
     examples: int
     unit: str
     matmul_gflop: float = 0.0
+    step_seconds: list = field(default_factory=list)
+    warmup_seconds: list = field(default_factory=list)
+    others_cpu: list = field(default_factory=list)  # CPU seconds other processes used during each timed step
+    steal: list = field(default_factory=list)  # CPU seconds the hypervisor took from this machine during each
 
     @property
     def rate(self) -> float:
@@ -273,17 +300,24 @@ def measure_phase(phase: Phase, model, steps: int, warmup: int, repeats: int, th
 
     torch.set_num_threads(threads)
     idx = [i % phase.n_batches for i in range(warmup + steps)]
+    warm = []
     for i in idx[:warmup]:
+        t0 = time.perf_counter()
         phase.step(i)
+        warm.append(time.perf_counter() - t0)
     timed = idx[warmup:]
     counts = [flop_counts(lambda i=i: phase.step(i)) for i in timed]
     flops = [sum(c.values()) for c in counts]
     matmul = sum(v for c in counts for k, v in c.items() if "mm" in str(k))  # mm, addmm, bmm, baddbmm
-    seconds = []
+    seconds, others, steal = [], [], []
     for i in timed:
+        (busy0, steal0), own0 = cpu_counters(), time.process_time()
         t0 = time.perf_counter()
         phase.step(i)
         seconds.append(time.perf_counter() - t0)
+        busy1, steal1 = cpu_counters()
+        others.append(busy1 - busy0 - (time.process_time() - own0))
+        steal.append(steal1 - steal0)
     shapes = Counter()
     for i in timed[:3]:
         shapes.update(linear_shapes(lambda i=i: phase.step(i), model))
@@ -292,7 +326,64 @@ def measure_phase(phase: Phase, model, steps: int, warmup: int, repeats: int, th
     width = f"{min(rows)}-{max(rows)}" if rows else ""
     pad = padding_share([phase.masks[i] for i in timed]) if phase.masks else None
     return Row(phase.name, width, sum(flops) / len(flops) / 1e9, sum(seconds) / len(seconds), peak, pad,
-               phase.examples, phase.unit, matmul / len(counts) / 1e9)
+               phase.examples, phase.unit, matmul / len(counts) / 1e9, seconds, warm, others, steal)
+
+
+def cpu_counters() -> tuple[float, float]:
+    """(busy, steal) CPU seconds of the machine since boot from ``/proc/stat`` (Linux; NaN elsewhere).
+
+    busy = user + nice + system + irq + softirq of every process: less this process's
+    ``time.process_time()`` over a step, the CPU time other processes took while it ran. steal: the time
+    the hypervisor ran something else while this virtual machine's CPUs wanted to run (invisible to the
+    load average).
+    """
+    import os
+
+    try:
+        with open("/proc/stat") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+    except OSError:
+        return float("nan"), float("nan")
+    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
+    steal = fields[7] if len(fields) > 7 else 0
+    tick = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
+def thread_report() -> str:
+    """The process's OS threads and torch's intra- and inter-op thread counts."""
+    import torch
+
+    try:
+        with open("/proc/self/status") as fh:  # Linux
+            os_threads = next((line.split()[1] for line in fh if line.startswith("Threads:")), "?")
+    except OSError:
+        os_threads = "?"
+    return f"{os_threads} OS threads, torch {torch.get_num_threads()} intra-op / {torch.get_num_interop_threads()} inter-op"
+
+
+def subnormals(tensors) -> tuple[int, int]:
+    """(subnormal floats, all floats) in ``tensors``: 0 < |x| < the smallest normal float of the dtype."""
+    import torch
+
+    sub = total = 0
+    for t in tensors:
+        if t is None or not t.is_floating_point():
+            continue
+        a = t.detach().abs()
+        sub += int(((a > 0) & (a < torch.finfo(t.dtype).tiny)).sum())
+        total += t.numel()
+    return sub, total
+
+
+def subnormal_report(model, optimizer) -> str:
+    """Subnormal floats in ``model``'s parameters, their gradients and ``optimizer``'s state."""
+    params = list(model.parameters())
+    state = [v for st in (optimizer.state.values() if optimizer is not None else []) for v in st.values()
+             if hasattr(v, "is_floating_point")]
+    parts = {"parameters": subnormals(params), "gradients": subnormals([p.grad for p in params]),
+             "optimizer state": subnormals(state)}
+    return ", ".join(f"{k} {s:,} of {n:,}" for k, (s, n) in parts.items())
 
 
 # -- sub-batches of similar length: the variant measured by --variants (slower here, not used by the family) -----
@@ -345,6 +436,23 @@ def grouped_loss(evaluator, batches: list[dict], model=None):
 
 
 # -- the phases ---------------------------------------------------------------------------------------------------
+def loss_and_gradients(loss_fn: Callable[[], object], model) -> list:
+    """[the loss, then the gradient of every trainable parameter (zeros where unused)] of ``loss_fn()`` with
+    dropout off (``eval`` mode), no optimizer step: what a training step computes, deterministic, to compare
+    eager with compiled (compiled dropout draws its masks differently from eager's, even from one seed)."""
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    was = model.training
+    model.eval()
+    try:
+        loss = loss_fn()
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+    finally:
+        model.train(was)
+    return [loss.detach()] + [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads, strict=True)]
+
+
 def load_items(data: str | None, n: int):
     """e-SNLI pairs from ``data`` (the first ``n``), else the built-in synthetic items."""
     if data:
@@ -371,6 +479,7 @@ def information_phases(items, evaluator: str, seed: int, batch: int = 8, probe_b
 
     ``gradients=False``: Phi_base, Phi and the probe only (not Phi_LA, integrated gradients, eval).
     """
+    import torch
 
     from reasonscope.information.baseline import label_text, rule_baseline
     from reasonscope.information.evaluator import Evaluator, load_evaluator
@@ -416,10 +525,14 @@ def information_phases(items, evaluator: str, seed: int, batch: int = 8, probe_b
                 loss.backward()
                 opt.step()
 
+            def check(i: int, batches=batches) -> list:
+                return loss_and_gradients(lambda: grouped_loss(e, batches[i], e.model), e.model)
+
             label = name if overhead is None else f"{name} (sub-batches, overhead {overhead})"
             models[label] = e.model
             out[label] = Phase(label, step, len(batches), size, masks=[[b["attention_mask"] for b in g]
-                                                                      for g in batches])
+                                                                      for g in batches], check=check,
+                               optimizer=opt)
         return out
 
     phases = {**training_phases("phi_base", ev, b_in, batch), **training_phases("phi", ev, r_b, batch)}
@@ -460,18 +573,20 @@ def information_phases(items, evaluator: str, seed: int, batch: int = 8, probe_b
     by_len = sorted(range(n), key=lambda i: len(b_in[i]))
     ig_chunks = [by_len[i:i + 4] for i in range(0, n, 4)]
 
-    def ig_step(i: int) -> None:
-        batch_token_attributions(ig_ev, [b_in[j] for j in ig_chunks[i]], [ys[j] for j in ig_chunks[i]], n_steps=20)
+    def ig_step(i: int) -> list:
+        return batch_token_attributions(ig_ev, [b_in[j] for j in ig_chunks[i]], [ys[j] for j in ig_chunks[i]], n_steps=20)
 
     ig_masks = [ig_ev.tokenizer([b_in[j] for j in c], padding=True, return_tensors="pt")["attention_mask"]
                 for c in ig_chunks]
-    phases["ig"] = Phase("ig", ig_step, len(ig_chunks), 4, masks=ig_masks, unit="baselines")
+    phases["ig"] = Phase("ig", ig_step, len(ig_chunks), 4, masks=ig_masks, unit="baselines",
+                         check=lambda i: [torch.tensor(scores) for _spans, scores in ig_step(i)])
     eval_chunks = [list(range(i, min(n, i + 16))) for i in range(0, n, 16)]
 
-    def eval_step(i: int) -> None:
-        ig_ev.log_likelihood([r_b[j] for j in eval_chunks[i]], [ys[j] for j in eval_chunks[i]])
+    def eval_step(i: int) -> object:
+        return ig_ev.log_likelihood([r_b[j] for j in eval_chunks[i]], [ys[j] for j in eval_chunks[i]])
 
     phases["eval"] = Phase("eval", eval_step, len(eval_chunks), 16, backward=False,
+                           check=lambda i: [torch.as_tensor(eval_step(i))],
                            masks=[ig_ev.tokenizer([r_b[j] for j in c], padding=True, truncation=True, max_length=256,
                                                   return_tensors="pt")["attention_mask"] for c in eval_chunks])
     models.update({"phi_la": la.model, "ig": ig_ev.model, "eval": ig_ev.model})
@@ -495,19 +610,20 @@ def attack_phases(model: str, n_items: int) -> tuple[dict[str, Phase], object]:
               for layout, it in zip(layouts, items, strict=True)]
     emb = attacker.model.get_input_embeddings()
 
-    def token_step(i: int) -> None:
-        attacker.token_gradients(starts[i])
+    def token_step(i: int) -> object:
+        return attacker.token_gradients(starts[i])
 
-    def embedding_step(i: int) -> None:
+    def embedding_step(i: int) -> object:
         layout = layouts[i]
         base = emb(torch.tensor(layout.question)).detach()
         delta = torch.zeros_like(base).requires_grad_(True)
         la, lc = attacker.losses(layout, base + delta)
         (lc - attacker.lam(layout) * la).backward()
+        return delta.grad
 
     words = attacker.word_vocabulary()
 
-    def candidates_step(i: int) -> None:
+    def candidates_step(i: int) -> object:
         rng = random.Random(i)
         layout = starts[i]
         cands = []
@@ -515,12 +631,15 @@ def attack_phases(model: str, n_items: int) -> tuple[dict[str, Phase], object]:
             q = list(layout.question)
             q[rng.randrange(len(q))] = rng.choice(words)
             cands.append(layout.with_question(q))
-        attacker._objectives(cands)
+        return torch.tensor(attacker._objectives(cands))
 
     n = len(items)
-    return {"attack_token": Phase("attack_token", token_step, n, 1, unit="gradient steps"),
-            "attack_embedding": Phase("attack_embedding", embedding_step, n, 1, unit="gradient steps"),
+    return {"attack_token": Phase("attack_token", token_step, n, 1, unit="gradient steps",
+                                  check=lambda i: [token_step(i)]),
+            "attack_embedding": Phase("attack_embedding", embedding_step, n, 1, unit="gradient steps",
+                                      check=lambda i: [embedding_step(i)]),
             "attack_candidates": Phase("attack_candidates", candidates_step, n, 8, backward=False,
+                                       check=lambda i: [candidates_step(i)],
                                        unit="candidates")}, attacker
 
 
@@ -575,38 +694,216 @@ def variants_table(items, evaluator: str, seed: int, steps: int, warmup: int, th
     return table(("variant", "s/step", "padding", "speed-up vs one padded batch"), lines)
 
 
-def compile_table(items, evaluator: str, seed: int, steps: int, warmup: int) -> str:
-    """Phi's step eager against ``torch.compile`` (inductor, dynamic shapes) of the same model, side by side,
-    and the compile time (the first compiled step less an eager step)."""
+class Switchable:
+    """``model`` compiled in place (``nn.Module.compile``) and switchable between its eager and compiled call, so
+    that a phase's own step (which calls the model the family's way) runs either way on the same parameters."""
+
+    def __init__(self, model, **options):
+        model.compile(**options)
+        self.model, self.impl = model, model._compiled_call_impl
+        self.set(False)
+
+    def set(self, compiled: bool) -> None:
+        """Route the model's calls through the compiled graph (True) or the eager module (False)."""
+        self.model._compiled_call_impl = self.impl if compiled else None
+
+    def step(self, fn: Callable[[int], object], compiled: bool) -> Callable[[int], object]:
+        """``fn`` with the model compiled or eager for its duration (eager after)."""
+        return around(fn, lambda: self.set(compiled), lambda: self.set(False))
+
+
+def around(fn: Callable[[int], object], before: Callable[[], object], after: Callable[[], object]
+           ) -> Callable[[int], object]:
+    """``fn`` with ``before()`` run first and ``after()`` run last, also when ``fn`` raises."""
+
+    def run(i: int) -> object:
+        before()
+        try:
+            return fn(i)
+        finally:
+            after()
+
+    return run
+
+
+def differences(eager: list, compiled: list) -> tuple[float, float]:
+    """(max |compiled - eager| of the first tensor (the loss, or the step's output), the largest |compiled - eager|
+    over the remaining tensors (the gradients; the output itself when there is one tensor) / their largest
+    |eager|)."""
+
+    first = float((compiled[0].double() - eager[0].double()).abs().max())
+    rest_e, rest_c = (eager[1:], compiled[1:]) if len(eager) > 1 else (eager, compiled)
+    diff = max(float((c.double() - e.double()).abs().max()) for e, c in zip(rest_e, rest_c, strict=True))
+    scale = max(float(e.double().abs().max()) for e in rest_e)
+    return first, diff / scale if scale else diff
+
+
+def dynamo_counts() -> tuple[int, int]:
+    """(graphs compiled, graph breaks) so far (``torch._dynamo.utils.counters``)."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"]), int(sum(counters["graph_break"].values()))
+
+
+def with_flush_denormal(fn: Callable[[int], object]) -> Callable[[int], object]:
+    """``fn`` with ``torch.set_flush_denormal(True)`` for its duration (subnormal floats read and written as 0)."""
     import torch
 
-    phases, models = information_phases(items, evaluator, seed)
-    eager = phases["phi"]
-    model = models["phi"]
-    compiled = torch.compile(model, dynamic=True)
-    from reasonscope.information.evaluator import Evaluator, load_evaluator
-    from reasonscope.information.training import adamw
+    return around(fn, lambda: torch.set_flush_denormal(True), lambda: torch.set_flush_denormal(False))
 
-    ev = load_evaluator(evaluator, seed=seed)
-    twin = Evaluator(compiled, ev.tokenizer, ev.kind, ev.source, ev.max_input_tokens)
-    opt = adamw([p for p in model.parameters() if p.requires_grad], 3e-5)
-    step_batches = eager.step.__defaults__[0]  # the eager step's own sub-batches (its default argument)
-    batches = step_batches
 
-    def compiled_step(i: int) -> None:
-        loss = grouped_loss(twin, step_batches[i], compiled)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+def flush_table(args) -> str:
+    """Each phase of ``args.phases`` as it runs against the same with denormals flushed to zero, side by side
+    (:func:`side_by_side`, the same batches, turns alternating), with the outputs' differences (``check``)."""
+    phases, _models = build_phases(args)
+    rows = []
+    for name in args.phases:
+        phase = phases[name]
+        flushed = with_flush_denormal(phase.step)
+        secs = side_by_side({"default": phase.step, "flush": flushed}, args.steps, args.warmup, phase.n_batches)
+        d_first = d_rest = float("nan")
+        if phase.check is not None:
+            d_first, d_rest = differences(phase.check(0), with_flush_denormal(phase.check)(0))
+        rows.append([name, f"{secs['default']:.3f}", f"{secs['flush']:.3f}", f"{secs['default'] / secs['flush']:.2f}",
+                     f"{d_first:.1e}", f"{d_rest:.1e}"])
+        print(table(FLUSH_COLUMNS, [rows[-1]]).splitlines()[-1], flush=True)
+    return table(FLUSH_COLUMNS, rows)
 
+
+def with_competitor(fn: Callable[[int], object]) -> Callable[[int], object]:
+    """``fn`` with one CPU-bound process beside it for its duration (a Python busy loop): what another job on the
+    machine does to a step that uses every core."""
+    import subprocess
+    import sys
+
+    def run(i: int) -> object:
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            time.sleep(0.05)  # let it start spinning
+            return fn(i)
+        finally:
+            busy.kill()
+            busy.wait()
+
+    return run
+
+
+def contention_table(args) -> str:
+    """Each phase of ``args.phases`` alone against the same with one busy process beside it, side by side
+    (:func:`side_by_side`), and the 2048^3 ``mm`` likewise."""
+    import torch
+
+    phases, _models = build_phases(args)
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    variants = {"mm 2048^3": (lambda i: torch.mm(a, b), 1)}
+    variants.update({name: (phases[name].step, phases[name].n_batches) for name in args.phases})
+    rows = []
+    for name, (fn, n) in variants.items():
+        secs = side_by_side({"alone": fn, "beside": with_competitor(fn)}, args.steps, args.warmup, n)
+        rows.append([name, f"{secs['alone']:.3f}", f"{secs['beside']:.3f}", f"{secs['beside'] / secs['alone']:.2f}"])
+        print(table(CONTENTION_COLUMNS, [rows[-1]]).splitlines()[-1], flush=True)
+    return table(CONTENTION_COLUMNS, rows)
+
+
+CONTENTION_COLUMNS = ("phase", "alone s/step", "one busy process beside, s/step", "slow-down")
+FLUSH_COLUMNS = ("phase", "s/step", "flush denormals s/step", "speed-up", "max abs diff, loss or output",
+                 "max rel diff, gradients or output")
+
+
+def build_phases(args) -> tuple[dict[str, Phase], dict[str, object]]:
+    """The phases that ``args.phases`` names, built (information phases on ``args.data``, the attack's on the
+    word problems); (phases, name -> the model each runs)."""
+    phases: dict[str, Phase] = {}
+    models: dict[str, object] = {}
+    if INFO_PHASES & set(args.phases):
+        ph, mo = information_phases(load_items(args.data, args.items), args.evaluator, args.seed)
+        phases.update(ph)
+        models.update(mo)
+    if ATTACK_PHASES & set(args.phases):
+        ph, attacker = attack_phases(args.attack_model, args.attack_items)
+        phases.update(ph)
+        models.update({k: attacker.model for k in ph})
+    return phases, models
+
+
+_SWITCHES: dict[int, Switchable] = {}
+
+
+def compile_row(name: str, phase: Phase, model, steps: int, warmup: int, repeats: int, threads: int,
+                options: dict, check_training: bool = False) -> list[str]:
+    """One phase eager against ``torch.compile`` (``options``) of its model, side by side on the same batches.
+
+    Eager warm-up steps, then the compiled warm-up steps (the first compiles; "compile s" = their time less
+    as many eager steps), then :func:`side_by_side`; the phase's ``check`` on batch 0 both ways: the outputs,
+    or for a training phase with ``check_training`` the loss and gradients without dropout (``eval`` mode: a
+    second graph to compile, minutes for a real model; else not compared, "nan"); FLOPs and the mm peak at the phase's shapes as :func:`measure_phase`.
+    """
+    import torch
+
+    torch.set_num_threads(threads)
+    if id(model) not in _SWITCHES:  # phases that share a model share its compiled graphs
+        _SWITCHES[id(model)] = Switchable(model, **options)
+    switch = _SWITCHES[id(model)]
+    eager, compiled = switch.step(phase.step, False), switch.step(phase.step, True)
+    idx = [i % phase.n_batches for i in range(warmup)]
     t0 = time.perf_counter()
-    compiled_step(0)
+    for i in idx:
+        eager(i)
+    eager_warm = (time.perf_counter() - t0) / max(1, len(idx))
+    graphs0, breaks0 = dynamo_counts()
+    t0 = time.perf_counter()
+    compiled(0)
     first = time.perf_counter() - t0
-    secs = side_by_side({"eager": eager.step, "torch.compile": compiled_step}, steps, warmup, len(batches))
-    return table(("Phi step", "s/step", "speed-up", "first step (compiles) s"),
-                 [["eager", f"{secs['eager']:.3f}", "1.00", ""],
-                  ["torch.compile (inductor, dynamic)", f"{secs['torch.compile']:.3f}",
-                   f"{secs['eager'] / secs['torch.compile']:.2f}", f"{first:.1f}"]])
+    for i in idx[1:]:
+        compiled(i)
+    compile_s = time.perf_counter() - t0 - eager_warm * max(1, len(idx))
+    graphs, breaks = (a - b for a, b in zip(dynamo_counts(), (graphs0, breaks0), strict=True))
+    print(f"  {name}: eager warm-up {eager_warm:.2f} s/step, first compiled step {first:.1f} s, "
+          f"compile {compile_s:.1f} s, {graphs} graphs, {breaks} graph breaks", flush=True)
+    secs = side_by_side({"eager": eager, "compiled": compiled}, steps, 0, phase.n_batches)
+    d_first = d_rest = float("nan")
+    if phase.check is not None and (check_training or phase.optimizer is None):
+        ref = switch.step(phase.check, False)(0)
+        got = switch.step(phase.check, True)(0)
+        d_first, d_rest = differences(ref, got)
+    timed = [i % phase.n_batches for i in range(steps)]
+    flops = sum(sum(flop_counts(lambda i=i: eager(i)).values()) for i in timed[:2]) / min(2, len(timed))
+    shapes = Counter()
+    for i in timed[:2]:
+        shapes.update(linear_shapes(lambda i=i: eager(i), model))
+    peak = mm_peak(gemm_products(shapes, phase.backward), threads, repeats) * 1e9
+    share = {k: flops / v / peak for k, v in secs.items()}
+    graphs_all, breaks_all = (a - b for a, b in zip(dynamo_counts(), (graphs0, breaks0), strict=True))
+    return [name, f"{flops / 1e9:.1f}", f"{secs['eager']:.3f}", f"{secs['compiled']:.3f}",
+            f"{secs['eager'] / secs['compiled']:.2f}", f"{100 * share['eager']:.0f}%",
+            f"{100 * share['compiled']:.0f}%", f"{peak / 1e9:.1f}", f"{compile_s:.1f}", f"{graphs_all} / {breaks_all}",
+            f"{d_first:.1e}", f"{d_rest:.1e}"]
+
+
+COMPILE_COLUMNS = ("phase", "GFLOP/step", "eager s/step", "compiled s/step", "speed-up", "eager share",
+                   "compiled share", "peak at its shapes", "compile s", "graphs / breaks",
+                   "max abs diff, loss or output", "max rel diff, gradients or output")
+
+
+def compile_table(args) -> str:
+    """Each phase of ``args.phases`` eager against ``torch.compile`` (inductor; ``args.dynamic`` shapes,
+    ``args.compile_mode``), side by side (:func:`compile_row`)."""
+    options = {"backend": "inductor", "dynamic": args.dynamic}
+    if args.compile_mode:
+        options["mode"] = args.compile_mode
+    phases, models = build_phases(args)
+    import torch._dynamo
+
+    for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit"):
+        if hasattr(torch._dynamo.config, limit):  # several models go through Module._call_impl's one code object
+            setattr(torch._dynamo.config, limit, 256)
+    print(f"torch.compile options: {options}")
+    rows = []
+    for name in args.phases:
+        rows.append(compile_row(name, phases[name], models[name], args.steps, args.warmup, args.repeats,
+                                args.threads, options, args.check_training))
+        print(table(COMPILE_COLUMNS, [rows[-1]]).splitlines()[-1], flush=True)
+    return table(COMPILE_COLUMNS, rows)
 
 
 # -- the LAREV e-SNLI command (2,000 / 300): counts per phase, from the family's defaults -------------------------
@@ -635,59 +932,84 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--evaluator", default="embedded-minilm-ed")
     parser.add_argument("--attack-model", default="smollm2")
     parser.add_argument("--attack-items", type=int, default=4)
-    parser.add_argument("--phases", nargs="+", default=["phi_base", "phi", "probe", "phi_la", "ig", "eval",
-                                                         "attack_token", "attack_embedding", "attack_candidates"])
+    parser.add_argument("--phases", nargs="+", default=None, help="default: all; with --compile: "
+                        + " ".join(COMPILE_PHASES))
     parser.add_argument("--steps", type=int, default=6, help="timed steps per phase")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
     parser.add_argument("--repeats", type=int, default=5, help="timings per GEMM shape (the best counts)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-peak", action="store_true", help="skip the square-GEMM peak table")
+    parser.add_argument("--no-bf16-peak", action="store_true", help="the peak table without its bfloat16 product")
     parser.add_argument("--profile", action="store_true", help="profile every phase")
     parser.add_argument("--profile-below", type=float, default=None, help="profile phases under this share")
     parser.add_argument("--project", action="store_true", help="project the LAREV e-SNLI command (2,000 / 300)")
-    parser.add_argument("--compile", action="store_true", help="only Phi's step eager against torch.compile")
+    parser.add_argument("--compile", action="store_true", help="only the phases eager against torch.compile")
+    parser.add_argument("--check-training", action="store_true", help="with --compile: compare training phases' "
+                        "loss and gradients in eval mode too (compiles a second graph)")
+    parser.add_argument("--static", dest="dynamic", action="store_false", help="torch.compile without dynamic=True")
+    parser.add_argument("--compile-mode", default=None, help="torch.compile mode, e.g. max-autotune-no-cudagraphs")
+    parser.add_argument("--flush-denormal", action="store_true", help="torch.set_flush_denormal(True) first")
+    parser.add_argument("--flush-variants", action="store_true", help="only the phases against the same with "
+                        "denormals flushed to zero, side by side")
+    parser.add_argument("--contention", action="store_true", help="only the phases alone against the same with "
+                        "one busy process beside them, side by side")
+    parser.add_argument("--per-step", action="store_true", help="print each timed step's seconds")
+    parser.add_argument("--denormals", action="store_true", help="count subnormal floats after each phase")
     parser.add_argument("--variants", action="store_true", help="only the side-by-side variants (sub-batches, "
                         "threads) of Phi_base, Phi and the probe")
     args = parser.parse_args(argv)
 
     import torch
 
+    if args.phases is None:
+        args.phases = list(COMPILE_PHASES if args.compile else ALL_PHASES)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
+    if args.flush_denormal and not torch.set_flush_denormal(True):
+        raise SystemExit("--flush-denormal: this CPU has no flush-to-zero (SSE3) support")
     print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
-          f"{args.threads} threads; float32")
+          f"{args.threads} threads; float32; flush denormals {'on' if args.flush_denormal else 'off'}")
     if not args.no_peak:
         square, half = Counter({(2048, 2048, 2048): 1}), Counter({(1024, 1024, 1024): 1})
         peaks = [["mm 2048 x 2048 x 2048, float32", str(t), f"{mm_peak(square, t, args.repeats):.1f}"]
                  for t in dict.fromkeys((args.threads, 1))]
-        peaks.append(["mm 1024 x 1024 x 1024, bfloat16", str(args.threads),
-                      f"{mm_peak(half, args.threads, 2, 'bfloat16'):.1f}"])
+        if not args.no_bf16_peak:
+            peaks.append(["mm 1024 x 1024 x 1024, bfloat16", str(args.threads),
+                          f"{mm_peak(half, args.threads, 2, 'bfloat16'):.1f}"])
         print(table(("GEMM", "threads", "GFLOP/s"), peaks))
     if args.compile:
-        print(compile_table(load_items(args.data, args.items), args.evaluator, args.seed, args.steps, args.warmup))
+        print()
+        print(compile_table(args))
+        return []
+    if args.contention:
+        print()
+        print(contention_table(args))
+        return []
+    if args.flush_variants:
+        print()
+        print(flush_table(args))
         return []
     if args.variants:
         print(variants_table(load_items(args.data, args.items), args.evaluator, args.seed, args.steps, args.warmup,
                              args.threads))
         return []
-    info_names = {"phi_base", "phi", "probe", "phi_la", "ig", "eval"}
-    phases: dict[str, Phase] = {}
-    models: dict[str, object] = {}
-    if info_names & set(args.phases):
-        items = load_items(args.data, args.items)
-        ph, mo = information_phases(items, args.evaluator, args.seed)
-        phases.update(ph)
-        models.update(mo)
-    if {"attack_token", "attack_embedding", "attack_candidates"} & set(args.phases):
-        ph, attacker = attack_phases(args.attack_model, args.attack_items)
-        phases.update(ph)
-        models.update({k: attacker.model for k in ph})
+    phases, models = build_phases(args)
     rows, profiles = [], {}
+    if args.per_step:
+        print(f"before the phases: {thread_report()}", flush=True)
     for name in args.phases:
         row = measure_phase(phases[name], models[name], args.steps, args.warmup, args.repeats, args.threads)
         rows.append(row)
         print(table(COLUMNS, [row.cells()]).splitlines()[-1], flush=True)
+        if args.per_step:
+            print(f"  {name} after: {thread_report()}", flush=True)
+            print(f"  {name} steps (s): warm-up " + " ".join(f"{t:.2f}" for t in row.warmup_seconds) + "; timed "
+                  + " ".join(f"{t:.2f}" for t in row.step_seconds) + "; other processes' CPU s during each: "
+                  + " ".join(f"{t:.2f}" for t in row.others_cpu) + "; steal s: "
+                  + " ".join(f"{t:.2f}" for t in row.steal), flush=True)
+        if args.denormals:
+            print(f"  {name} subnormal floats: {subnormal_report(models[name], phases[name].optimizer)}", flush=True)
         if args.profile or (args.profile_below is not None and row.share < args.profile_below):
             profiles[name] = profile_step(lambda name=name: phases[name].step(0))
     print()

@@ -4,9 +4,10 @@ through reasonscope's provider and called bare, side by side in one invocation, 
 * **Generation**: the demo plan's free-text requests (as ``generation_vs_bare.py`` builds them), greedy
   (temperature 0), ``--max-tokens`` new tokens at most. torch provider: ``SmolLM2Model.generate`` with
   ``runtime: torch`` in batches of ``--batch``; torch bare: the same prompts through ``model.generate`` in the
-  same batches; llama.cpp provider: ``SmolLM2Model.generate`` with ``runtime: llama-cpp`` (``--parallel``
-  sequences decoded together); llama.cpp bare: ``Llama.create_completion`` of each prompt string alone
-  (temperature 0, top-k 1). Figure: new tokens per second.
+  same batches; llama.cpp provider: ``SmolLM2Model.generate`` with ``runtime: llama-cpp`` on the float32 GGUF
+  file (``--parallel`` sequences decoded together, default ``--batch``); llama.cpp bare:
+  ``Llama.create_completion`` of each prompt string alone on the same file (temperature 0, top-k 1).
+  Figure: new tokens per second.
 * **Label log-probabilities**: the LLM-as-NLI judge's prompt (the demo's LS) for ``--nli-pairs`` step pairs,
   the three labels as continuations. Providers: ``logprobs_sync``; torch bare: one padded batch of prompt +
   label rows; llama.cpp bare: ``Llama.eval`` of each prompt + label with ``logits_all`` and the log-softmax of
@@ -31,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generation_vs_bare import best_of  # noqa: E402 - the scripts' folder is put on the path first
+from generation_vs_bare import bare_generate, bare_logprobs, best_of  # noqa: E402 - the scripts' folder is put on the path first
 
 
 def demo_planned(max_tokens: int):
@@ -64,9 +65,9 @@ def main() -> None:
     import torch
     from llama_cpp import Llama
 
-    from reasonscope.models.llama_cpp_runtime import PARALLEL
+    from reasonscope.models.llama_cpp_runtime import whole_sequence_logprobs
     from reasonscope.models.registry import create_model
-    from reasonscope.models.smollm2 import GGUF_FILE, gguf_folder
+    from reasonscope.models.smollm2 import float32_gguf_path
     from reasonscope.scorers.nli import NLI_LABELS, judge_prompt
     from reasonscope.text.answers import extract_answer
 
@@ -76,11 +77,10 @@ def main() -> None:
     base = plan.models[0]
     tm = create_model(base.model_copy(update={"runtime": "torch", "batch_size": args.batch}))
     lm = create_model(base.model_copy(update={"runtime": "llama-cpp", "batch_size": args.batch, "options": {
-        "parallel": args.parallel or PARALLEL}}))
+        "parallel": args.parallel or args.batch}}))
     tm.load()
     rt = lm.llama()
-    tok, hf = tm.tokenizer, tm.model
-    bare = Llama(str(gguf_folder() / GGUF_FILE), n_ctx=2048, n_threads=args.threads, n_threads_batch=args.threads,
+    bare = Llama(str(float32_gguf_path()), n_ctx=2048, n_threads=args.threads, n_threads_batch=args.threads,
                  logits_all=True, verbose=False)
     batches = [requests[i:i + args.batch] for i in range(0, len(requests), args.batch)]
 
@@ -92,20 +92,7 @@ def main() -> None:
         return run
 
     def torch_bare():
-        texts, tokens = [], 0
-        t0 = time.perf_counter()
-        for b in batches:
-            enc = tok([tm.prompt_text(r.messages) for r in b], return_tensors="pt", padding=True,
-                      add_special_tokens=False)
-            with torch.no_grad():
-                seqs = hf.generate(**enc, max_new_tokens=args.max_tokens, do_sample=False,
-                                   pad_token_id=tok.pad_token_id)
-            for row in seqs[:, enc["input_ids"].shape[1]:].tolist():
-                stop = next((k for k, t in enumerate(row) if t in (tok.eos_token_id, tok.pad_token_id)), None)
-                kept = row if stop is None else row[:stop]
-                tokens += len(kept) + (0 if stop is None else 1)
-                texts.append(tok.decode(kept, skip_special_tokens=True))
-        return time.perf_counter() - t0, (texts, tokens)
+        return bare_generate(tm, batches, args.max_tokens)
 
     prompts_text = [tm.prompt_text(r.messages) for r in requests]
 
@@ -133,35 +120,13 @@ def main() -> None:
         return run
 
     def torch_bare_lp():
-        out = []
-        t0 = time.perf_counter()
-        for p in prompts:
-            p_ids = tok(p, add_special_tokens=False)["input_ids"]
-            seqs = [p_ids + tok(c, add_special_tokens=False)["input_ids"] for c in conts]
-            width = max(len(s) for s in seqs)
-            ids = torch.tensor([s + [tok.pad_token_id] * (width - len(s)) for s in seqs])
-            mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
-            with torch.no_grad():
-                logits = hf(input_ids=ids, attention_mask=mask).logits.float()
-            logp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]
-            out.append([float(logp[r, len(p_ids) - 1:len(s) - 1].sum()) for r, s in enumerate(seqs)])
-        return time.perf_counter() - t0, out
+        return bare_logprobs(tm, prompts, conts)
 
     def llama_bare_lp():
         out = []
         t0 = time.perf_counter()
         for p in prompts:
-            p_ids = rt.tokenize(p)
-            sums = []
-            for c in conts:
-                c_ids = rt.tokenize(c)
-                bare.reset()
-                bare.eval(p_ids + c_ids)
-                scores = np.asarray(bare.scores[len(p_ids) - 1:len(p_ids) + len(c_ids) - 1], dtype=np.float64)
-                scores -= scores.max(axis=1, keepdims=True)
-                logp = scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
-                sums.append(float(sum(logp[j, t] for j, t in enumerate(c_ids))))
-            out.append(sums)
+            out.append(whole_sequence_logprobs(bare, rt.tokenize(p), [rt.tokenize(c) for c in conts]))
         return time.perf_counter() - t0, out
 
     lp = best_of("ABCDDCBA", {"A": provider_lp(tm), "B": torch_bare_lp, "C": provider_lp(lm), "D": llama_bare_lp})
@@ -175,7 +140,7 @@ def main() -> None:
     ref_lp = lp["A"][1]
     n, m = len(requests), len(prompts)
     print(f"embedded SmolLM2-135M-Instruct, {args.threads} threads; torch float32 in batches of {args.batch}, "
-          f"llama.cpp Q4_1 with {rt.parallel} sequences decoded together; best of 2 runs per side (A B C D D C B A)")
+          f"llama.cpp float32 with {rt.parallel} sequences decoded together; best of 2 runs per side (A B C D D C B A)")
     print(f"generation: {n} greedy demo requests, at most {args.max_tokens} new tokens; "
           f"label log-probabilities: {m} NLI-judge prompts x 3 labels")
     print(f"{'side':22} {'new tok/s':>10} {'vs torch':>9} {'vs bare':>8} {'logprob prompts/s':>18} {'vs torch':>9} "

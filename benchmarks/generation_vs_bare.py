@@ -40,6 +40,56 @@ def best_of(order: str, runs: dict) -> dict:
     return out
 
 
+def bare_generate(model, batches: list, max_tokens: int) -> tuple[float, tuple[list[str], int]]:
+    """Greedy generation through bare transformers on a loaded ``HFModel``'s tokenizer and weights.
+
+    Per batch of requests: the chat-templated prompt strings (``model.prompt_text``) padded together,
+    ``model.generate(..., max_new_tokens=max_tokens, do_sample=False)``, and per row the tokens up to the first
+    end-of-sequence or padding token. Returns (seconds, (texts, new tokens)); a stopped row counts its stop token,
+    as the provider's ``completion_tokens`` does.
+    """
+    import torch
+
+    tok, hf = model.tokenizer, model.model
+    texts, tokens = [], 0
+    t0 = time.perf_counter()
+    for b in batches:
+        enc = tok([model.prompt_text(r.messages) for r in b], return_tensors="pt", padding=True,
+                  add_special_tokens=False)
+        with torch.no_grad():
+            seqs = hf.generate(**enc, max_new_tokens=max_tokens, do_sample=False, pad_token_id=tok.pad_token_id)
+        for row in seqs[:, enc["input_ids"].shape[1]:].tolist():
+            stop = next((k for k, t in enumerate(row) if t in (tok.eos_token_id, tok.pad_token_id)), None)
+            kept = row if stop is None else row[:stop]
+            tokens += len(kept) + (0 if stop is None else 1)
+            texts.append(tok.decode(kept, skip_special_tokens=True))
+    return time.perf_counter() - t0, (texts, tokens)
+
+
+def bare_logprobs(model, prompts: list[str], conts: list[str]) -> tuple[float, list[list[float]]]:
+    """Summed log-probabilities of each continuation after each prompt, by bare transformers on an ``HFModel``.
+
+    Per prompt: one forward pass of the right-padded batch of prompt + continuation rows, the log-softmax of
+    the logits, and per row the sum over the continuation's tokens. Returns (seconds, one list per prompt).
+    """
+    import torch
+
+    tok, hf = model.tokenizer, model.model
+    out = []
+    t0 = time.perf_counter()
+    for p in prompts:
+        p_ids = tok(p, add_special_tokens=False)["input_ids"]
+        seqs = [p_ids + tok(c, add_special_tokens=False)["input_ids"] for c in conts]
+        width = max(len(s) for s in seqs)
+        ids = torch.tensor([s + [tok.pad_token_id] * (width - len(s)) for s in seqs])
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
+        with torch.no_grad():
+            logits = hf(input_ids=ids, attention_mask=mask).logits.float()
+        logp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]
+        out.append([float(logp[r, len(p_ids) - 1:len(s) - 1].sum()) for r, s in enumerate(seqs)])
+    return time.perf_counter() - t0, out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=32)
@@ -60,7 +110,6 @@ def main() -> None:
     free = [dataclasses.replace(r, temperature=0.0, top_p=None, max_tokens=args.max_tokens)
             for r in requests if r.structured is None][: args.requests]
     model.load()
-    tok, hf = model.tokenizer, model.model
     batches = [free[i:i + args.batch] for i in range(0, len(free), args.batch)]
 
     def ours_generate():
@@ -68,23 +117,7 @@ def main() -> None:
         done = [c for b in batches for c in asyncio.run(model.generate(b))]
         return time.perf_counter() - t0, ([c.text for c in done], sum(c.completion_tokens for c in done))
 
-    def bare_generate():
-        texts, tokens = [], 0
-        t0 = time.perf_counter()
-        for b in batches:
-            enc = tok([model.prompt_text(r.messages) for r in b], return_tensors="pt", padding=True,
-                      add_special_tokens=False)
-            with torch.no_grad():
-                seqs = hf.generate(**enc, max_new_tokens=args.max_tokens, do_sample=False,
-                                   pad_token_id=tok.pad_token_id)
-            for row in seqs[:, enc["input_ids"].shape[1]:].tolist():
-                stop = next((k for k, t in enumerate(row) if t in (tok.eos_token_id, tok.pad_token_id)), None)
-                kept = row if stop is None else row[:stop]
-                tokens += len(kept) + (0 if stop is None else 1)
-                texts.append(tok.decode(kept, skip_special_tokens=True))
-        return time.perf_counter() - t0, (texts, tokens)
-
-    gen = best_of("ABBA", {"A": ours_generate, "B": bare_generate})
+    gen = best_of("ABBA", {"A": ours_generate, "B": lambda: bare_generate(model, batches, args.max_tokens)})
     (ours_s, (ours_texts, ours_tokens)), (bare_s, (bare_texts, bare_tokens)) = gen["A"], gen["B"]
     same = sum(a == b for a, b in zip(ours_texts, bare_texts, strict=True))
 
@@ -98,22 +131,7 @@ def main() -> None:
         out = [model.logprobs_sync(p, conts) for p in prompts]
         return time.perf_counter() - t0, out
 
-    def bare_logprobs():
-        out = []
-        t0 = time.perf_counter()
-        for p in prompts:
-            p_ids = tok(p, add_special_tokens=False)["input_ids"]
-            seqs = [p_ids + tok(c, add_special_tokens=False)["input_ids"] for c in conts]
-            width = max(len(s) for s in seqs)
-            ids = torch.tensor([s + [tok.pad_token_id] * (width - len(s)) for s in seqs])
-            mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
-            with torch.no_grad():
-                logits = hf(input_ids=ids, attention_mask=mask).logits.float()
-            logp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]
-            out.append([float(logp[r, len(p_ids) - 1:len(s) - 1].sum()) for r, s in enumerate(seqs)])
-        return time.perf_counter() - t0, out
-
-    lp = best_of("ABBA", {"A": ours_logprobs, "B": bare_logprobs})
+    lp = best_of("ABBA", {"A": ours_logprobs, "B": lambda: bare_logprobs(model, prompts, conts)})
     diff = max(abs(a - b) for xs, ys in zip(lp["A"][1], lp["B"][1], strict=True) for a, b in zip(xs, ys, strict=True))
 
     print(f"embedded SmolLM2-135M-Instruct (float32, CPU), {args.threads} threads; best of 2 runs per side "

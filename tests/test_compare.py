@@ -217,19 +217,39 @@ def test_a_family_whose_settings_differ_is_flagged_and_blocks_unless_allowed(pai
     assert settings_differences({"a": {"b": 1}}, {"a": {"b": 2}, "c": 3}) == [("a.b", 1, 2), ("c", None, 3)]
 
 
-def test_a_model_runtime_missing_from_an_older_run_is_its_default_not_a_mismatch(pair, tmp_path):
-    base, _ = pair  # written without any model runtime, as runs before the setting existed
-    generator = {"spec": "smollm2", "runtime": "auto"}
-    same = {"families": {"behavior": {**BEHAVIOR, "nli": {**BEHAVIOR["nli"], "judge": generator}}}}
-    older = {"families": {"behavior": {**BEHAVIOR, "nli": {**BEHAVIOR["nli"], "judge": {"spec": "smollm2"}}}}}
+def test_a_setting_an_older_run_did_not_store_reads_as_its_default_not_a_mismatch(pair, tmp_path):
+    # the registry's settings models, as the command passes them
+    from reasonscope.cli.compare import _settings_model
+
+    base, _ = pair  # its nli settings lack `runtime`, as runs written before the setting existed
     scores = {("behavior", "CQ", "m"): shares(CQ_NEW), ("behavior", "RS", "m"): shares(RS_NEW)}
-    old_run = make_run(tmp_path / "old", scores, config=older)
-    assert compare_runs(old_run, make_run(tmp_path / "auto", scores, config=same)).mismatches == []
-    other = {"families": {"behavior": {**BEHAVIOR, "nli": {**BEHAVIOR["nli"],
-                                                           "judge": {**generator, "runtime": "llama-cpp"}}}}}
-    res = compare_runs(old_run, make_run(tmp_path / "llama", scores, config=other))
+
+    def with_nli(**nli):
+        return {"families": {"behavior": {**BEHAVIOR, "nli": {**BEHAVIOR["nli"], **nli}}}}
+
+    auto = make_run(tmp_path / "auto", scores, config=with_nli(runtime="auto"))
+    assert compare_runs(base, auto, settings_models=_settings_model).mismatches == []
+    assert [(m.what, m.base, m.new) for m in compare_runs(base, auto).mismatches] == [  # no model: as stored
+        ("families.behavior.nli.runtime", None, "auto")]
+    res = compare_runs(base, make_run(tmp_path / "torch", scores, config=with_nli(runtime="torch")),
+                       settings_models=_settings_model)
+    assert [(m.what, m.base, m.new) for m in res.mismatches] == [("families.behavior.nli.runtime", "auto", "torch")]
+    assert res.mismatches[0].message == (
+        "behavior: families.behavior.nli.runtime is 'auto' in BASE and 'torch' in NEW (BASE did not store it: the "
+        "default): its metrics are not computed the same way") and res.exit_code == 2
+
+
+def test_a_setting_without_a_default_missing_from_a_run_is_still_a_mismatch(tmp_path):
+    from reasonscope.attributes.settings import AttributesConfig
+
+    scores = {("attributes", "judge.faithfulness", "m"): shares("1100")}
+    judges = [{"name": "j", "spec": "openai/gpt-4o"}]
+    base = make_run(tmp_path / "b", scores, config={"families": {"attributes": {"judges": judges}}})
+    new = make_run(tmp_path / "n", scores, config={"families": {"attributes": {"judges": [{"name": "j"}]}}})
+    res = compare_runs(base, new, settings_models={"attributes": AttributesConfig}.__getitem__)
     assert [(m.what, m.base, m.new) for m in res.mismatches] == [
-        ("families.behavior.nli.judge.runtime", None, "llama-cpp")] and res.exit_code == 2
+        ("families.attributes.judges.j.spec", "openai/gpt-4o", None)]
+    assert "did not store" not in res.mismatches[0].message and res.exit_code == 2
 
 
 def test_items_with_one_id_but_other_content_are_left_out_and_block(tmp_path):

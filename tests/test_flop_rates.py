@@ -1,7 +1,10 @@
 """The wiring of benchmarks/flop_rates.py: FLOPs counted by hand for one Linear layer, the GEMM shapes and
 products it times, the padding share, the profile's categories, the LAREV command's counts, one step of
 each information phase and of the attack's gradient step on tiny models, printed with the table's columns,
-and the sub-batch variant (a least-cost partition; the padded batch's loss and gradients)."""
+the sub-batch variant (a least-cost partition; the padded batch's loss and gradients), and the side-by-side
+checks of torch.compile and of flushing denormals: the differences reported (hand-computed), the subnormal
+count, the CPU accounting of other processes, the flush switch, a competing process, and an in-place compiled
+model switchable back to eager with the same outputs."""
 
 from __future__ import annotations
 
@@ -153,3 +156,123 @@ def test_sub_batches_give_the_padded_batchs_loss_and_gradients(bench, tiny_seq2s
         one = bench.grouped_batch(ev, inputs, targets, overhead=10**9)
         assert len(one) == 1  # one run, its rows sorted by length: the same loss up to float rounding
         assert float(bench.grouped_loss(ev, one)) == pytest.approx(float(ev.loss(ev.batch(inputs, targets))), rel=1e-6)
+
+
+def _printed_row(out: str, phase: str) -> list[str]:
+    """The cells of ``phase``'s table row, printed twice: as it is measured, then in the table."""
+    rows = [line for line in out.splitlines() if line.startswith(f"| {phase} |")]
+    assert len(rows) == 2 and rows[0] == rows[1]
+    return [c.strip() for c in rows[0].strip("|").split("|")]
+
+
+# -- torch.compile, flushing denormals and contention side by side (--compile, --flush-variants, --contention) --
+
+def test_differences_are_the_loss_gap_and_the_gradients_relative_gap(bench):
+    import torch
+
+    eager = [torch.tensor(2.0), torch.tensor([1.0, -4.0]), torch.tensor([0.5])]
+    compiled = [torch.tensor(2.25), torch.tensor([1.0, -3.0]), torch.tensor([0.0])]
+    # the loss: |2.25 - 2| = 0.25; the gradients: largest gap 1.0 over largest |eager| 4.0
+    assert bench.differences(eager, compiled) == (0.25, 0.25)
+    # one tensor (an output): its own gap, and that gap over its largest |value|
+    assert bench.differences([torch.tensor([2.0, -8.0])], [torch.tensor([2.0, -7.0])]) == (1.0, 0.125)
+    assert bench.differences([torch.zeros(2)], [torch.zeros(2)]) == (0.0, 0.0)
+
+
+def test_subnormals_are_counted_below_the_smallest_normal_float(bench):
+    import torch
+
+    tiny = torch.finfo(torch.float32).tiny  # 1.18e-38
+    x = torch.tensor([0.0, 1e-40, -1e-39, tiny, 1.0])  # two subnormal; 0 and tiny itself are not
+    assert bench.subnormals([x, None, torch.tensor([1, 2])]) == (2, 5)
+    model = torch.nn.Linear(2, 1, bias=False)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[1e-40, 1.0]]))
+    assert bench.subnormal_report(model, None) == ("parameters 1 of 2, gradients 0 of 0, "
+                                                   "optimizer state 0 of 0")
+
+
+def test_cpu_counters_and_the_thread_report(bench):
+    import time
+
+    busy0, steal0 = bench.cpu_counters()
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.2:  # spin: this process is busy
+        pass
+    busy1, steal1 = bench.cpu_counters()
+    assert busy1 - busy0 >= 0.1 and steal1 >= steal0 >= 0
+    assert " OS threads, torch " in bench.thread_report()
+
+
+def test_flushing_denormals_holds_for_the_call_only(bench):
+    import torch
+
+    if not torch.set_flush_denormal(False):
+        pytest.skip("no flush-to-zero on this CPU")
+    flushed = bench.with_flush_denormal(lambda i: torch.tensor([1e-39]) * (i + 1))(1)
+    assert flushed.item() == 0.0  # 1e-39 is subnormal in float32: read as 0
+    assert (torch.tensor([1e-39]) * 2).item() == pytest.approx(2e-39)  # off again after the call
+
+
+def test_flush_variants_print_both_timings_and_no_difference(bench, tiny_seq2seq, capsys):
+    bench.main(["--evaluator", str(tiny_seq2seq), "--items", "8", "--steps", "2", "--warmup", "0", "--no-peak",
+                "--flush-variants", "--phases", "phi_base"])
+    out = capsys.readouterr().out
+    assert "| " + " | ".join(bench.FLUSH_COLUMNS) + " |" in out
+    cells = _printed_row(out, "phi_base")
+    assert float(cells[1]) > 0 and float(cells[2]) > 0
+    assert float(cells[4]) < 1e-5 and float(cells[5]) < 1e-4  # the tiny model has no subnormal values to flush
+
+
+@pytest.mark.slow
+def test_a_switchable_model_runs_compiled_and_eager_with_the_same_outputs(bench):
+    import torch
+
+    class Tiny(torch.nn.Module):  # not a torch.nn built-in, whose top-level call dynamo would leave eager
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(6, 5), torch.nn.Linear(5, 3)
+
+        def forward(self, x):
+            return self.b(torch.nn.functional.gelu(self.a(x)))
+
+    torch.manual_seed(0)
+    model = Tiny()
+    x = torch.randn(4, 6)
+    expected = model(x).detach()
+    switch = bench.Switchable(model, backend="inductor", dynamic=True)
+    graphs0, _ = bench.dynamo_counts()
+    eager = switch.step(lambda i: model(x), False)(0)
+    assert bench.dynamo_counts()[0] == graphs0  # eager: nothing compiled
+    compiled = switch.step(lambda i: model(x[: i + 1]), True)(3)
+    assert bench.dynamo_counts()[0] == graphs0 + 1
+    assert model._compiled_call_impl is None  # eager again after the step
+    assert torch.equal(eager, expected)
+    assert torch.allclose(compiled, expected, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_compile_mode_on_a_tiny_evaluator(bench, tiny_seq2seq, capsys):
+    bench.main(["--evaluator", str(tiny_seq2seq), "--items", "8", "--steps", "1", "--warmup", "1", "--repeats",
+                "1", "--no-peak", "--compile", "--check-training", "--phases", "phi"])
+    out = capsys.readouterr().out
+    assert "| " + " | ".join(bench.COMPILE_COLUMNS) + " |" in out
+    cells = _printed_row(out, "phi")
+    assert float(cells[2]) > 0 and float(cells[3]) > 0 and float(cells[8]) > 0  # eager, compiled, compile s
+    assert float(cells[10]) < 1e-4 and float(cells[11]) < 1e-3  # loss and gradients as eager's (float32)
+
+
+def test_a_competitor_runs_beside_the_step_and_is_gone_after(bench):
+    import subprocess
+
+    seen = []
+
+    def step(i):
+        out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        seen.append(any(line.endswith("-c while True: pass") for line in out.splitlines()))
+        return 2 * i
+
+    assert bench.with_competitor(step)(3) == 6
+    assert seen == [True]
+    after = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert not any(line.endswith("-c while True: pass") for line in after.splitlines())

@@ -121,6 +121,55 @@ def test_a_run_being_written_is_read_without_blocking_its_writer(runs):
     lock.release()
 
 
+def _drop_m2_cq(writer: Store) -> None:
+    """The writer deletes model m2's 30 CQ scores of run a and commits."""
+    writer.conn.execute("DELETE FROM scores WHERE metric='CQ' AND model='m2'")
+    writer.conn.commit()
+
+
+def test_an_items_page_agrees_with_its_count_when_a_writer_commits_between_the_reads(runs, monkeypatch):
+    import reasonscope.view.items as items
+
+    writer = Store(runs / "a")  # WAL mode: the viewer reads through -wal and -shm, a writer goes on
+    page_keys = items.page_keys
+
+    def commit_then_page(*args, **kwargs):  # after the count, before the page's rows
+        _drop_m2_cq(writer)
+        return page_keys(*args, **kwargs)
+
+    monkeypatch.setattr(items, "page_keys", commit_then_page)
+    query = ItemQuery(metric="behavior.CQ", per_page=50, page=2)
+    with open_read_only(runs / "a") as store:  # rows 50..59 of 60: m2's items 20..29, each with its CQ score
+        page = items.item_page(store, "a", query)
+    assert (page.total, page.pages) == (60, 2)
+    assert [(r.model, r.key) for r in page.rows] == [("m2", f"arith/q{i:06d}") for i in range(20, 30)]
+    assert all("behavior.CQ" in [s.metric for s in r.scores] for r in page.rows)
+    monkeypatch.setattr(items, "page_keys", page_keys)
+    with open_read_only(runs / "a") as store:  # the next read sees the commit
+        assert items.item_page(store, "a", query.model_copy(update={"page": 1})).total == 30
+    writer.close()
+
+
+def test_a_kept_count_is_not_used_for_a_snapshot_taken_after_a_commit(runs, monkeypatch):
+    import reasonscope.view.site as site
+
+    viewer = Viewer(runs, families=())
+    query = ItemQuery(metric="behavior.CQ", per_page=50)
+    writer = Store(runs / "a")
+    assert viewer.items("a", query).total == 60  # counted, and kept under the store's fingerprint
+    snapshot = site.read_snapshot
+
+    def commit_then_snapshot(conn):  # after the viewer read the fingerprint, before its read transaction
+        _drop_m2_cq(writer)
+        return snapshot(conn)
+
+    monkeypatch.setattr(site, "read_snapshot", commit_then_snapshot)
+    page = viewer.items("a", query)  # the kept 60 (m1's 30 and m2's 30) would page rows that are gone
+    assert page.total == 30 and [(r.model, r.key) for r in page.rows] == [("m1", f"arith/q{i:06d}") for i in range(30)]
+    writer.close()
+    viewer.close()
+
+
 def test_damaged_newer_and_older_stores_are_an_error_on_their_row(runs, tmp_path):
     newer = runs / "newer"
     write_mock_run(newer, items=2)

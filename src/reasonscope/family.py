@@ -57,8 +57,10 @@ class ScoringModels:
     def import_libraries(self) -> None:
         """Import the libraries :meth:`warm` will load models with, in the calling thread.
 
-        scipy.stats and each unloaded scorer's own (``libraries``: torch and transformers, or ONNX Runtime
-        and tokenizers on ``runtime: onnx``).
+        Each unloaded scorer's own (``libraries``: torch and transformers, or ONNX Runtime and tokenizers on
+        ``runtime: onnx``), and scipy.stats beside torch (transformers' imports reach it). A run whose scorers
+        are all on ONNX Runtime imports neither torch nor scipy.stats (0.5 s; its behaviour statistics do
+        not need it).
 
         In the calling thread, and only when a model is to be loaded at all; a run whose scorers are all on
         ONNX Runtime never imports torch.
@@ -74,7 +76,9 @@ class ScoringModels:
         unloaded = [s for s in self._preloaded() if not getattr(s, "loaded", False)]
         if not unloaded:
             return
-        names = ["scipy.stats"] + [n for s in unloaded for n in getattr(s, "libraries", ("torch", "transformers"))]
+        names = [n for s in unloaded for n in getattr(s, "libraries", ("torch", "transformers"))]
+        if "torch" in names:
+            names.insert(0, "scipy.stats")
         for name in dict.fromkeys(names):
             try:
                 importlib.import_module(name)

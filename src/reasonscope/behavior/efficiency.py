@@ -28,7 +28,8 @@ failed generation follows ``stats.failed_generations``: left out of CQ, L and ES
 
 Uncertainty: ``ES_corpus`` is not a mean of per-item values, so its CI comes from a bootstrap of the
 items with both coordinates resampled together (``scipy.stats.bootstrap``, paired, the plan's method,
-percentile fallback). Under :data:`SMALL_BOOTSTRAP` items that bootstrap is too narrow (4 items all
+percentile fallback; the percentile interval, the default, computed by
+:func:`reasonscope.stats.bootstrap.paired_percentile_bootstrap`, equal to scipy's without importing scipy.stats). Under :data:`SMALL_BOOTSTRAP` items that bootstrap is too narrow (4 items all
 correct: no resample changes CQ, and ``0.9588 [0.9578, 0.9593]`` stood beside CQ's exact [0.40, 1]),
 so the interval is widened to the hull with H at the ends of CQ's and mean L's intervals, each at
 level 1 - alpha/2 (:func:`monotone_bound`, conservative by Bonferroni). A difference between two models on the same items is tested with a paired
@@ -44,9 +45,8 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
 
-from ..stats.bootstrap import bootstrap_mean, resample_batch
+from ..stats.bootstrap import bootstrap_mean, paired_percentile_bootstrap, resample_batch
 
 SMALL_BOOTSTRAP = 30
 """Below this many items the CI of ``ES_corpus`` is the hull of the bootstrap and :func:`monotone_bound`."""
@@ -130,10 +130,17 @@ def corpus_efficiency_of(cq: np.ndarray, length: np.ndarray, *, confidence: floa
         for m in dict.fromkeys((method, "percentile")):  # BCa is undefined on constant data: percentile then
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = sps.bootstrap((cq, length), harmonic_of_means, paired=True, vectorized=True,
-                                    confidence_level=confidence, n_resamples=n_resamples, method=m,
-                                    random_state=np.random.default_rng(seed), batch=resample_batch(2 * len(cq)))
-            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+                if m == "percentile":  # scipy.stats.bootstrap's percentile interval, without importing it
+                    low, high = paired_percentile_bootstrap(
+                        (cq, length), harmonic_of_means, confidence=confidence, n_resamples=n_resamples,
+                        seed=seed, batch=resample_batch(2 * len(cq)))
+                else:
+                    from scipy import stats as sps  # 0.5 s of imports, only for a method the plan names
+
+                    res = sps.bootstrap((cq, length), harmonic_of_means, paired=True, vectorized=True,
+                                        confidence_level=confidence, n_resamples=n_resamples, method=m,
+                                        random_state=np.random.default_rng(seed), batch=resample_batch(2 * len(cq)))
+                    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
             if not (math.isnan(low) or math.isnan(high)):
                 break
             low = high = None
@@ -192,15 +199,16 @@ def paired_corpus_efficiency_of(cq_a: np.ndarray, len_a: np.ndarray, cq_b: np.nd
     out["difference"] = float(diff(cq_a, len_a, cq_b, len_b))
     if n < 2:
         return out
-    ci = sps.bootstrap((cq_a, len_a, cq_b, len_b), diff, paired=True, vectorized=True, confidence_level=confidence,
-                       n_resamples=n_resamples, method="percentile", random_state=np.random.default_rng(seed),
-                       batch=resample_batch(4 * n))
-    out["low"], out["high"] = float(ci.confidence_interval.low), float(ci.confidence_interval.high)
+    out["low"], out["high"] = paired_percentile_bootstrap((cq_a, len_a, cq_b, len_b), diff, confidence=confidence,
+                                                          n_resamples=n_resamples, seed=seed,
+                                                          batch=resample_batch(4 * n))
     cq = np.concatenate([cq_a, cq_b])
     length = np.concatenate([len_a, len_b])
 
     def by_index(ia, ib, axis=-1):  # ia, ib index the stacked (A then B) arrays; swapping them swaps models
         return diff(cq[ia], length[ia], cq[ib], length[ib], axis)
+
+    from scipy import stats as sps  # 0.5 s of imports, only when two models are compared
 
     test = sps.permutation_test((np.arange(n), np.arange(n) + n), by_index, permutation_type="samples",
                                 vectorized=True, n_resamples=n_permutations, alternative="two-sided",

@@ -38,7 +38,7 @@ from .catalogue import BEHAVIOR_METRICS
 from .efficiency import NEEDS_BOTH, corpus_efficiency_of, missing_length_reason, paired_corpus_efficiency_of
 from .item_table import ItemTable
 from .settings import BehaviorConfig
-from .strategies import all_strategies, composite, composite_interval
+from .strategies import ItemResamples, all_strategies, composite, composite_interval
 
 FAMILY = "behavior"
 NOT_APPLICABLE = {
@@ -323,12 +323,13 @@ def _aggregate(per_item: dict[str, ItemTable], cfg: BehaviorConfig, stats: Stats
         point = {m: e["value"] for m, e in ests.items()}
         tables["strategies"][model] = {}
         columns = {m: table.column(m) for m in ("CQ", "CS", "RS", "LS", "SS", "ES_item", "conciseness")}
+        resamples = ItemResamples(columns, efficiency=cfg.efficiency, n_resamples=stats.n_resamples, seed=seed)
         for name, weights in strategies.items():
             value, left_out = composite(weights, point)
             used = [m for m, w in weights.items() if w > 0 and m not in left_out]
             low, high = composite_interval(columns, weights, used, efficiency=cfg.efficiency,
                                            confidence=stats.confidence, n_resamples=stats.n_resamples,
-                                           seed=seed) if value is not None else (None, None)
+                                           seed=seed, resamples=resamples) if value is not None else (None, None)
             tables["strategies"][model][name] = {"value": value, "low": low, "high": high, "left_out": left_out,
                                                  "renormalised": bool(left_out), "ES": f"ES_{cfg.efficiency}"}
         for label, part in (("per_dataset", "dataset"), ("per_type", "type")):

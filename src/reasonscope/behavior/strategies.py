@@ -60,9 +60,56 @@ def composite(weights: dict[str, float], metrics: dict[str, float | None]) -> tu
     return sum(w * float(metrics[m]) for m, w in used.items()) / total, left_out
 
 
+class ItemResamples:
+    """The item-bootstrap resamples of one model's columns, shared by every strategy's interval.
+
+    The resampled item indices depend only on the item count, ``n_resamples`` and ``seed`` (drawn in batches of
+    at most :data:`RESAMPLE_CELLS` cells, ``rng.integers(0, n, (batch, n))`` in turn), so every strategy of a
+    model sees the same resamples. Each metric's resampled means (NaN-skipping mean per resample; ES_corpus as
+    H(mean CQ, mean length score)) are computed once, on first use, and kept (``n_resamples`` floats each); the
+    indices are drawn again from the seed for metrics asked later, one batch in memory at a time. The values
+    are the ones a strategy drawing its own resamples gets, bit for bit.
+    """
+
+    def __init__(self, columns: dict[str, np.ndarray], *, efficiency: str, n_resamples: int = 2000, seed: int = 0):
+        self.columns, self.efficiency, self.n_resamples, self.seed = columns, efficiency, n_resamples, seed
+        self.n = len(columns["CQ"])
+        self._means: dict[str, np.ndarray] = {}
+        self._has_nan: dict[str, bool] = {}
+
+    def _batches(self):
+        rng = np.random.default_rng(self.seed)
+        batch = max(1, RESAMPLE_CELLS // max(1, self.n))
+        for start in range(0, self.n_resamples, batch):
+            yield rng.integers(0, self.n, size=(min(batch, self.n_resamples - start), self.n))
+
+    def _resampled_mean(self, metric: str, idx: np.ndarray) -> np.ndarray:
+        if metric == "ES" and self.efficiency == "corpus":  # ES_corpus recomputed on the resample
+            return harmonic_of_means(self.columns["CQ"][idx], self.columns["conciseness"][idx], axis=1)
+        column = self.columns["ES_item" if metric == "ES" else metric]
+        if metric not in self._has_nan:
+            self._has_nan[metric] = bool(np.isnan(column).any())
+        if not self._has_nan[metric]:  # nanmean without a NaN: the same sum over the same count, no copy
+            return column[idx].mean(axis=1)
+        return np.nanmean(column[idx], axis=1)
+
+    def means(self, metrics: list[str]) -> dict[str, np.ndarray]:
+        """Each metric's mean on each of the ``n_resamples`` resamples (NaN where a resample has no value)."""
+        missing = [m for m in dict.fromkeys(metrics) if m not in self._means]
+        if missing:
+            parts: dict[str, list[np.ndarray]] = {m: [] for m in missing}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a resample without a value of a metric: nan
+                for idx in self._batches():
+                    for m in missing:
+                        parts[m].append(self._resampled_mean(m, idx))
+            self._means.update({m: np.concatenate(p) for m, p in parts.items()})
+        return {m: self._means[m] for m in metrics}
+
+
 def composite_interval(columns: dict[str, np.ndarray], weights: dict[str, float], used: list[str], *,
                        efficiency: str, confidence: float = 0.95, n_resamples: int = 2000,
-                       seed: int = 0) -> tuple[float | None, float | None]:
+                       seed: int = 0, resamples: ItemResamples | None = None) -> tuple[float | None, float | None]:
     """Percentile item-bootstrap CI of the strategy score (module docstring).
 
     Args:
@@ -74,6 +121,8 @@ def composite_interval(columns: dict[str, np.ndarray], weights: dict[str, float]
         confidence: The CI's coverage (0.95: the 2.5th and 97.5th percentiles of the resampled scores).
         n_resamples: Bootstrap resamples of the items.
         seed: Seed of the resampling (the same seed gives the same interval).
+        resamples: The model's resamples shared with its other strategies (:class:`ItemResamples` of the same
+            ``columns``, ``efficiency``, ``n_resamples`` and ``seed``); None: drawn here.
 
     Returns:
         ``(low, high)``, each in [0, 1]; ``(None, None)`` with fewer than 2 items, no metric used, or no
@@ -83,21 +132,10 @@ def composite_interval(columns: dict[str, np.ndarray], weights: dict[str, float]
     total = sum(weights[m] for m in used)
     if n < 2 or not used or total == 0:
         return None, None
-    rng = np.random.default_rng(seed)
-    batch = max(1, RESAMPLE_CELLS // n)
-    scores: list[np.ndarray] = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a resample without a value of a metric: nan
-        for start in range(0, n_resamples, batch):
-            idx = rng.integers(0, n, size=(min(batch, n_resamples - start), n))
-            means = {}
-            for m in used:
-                if m == "ES" and efficiency == "corpus":  # ES_corpus recomputed on the resample
-                    means[m] = harmonic_of_means(columns["CQ"][idx], columns["conciseness"][idx], axis=1)
-                else:
-                    means[m] = np.nanmean(columns["ES_item" if m == "ES" else m][idx], axis=1)
-            scores.append(sum(weights[m] * means[m] for m in used) / total)
-    q = np.concatenate(scores)
+    if resamples is None:
+        resamples = ItemResamples(columns, efficiency=efficiency, n_resamples=n_resamples, seed=seed)
+    means = resamples.means(used)
+    q = sum(weights[m] * means[m] for m in used) / total
     q = q[~np.isnan(q)]
     if not len(q):
         return None, None

@@ -61,6 +61,13 @@ def _reads_answers(family: str, settings: dict | None) -> bool | None:
         return None
 
 
+def _settings_model(family: str):
+    """The settings model of a registered family: a setting a run did not store reads as its default."""
+    from ..registry import get_family
+
+    return get_family(family).settings
+
+
 @app.command()
 def compare(
     base: Path | None = typer.Argument(None, help="The baseline run folder."),
@@ -120,7 +127,7 @@ def compare(
         result = compare_runs(base, new, pairs=parse_pairs(pair), metrics=parse_metrics(metrics),
                               min_effect=min_effect, allow_mismatch=allow_mismatch, base_run_id=base_run_id,
                               new_run_id=new_run_id, top_items=top_items, catalogue=_registered_metrics,
-                              reads_answers=_reads_answers)
+                              reads_answers=_reads_answers, settings_models=_settings_model)
     except CompareError as err:
         fail(str(err))
         return

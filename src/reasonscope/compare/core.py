@@ -31,7 +31,8 @@ variant):
 The gate: **exit 1** when at least one gating metric is ``worse`` with |difference| > ``min_effect`` (in the
 metric's unit), **exit 2** when the runs cannot be compared (no model pair, no shared item, items with one id
 but different content, or a family whose settings or prompt templates differ, unless ``allow_mismatch``), else
-**exit 0**. A family's definition is its settings (:func:`definition_check`; operational ones aside) and the
+**exit 0**. A family's definition is its settings (:func:`definition_check`; operational ones aside; a setting
+one run did not store reads as the default of the family's settings model, ``settings_models``) and the
 prompt templates its generations were made with (:mod:`reasonscope.compare.templates`); a template that could
 not be checked (a store from before templates were recorded) is noted in ``not_checked`` and blocks nothing.
 Unreadable folders raise :class:`~reasonscope.compare.source.CompareError` before anything is compared.
@@ -47,9 +48,11 @@ from typing import Any
 import numpy as np
 
 from ..metric_specs import MetricSpec
+from .defaults import SettingsModels, settings_model
 from .metrics import (
     Catalogue,
     family_specs,
+    flatten,
     metric_label,
     resolve_spec,
     select,
@@ -66,10 +69,6 @@ OPERATIONAL_SETTINGS = frozenset({"batch_size", "workers", "executor", "concurre
                                   "retry_after_cap_s", "retry_max_s", "timeout_s", "rpm", "tpm", "api_key_env"})
 """Settings (last path component) that change how a family runs, not what it measures: never a mismatch (a
 judge's or a scoring model's retries, time-outs, rate limits and key variable among them)."""
-ADDED_SETTINGS: dict[str, object] = {"runtime": "auto"}
-"""Settings (last path component) a later release added, with the default that a run written before, whose
-stored settings lack them, ran with: absent on one side and this value on the other is no mismatch (a model's
-``runtime``: ``auto`` is torch, the only runtime before the setting existed)."""
 ITEM_FIELDS = ("input", "target", "choices", "answer_type")
 """The parts of an item that must agree for two runs' items of one id to be the same item."""
 
@@ -79,7 +78,8 @@ def compare_runs(base: str | Path, new: str | Path, *, pairs: dict[str, str] | N
                  base_run_id: str | None = None, new_run_id: str | None = None, alpha: float = 0.05,
                  confidence: float = 0.95, top_items: int = 5, n_permutations: int = 9999,
                  seed: int = 0, catalogue: Catalogue | None = None,
-                 reads_answers: ReadsAnswers | None = None) -> RunComparison:
+                 reads_answers: ReadsAnswers | None = None,
+                 settings_models: SettingsModels | None = None) -> RunComparison:
     """Compare run folder ``new`` with run folder ``base`` on their shared items (module docstring).
 
     Args:
@@ -104,6 +104,11 @@ def compare_runs(base: str | Path, new: str | Path, *, pairs: dict[str, str] | N
             asks the family registry), so that a change of the answers' prompt template is a mismatch of those
             families only; default, or where it returns None: every family without requests or records of its
             own (:func:`reasonscope.compare.templates.default_reads_answers`).
+        settings_models: A family name -> its settings model (the command line and the viewer pass the
+            registry's): a setting that one run's stored settings lack reads as that model's default
+            (:mod:`reasonscope.compare.defaults`), so a setting added after a run was written is no mismatch;
+            default, or for a family it does not know: the stored settings as they are (a missing setting
+            differs from any value).
 
     Returns:
         The comparison; its ``exit_code`` is the gate's decision.
@@ -120,7 +125,8 @@ def compare_runs(base: str | Path, new: str | Path, *, pairs: dict[str, str] | N
     with open_run(base, base_run_id, "BASE") as b, open_run(new, new_run_id, "NEW") as n:
         return _compare(b, n, pairs=pairs, metrics=metrics, min_effect=min_effect, allow_mismatch=allow_mismatch,
                         alpha=alpha, confidence=confidence, top_items=top_items, n_permutations=n_permutations,
-                        seed=seed, catalogue=catalogue, reads_answers=reads_answers)
+                        seed=seed, catalogue=catalogue, reads_answers=reads_answers,
+                        settings_models=settings_models)
 
 
 def side(src: RunSource) -> RunSide:
@@ -187,20 +193,28 @@ def dataset_check(b: RunSource, n: RunSource) -> tuple[set[str], list[Mismatch]]
     return differ, notes
 
 
-def definition_check(b: RunSource, n: RunSource, families: set[str]) -> list[Mismatch]:
-    """The families whose settings differ between the runs (operational settings aside)."""
+def definition_check(b: RunSource, n: RunSource, families: set[str],
+                     settings_models: SettingsModels | None = None) -> list[Mismatch]:
+    """The families whose settings differ between the runs (operational settings aside).
+
+    A setting one run did not store reads as the default of the family's settings model, where
+    ``settings_models`` knows it (:func:`reasonscope.compare.metrics.settings_differences`); the message says
+    which side's value is such a default.
+    """
     out = []
     bf, nf = b.run["config"].get("families") or {}, n.run["config"].get("families") or {}
     for family in sorted(families):
-        for path, x, y in settings_differences(bf.get(family), nf.get(family)):
-            leaf = path.rsplit(".", 1)[-1]
-            if leaf in OPERATIONAL_SETTINGS:
+        model = settings_model(settings_models, family)
+        stored = {"BASE": flatten(bf.get(family) or {}), "NEW": flatten(nf.get(family) or {})}
+        for path, x, y in settings_differences(bf.get(family), nf.get(family), model):
+            if path.rsplit(".", 1)[-1] in OPERATIONAL_SETTINGS:
                 continue
-            if leaf in ADDED_SETTINGS and {x, y} == {None, ADDED_SETTINGS[leaf]}:
-                continue
+            filled = [side for side, value in (("BASE", x), ("NEW", y))
+                      if value is not None and path not in stored[side]]
+            note = "".join(f" ({side} did not store it: the default)" for side in filled)
             out.append(Mismatch(kind="definition", family=family, what=f"families.{family}.{path}", base=x, new=y,
-                                message=f"{family}: families.{family}.{path} is {x!r} in BASE and {y!r} in NEW: "
-                                        "its metrics are not computed the same way"))
+                                message=f"{family}: families.{family}.{path} is {x!r} in BASE and {y!r} in NEW"
+                                        f"{note}: its metrics are not computed the same way"))
     return out
 
 
@@ -353,7 +367,8 @@ def _verdict(row: dict[str, Any], spec_dir: bool | None, alpha: float) -> str:
 def _compare(b: RunSource, n: RunSource, *, pairs: dict[str, str] | None, metrics: list[str] | None,
              min_effect: float, allow_mismatch: bool, alpha: float, confidence: float, top_items: int,
              n_permutations: int, seed: int, catalogue: Catalogue | None,
-             reads_answers: ReadsAnswers | None = None) -> RunComparison:
+             reads_answers: ReadsAnswers | None = None,
+             settings_models: SettingsModels | None = None) -> RunComparison:
     from ..stats.multiple import holm
 
     model_map, mismatches = model_pairs(b, n, pairs)
@@ -378,7 +393,7 @@ def _compare(b: RunSource, n: RunSource, *, pairs: dict[str, str] | None, metric
             raise CompareError(f"--metrics {', '.join(unknown)}: no such metric in both runs ({b.store_path} and "
                                f"{n.store_path}); expected one of: {known} (or a family name)")
     compared_families = {t[0] for t in todo}
-    definitions = definition_check(b, n, compared_families)
+    definitions = definition_check(b, n, compared_families, settings_models)
     prompts, not_checked = template_check(b.templates, n.templates, compared_families, model_map,
                                           answer_readers(b, n, reads_answers))
     definitions += prompts

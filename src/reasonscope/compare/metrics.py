@@ -22,7 +22,10 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..metric_specs import MetricSpec
+from .defaults import with_defaults
 
 Catalogue = Callable[[str], Iterable[MetricSpec]]
 """A family name -> that family's metric specs (raises LookupError for an unknown family)."""
@@ -113,7 +116,15 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def settings_differences(base: dict[str, Any] | None, new: dict[str, Any] | None) -> list[tuple[str, Any, Any]]:
-    """``(path, base value, new value)`` of every setting that differs between two families' settings."""
+def settings_differences(base: dict[str, Any] | None, new: dict[str, Any] | None,
+                         model: type[BaseModel] | None = None) -> list[tuple[str, Any, Any]]:
+    """``(path, base value, new value)`` of every setting that differs between two families' settings.
+
+    With ``model`` (the family's settings model), a field either side lacks reads as the model's default
+    (:func:`reasonscope.compare.defaults.with_defaults`), so a setting added after a run was written is no
+    difference unless the other run set another value; without it, a missing field reads as None.
+    """
+    if model is not None:
+        base, new = with_defaults(base or {}, model), with_defaults(new or {}, model)
     a, b = flatten(base or {}), flatten(new or {})
     return [(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]

@@ -1,6 +1,6 @@
 """The embedded model on llama.cpp (``llama-cpp-python``): batched generation and label log-probabilities.
 
-:class:`LlamaCppRuntime` runs the SmolLM2 GGUF file as it ships (Q4_1 weights), one instance per model, its
+:class:`LlamaCppRuntime` runs a GGUF file (the embedded SmolLM2's float32 copy), one instance per model, its
 calls serialised by a lock, ``n_threads`` = the cores this process may use. It does the embedded model's
 token work; :class:`reasonscope.models.smollm2.SmolLM2Model` decides when it is used (``runtime``).
 
@@ -9,9 +9,12 @@ token work; :class:`reasonscope.models.smollm2.SmolLM2Model` decides when it is 
   ``lstrip_blocks``, ``add_generation_prompt``), then tokenised by llama.cpp with special tokens parsed and
   no BOS added, as the torch path tokenises it (``add_special_tokens=False``): both runtimes see the same
   token ids (tested on the demo's prompts).
-* **Generation**: up to ``parallel`` sequences decoded together, one llama.cpp sequence each in one key/value
-  cache (llama.cpp's batched decoding: every step is one ``llama_decode`` of one token per live sequence;
-  the prompts are decoded together first). Greedy at temperature 0 (the arg-max of the logits, as
+* **Weights**: whatever the GGUF file holds; the embedded model gives it a float32 copy of its Q4_1 file
+  (:mod:`reasonscope.models.gguf_float32`), the weights the torch runtime uses.
+* **Generation**: up to ``parallel`` sequences decoded together (at most llama.cpp's 256 per context), one
+  llama.cpp sequence each in one key/value cache (llama.cpp's batched decoding: every step is one ``llama_decode`` of one token per live sequence;
+  the prompts are decoded together first, a prompt several sequences share and the prefix all prompts share
+  decoded once and copied: :meth:`LlamaCppRuntime._prefill`). Greedy at temperature 0 (the arg-max of the logits, as
   transformers); else the logits divided by the temperature, softmax, the nucleus of mass ``top_p`` when set
   (no top-k, as the torch path) and one draw from a numpy generator seeded per request by a hash of its
   (item, variant, seed + sample), so a request's sample does not depend on the other requests of its batch.
@@ -41,7 +44,10 @@ from typing import Any
 import numpy as np
 
 PARALLEL = 16
-"""Sequences decoded together by default (measured in ``benchmarks/generation_runtimes.py``)."""
+"""Sequences decoded together when the model's settings name no number (``parallel``, ``batch_size``)."""
+
+SHARED_PREFIX_MIN = 8
+"""The fewest prompt tokens shared by every prompt of a group that are decoded once and copied (fewer: no copy)."""
 
 
 def cores() -> int:
@@ -72,11 +78,13 @@ class LlamaCppRuntime:
     """A GGUF model on llama.cpp: tokenise, apply the chat template, generate in batches, score continuations."""
 
     def __init__(self, gguf_path: str | Path, n_threads: int | None = None, parallel: int = PARALLEL):
+        import llama_cpp
         from llama_cpp import Llama
 
         self.path = Path(gguf_path)
         self.n_threads = n_threads or cores()
-        self.parallel = max(1, parallel)
+        # llama.cpp refuses a context of more sequences (256): a larger batch_size would fail every request
+        self.parallel = min(max(1, parallel), int(llama_cpp.llama_max_parallel_sequences()))
         self.llm = Llama(str(self.path), n_ctx=256, n_threads=self.n_threads, n_threads_batch=self.n_threads,
                          verbose=False)
         self.n_vocab = self.llm.n_vocab()
@@ -221,16 +229,11 @@ class LlamaCppRuntime:
         ctx = self._ctx
         llama_cpp.llama_memory_clear(ctx.memory, True)
         rngs = [np.random.default_rng(r.seed) for r in rows]
-        entries, last = [], {}
-        for s, r in enumerate(rows):
+        for r in rows:
             r.tokens, r.finish, r.text = [], None, None
             if not r.prompt:
                 raise ValueError("llama.cpp generation needs a non-empty prompt")
-            for p, tok in enumerate(r.prompt):
-                entries.append((tok, p, s, p == len(r.prompt) - 1))
-            last[s] = len(entries) - 1
-        logits = self._decode(ctx, entries)
-        current = {s: logits[last[s]] for s in range(len(rows))}
+        current = self._prefill(ctx, [r.prompt for r in rows])
         live = list(range(len(rows)))
         while live:
             step, still = [], []
@@ -261,6 +264,42 @@ class LlamaCppRuntime:
         for r in rows:
             if r.text is None:
                 r.text = self.detokenize(r.tokens)
+
+    def _prefill(self, ctx: Any, prompts: list[list[int]]) -> dict[int, np.ndarray]:
+        """Decode every sequence's prompt into its own stream; the logits after each prompt, by sequence.
+
+        Shared work is done once: a prompt that several sequences have (samples of one request) is decoded for
+        the first of them and its stream copied to the others, and the longest token prefix all distinct prompts
+        share (the system prompt, an instruction), when it is at least :data:`SHARED_PREFIX_MIN` tokens, is
+        decoded once and its stream copied to every distinct prompt's sequence before the rest is decoded. A copy
+        is of the key/value cache the prefix's decoding wrote, so each sequence continues from the same cache it
+        would have computed itself (up to float rounding of a batch of another shape: the same texts, tested).
+        """
+        import llama_cpp
+
+        first: dict[tuple[int, ...], int] = {}
+        lead = [first.setdefault(tuple(p), s) for s, p in enumerate(prompts)]
+        leaders = sorted(set(lead))
+        shared = 0
+        if len(leaders) > 1:
+            shared = len(os.path.commonprefix([prompts[s] for s in leaders]))
+            shared = min(shared, min(len(prompts[s]) for s in leaders) - 1)  # each leader decodes its last token
+            if shared < SHARED_PREFIX_MIN:
+                shared = 0
+        if shared:
+            self._decode(ctx, [(t, p, leaders[0], False) for p, t in enumerate(prompts[leaders[0]][:shared])])
+            for s in leaders[1:]:  # whole-stream copies, done by llama.cpp before the next decode
+                llama_cpp.llama_memory_seq_cp(ctx.memory, leaders[0], s, -1, -1)
+        entries, last = [], {}
+        for s in leaders:
+            for p in range(shared, len(prompts[s])):
+                entries.append((prompts[s][p], p, s, p == len(prompts[s]) - 1))
+            last[s] = len(entries) - 1
+        logits = self._decode(ctx, entries)
+        for s, leader in enumerate(lead):
+            if s != leader:
+                llama_cpp.llama_memory_seq_cp(ctx.memory, leader, s, -1, -1)
+        return {s: logits[last[leader]] for s, leader in enumerate(lead)}
 
     def _choose(self, row: Row, logits: np.ndarray, rng: np.random.Generator) -> int:
         """The next token of ``row``: masked by its matcher, then arg-max or a draw (module docstring)."""
@@ -346,6 +385,22 @@ class LlamaCppRuntime:
                 ctx.close()
         self._ctx = self._score_ctx = None
         self.llm.close()
+
+
+def whole_sequence_logprobs(llm: Any, prompt: list[int], continuations: list[list[int]]) -> list[float]:
+    """The reference for :meth:`LlamaCppRuntime.logprobs`: each prompt + continuation evaluated whole, alone.
+
+    ``llm`` is a ``llama_cpp.Llama`` made with ``logits_all=True``; for each continuation its cache is reset, the
+    prompt and the continuation are evaluated as one sequence and the continuation's tokens' log-softmax (in
+    float64) summed. Slow (the prompt evaluated once per continuation): for tests and benchmarks.
+    """
+    sums = []
+    for cont in continuations:
+        llm.reset()
+        llm.eval(prompt + cont)
+        rows = np.asarray(llm.scores[len(prompt) - 1:len(prompt) + len(cont) - 1], dtype=np.float64)
+        sums.append(float(sum(_log_softmax(row)[t] for row, t in zip(rows, cont, strict=True))))
+    return sums
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -357,14 +357,15 @@ def logprob_scorer(model: Any, *, kind: str, template: str, continuations: Seque
     """A language model's log-probabilities of fixed ``continuations`` behind the cache.
 
     The scorer's identity is (kind, the model's spec, the prompt template's version, the continuations, and
-    the runtime when it is not the default torch one: llama.cpp's log-probabilities differ from torch's by up
-    to 0.4 nats, so neither is served to a run of the other); an input is a prompt (or a list of prompts
-    scored together).
+    the runtime and its weights when it is not the default torch one: llama.cpp's log-probabilities differ from
+    torch's by float rounding, up to 0.01 nats, so neither is served to a run of the other); an input is a
+    prompt (or a list of prompts scored together).
     """
-    runtime = getattr(getattr(model, "config", None), "runtime", None)
+    config = getattr(model, "config", None)
+    runtime = getattr(config, "runtime", None)
+    llama = {"runtime": runtime, "weights": config.options.get("weights")} if runtime == "llama-cpp" else {}
     return CachedScorer(kind=kind, model=model.config.spec,
-                        settings={"template": template, "continuations": list(continuations),
-                                  **({"runtime": runtime} if runtime == "llama-cpp" else {})},
+                        settings={"template": template, "continuations": list(continuations), **llama},
                         load=lambda: model, compute=compute, description=f"{model.name}: {what}",
                         cache=ScoreCache(store) if store is not None else None, chunk=chunk, label=label)
 

@@ -34,6 +34,7 @@ Coverage is measured by ``benchmarks/interval_coverage.py``; the formulas are in
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -66,6 +67,65 @@ def resample_batch(n: int) -> int:
     resampled values at once, at least one resample.
     """
     return max(1, RESAMPLE_BUDGET // max(1, n))
+
+
+def quantile_linear(sorted_values: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Quantiles ``p`` (in [0, 1]) of sorted values, by ``scipy.stats.quantile``'s ``linear`` formula.
+
+    Hyndman and Fan's type 7, written as scipy.stats.quantile writes it (``j + 1 = floor(p n + 1 - p)``,
+    ``g = (p n + 1 - p) mod 1``, ``(1 - g) y_j + g y_{j+1}``), so that the result equals scipy's to the last
+    bit; ``numpy.quantile`` computes the same quantity by another formula, which can differ in the last bits.
+    """
+    n = float(len(sorted_values))
+    jg = p * n + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g = np.where(j < 0, 0.0, g)
+    j = np.clip(j, 0.0, n - 1).astype(np.int64)
+    jp1 = np.clip(jp1, 0.0, n - 1).astype(np.int64)
+    return (1 - g) * sorted_values[j] + g * sorted_values[jp1]
+
+
+def paired_percentile_bootstrap(samples: tuple[np.ndarray, ...], statistic: Callable[..., np.ndarray], *,
+                                confidence: float = 0.95,
+                                n_resamples: int = 2000, seed: int = 0, batch: int | None = None
+                                ) -> tuple[float, float]:
+    """The percentile bootstrap interval of a paired statistic, as ``scipy.stats.bootstrap`` computes it.
+
+    Equal to ``scipy.stats.bootstrap(samples, statistic, paired=True, vectorized=True, method="percentile",
+    confidence_level=confidence, n_resamples=n_resamples, batch=batch, random_state=np.random.default_rng(seed))``
+    (the same random stream: ``rng.integers(0, n, (batch, n))`` per batch of resampled item indices; the same
+    quantile formula, :func:`quantile_linear`), without importing scipy.stats (0.5 s). Two-sided: the
+    ``(1 - confidence) / 2`` and ``1 - (1 - confidence) / 2`` quantiles of the resampled statistics.
+
+    Args:
+        samples: Aligned 1-d arrays (item i of each is one observation), at least 2 items.
+        statistic: ``statistic(*resampled, axis=-1)``: one value per resample (a row of each array).
+        confidence: The interval's level, in (0, 1).
+        n_resamples: Resamples, at least 1.
+        seed: Seed of the resampling.
+        batch: Resamples drawn at a time (None: all at once).
+
+    Returns:
+        ``(low, high)``; both NaN when any resampled statistic is NaN (scipy's ``nan_policy="propagate"``).
+    """
+    n = len(samples[0])
+    if n < 2 or any(len(s) != n for s in samples):
+        raise ValueError(f"paired bootstrap: expected aligned samples of at least 2 items, got lengths "
+                         f"{[len(s) for s in samples]}")
+    rng = np.random.default_rng(seed)
+    step = batch or n_resamples or 1
+    theta = []
+    for k in range(0, n_resamples, step):
+        i = rng.integers(0, n, (min(step, n_resamples - k), n))
+        theta.append(statistic(*(s[..., i] for s in samples), axis=-1))
+    values = np.sort(np.concatenate(theta, axis=-1))
+    if np.isnan(values).any():
+        return math.nan, math.nan
+    alpha = np.asarray((1 - confidence) / 2, dtype=values.dtype)
+    low, high = quantile_linear(values, np.stack([alpha, 1 - alpha]))
+    return float(low), float(high)
 
 
 @dataclass

@@ -53,7 +53,8 @@ def _cell(value: Any) -> str:
 def paired_comparison(base_dir: Path, new_dir: Path, families: Iterable[Any] = ()) -> dict[str, Any]:
     """``reasonscope compare``'s answer for the two run folders, as ``{"headers", "rows", "note"}``.
 
-    ``families``: the families whose metric catalogues give each metric's direction (the viewer's).
+    ``families``: the families whose metric catalogues give each metric's direction and whose settings models
+    give the defaults of settings a run did not store (the viewer's).
 
     Raises:
         ComparisonUnavailable: The command is not installed, or cannot compare these runs.
@@ -64,8 +65,11 @@ def paired_comparison(base_dir: Path, new_dir: Path, families: Iterable[Any] = (
         raise ComparisonUnavailable("the paired comparison needs `reasonscope compare`, which this installation "
                                     "does not have; the headline numbers above are side by side") from None
     try:
+        families = list(families)
         specs = {f.name: tuple(f.metrics) for f in families}
-        result = compare_runs(base_dir, new_dir, catalogue=specs.__getitem__ if specs else None)
+        models = {f.name: f.settings for f in families if getattr(f, "settings", None) is not None}
+        result = compare_runs(base_dir, new_dir, catalogue=specs.__getitem__ if specs else None,
+                              settings_models=models.__getitem__ if models else None)
     except Exception as err:  # noqa: BLE001 (any refusal of the command is shown on the page, as its message)
         raise ComparisonUnavailable(f"reasonscope compare cannot compare these runs: {err}") from None
     rows = []

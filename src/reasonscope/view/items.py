@@ -72,6 +72,7 @@ from ..report.html import clip
 from ..storage.run_data import interpret
 from ..storage.store import Store
 from ..types import Item
+from .readonly import read_snapshot
 
 __all__ = ["GenerationView", "ItemPage", "ItemQuery", "ItemRow", "RowCount", "ScoreView", "count_rows", "item_page",
            "metric_index", "page_keys"]
@@ -576,13 +577,17 @@ def item_page(store: Store, run_key: str, query: ItemQuery, run_id: str | None =
     """One page of the Items page of the run (its latest finished run unless ``run_id``).
 
     ``count``: the query's :class:`RowCount` when known (counted otherwise; the viewer keeps it per run,
-    filters and change of the run).
+    filters and change of the run, and passes it only when it counts the state that the caller's read
+    transaction sees). Everything is read in one read transaction (:func:`reasonscope.view.readonly.read_snapshot`,
+    joined where the caller has begun one), so a run committing meanwhile cannot make the rows disagree with
+    the count.
     """
-    run_id = run_id or store.run()["run_id"]
-    datasets = _datasets(store.conn, run_id)
-    count = count or count_rows(store, run_id, query, datasets)
-    pairs = page_keys(store, run_id, query, count, datasets)
-    models, metrics = _choices(store.conn, run_id)
+    with read_snapshot(store.conn):
+        run_id = run_id or store.run()["run_id"]
+        datasets = _datasets(store.conn, run_id)
+        count = count or count_rows(store, run_id, query, datasets)
+        pairs = page_keys(store, run_id, query, count, datasets)
+        models, metrics = _choices(store.conn, run_id)
+        rows = item_rows(store, run_id, pairs, datasets)
     return ItemPage(run_key=run_key, run_id=run_id, query=query, total=count.total,
-                    pages=max(1, -(-count.total // query.per_page)), rows=item_rows(store, run_id, pairs, datasets),
-                    models=models, metrics=metrics)
+                    pages=max(1, -(-count.total // query.per_page)), rows=rows, models=models, metrics=metrics)

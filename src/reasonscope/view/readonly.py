@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..storage.store import MIGRATIONS, STORE_FILENAME, Store
 
-__all__ = ["OLDEST_SCHEMA", "StoreUnreadable", "open_read_only", "store_fingerprint"]
+__all__ = ["OLDEST_SCHEMA", "StoreUnreadable", "open_read_only", "read_snapshot", "store_fingerprint"]
 
 OLDEST_SCHEMA = 4
 """The oldest store schema the viewer reads: 4 has every table and the by-item indexes. A store of schema 4
@@ -75,6 +75,27 @@ def open_read_only(run_dir: Path) -> Iterator[Store]:
         yield store
     finally:
         conn.close()
+
+
+@contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction on ``conn``: every read inside sees the same committed state of the store.
+
+    Without it each ``SELECT`` is a transaction of its own (Python's sqlite3 opens one implicitly only before
+    a write), so a run that commits between two reads of one page (its count, then its rows) would give a page
+    that disagrees with its count. ``BEGIN`` then one read pins the snapshot at once (a deferred transaction
+    would pin it at its first read); a writer is not blocked (a WAL reader never blocks a writer), and the
+    transaction, which wrote nothing, is ended on exit. Inside a transaction already, nothing is begun.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+        yield conn
+    finally:
+        conn.rollback()
 
 
 def store_fingerprint(run_dir: Path) -> tuple:

@@ -25,7 +25,7 @@ from typing import Any
 
 from .items import ItemPage, ItemQuery, RowCount, count_rows, item_page, metric_index
 from .paths import discover_runs, resolve_run
-from .readonly import open_read_only, store_fingerprint
+from .readonly import open_read_only, read_snapshot, store_fingerprint
 from .runs import RunRow, read_run_row
 
 __all__ = ["Viewer", "redact"]
@@ -136,19 +136,26 @@ class Viewer:
         """One Items page of run ``key`` (:func:`reasonscope.view.items.item_page`).
 
         The filters' :class:`~reasonscope.view.items.RowCount` is kept per run, filters and change of the run
-        (at most 1,000 of them: two numbers each), so paging a filter counts it once.
+        (at most 1,000 of them: two numbers each), so paging a filter counts it once. The count and the page
+        are read in one read transaction; a kept count is used, and a new one kept, only when the store's
+        fingerprint is the same before and after that transaction began (a run that wrote in between is
+        counted afresh inside it), so a page always agrees with its count.
         """
         folder = self.folder(key)
+        run_id = self.row(key).run_id
         fp = store_fingerprint(folder)
         counted = (key, fp, tuple(sorted(query.filters().items())))
-        with open_read_only(folder) as store:
-            run_id = self.row(key).run_id or store.run()["run_id"]
-            count = self._counts.get(counted)
+        with open_read_only(folder) as store, read_snapshot(store.conn):
+            # the snapshot is the state ``fp`` names only if nothing was written since ``fp`` was read
+            same = store_fingerprint(folder) == fp
+            run_id = run_id or store.run()["run_id"]
+            count = self._counts.get(counted) if same else None
             if count is None:
                 count = count_rows(store, run_id, query)
-                if len(self._counts) >= 1000:
-                    self._counts.clear()
-                self._counts[counted] = count
+                if same:
+                    if len(self._counts) >= 1000:
+                        self._counts.clear()
+                    self._counts[counted] = count
             return item_page(store, key, query, run_id=run_id, count=count)
 
     def config_text(self, key: str) -> str:
