@@ -21,12 +21,13 @@ BEHAVIOR = {"nli": {"backend": "none", "model": "nli-a", "batch_size": 16}, "sam
 
 
 def make_run(run_dir, scores, *, items=None, config=None, outputs=None, seed=0, dataset="ds", finish=True,
-             template=None):
+             template=None, runtime=None):
     """A run folder whose store holds ``scores``: ``{(family, metric, model): {item id: value}}``.
 
     Items are ``dataset/<id>`` with input ``q<id>`` unless ``items`` (id -> Item fields) says otherwise;
     ``outputs``: ``{(model, id): text}`` stored as the model's completion of the item, its request recording
-    ``template`` (one for every model, or ``{model: template}``; None: no template, as older stores).
+    ``template`` (one for every model, or ``{model: template}``; None: no template, as older stores) and
+    ``runtime`` (None: none recorded, as a torch model's requests).
     """
     store = Store(run_dir)
     run_id = store.start_run(kind="run", config=config or {"families": {"behavior": BEHAVIOR}}, seed=seed)
@@ -40,8 +41,8 @@ def make_run(run_dir, scores, *, items=None, config=None, outputs=None, seed=0, 
     for (model, i), text in (outputs or {}).items():
         key = f"k-{model}-{i}-{seed}"
         tmpl = template.get(model) if isinstance(template, dict) else template
-        store.put_completion(key, provider="mock", model_id=model, request={"template": tmpl} if tmpl else {},
-                             completion=Completion(text=text))
+        request = {**({"template": tmpl} if tmpl else {}), **({"runtime": runtime} if runtime else {})}
+        store.put_completion(key, provider="mock", model_id=model, request=request, completion=Completion(text=text))
         links.append((run_id, model, dataset, i, "original", 0, key, 64))
     if links:
         store.link(links)

@@ -48,6 +48,24 @@ def test_runs_differing_only_in_prompt_template_block_the_gate(tmp_path):
     assert res.not_checked == []
 
 
+def test_answers_made_on_another_runtime_block_the_gate(tmp_path):
+    """The embedded model on torch in BASE and on llama.cpp in NEW (what ``runtime: auto`` does where
+    llama-cpp-python is installed): a definition mismatch, though the settings say ``auto`` in both."""
+    base, new = run_pair(tmp_path, "qa-v1", "qa-v1", runtime=None)
+    new = make_run(tmp_path / "new2", {("behavior", "CQ", "m"): shares(CQ_NEW)}, outputs=ANSWERS, template="qa-v1",
+                   runtime="llama-cpp", seed=1)
+    res = compare_runs(base, new)
+    assert [(m.kind, m.family, m.what, m.base, m.new) for m in res.mismatches] == [
+        ("definition", "behavior", "model runtime (answers)", "torch", "llama-cpp")]
+    assert res.mismatches[0].message == ("model runtime torch -> llama-cpp (behavior, answers): its metrics are not "
+                                         "computed by the same model code")
+    assert res.exit_code == 2
+    same = make_run(tmp_path / "new3", {("behavior", "CQ", "m"): shares(CQ_NEW)}, outputs=ANSWERS,
+                    template="qa-v1", runtime="llama-cpp", seed=2)
+    assert compare_runs(new, same).mismatches == []  # llama.cpp on both sides
+    assert compare_runs(base, run_pair(tmp_path / "pair", "qa-v1", "qa-v1")[1]).mismatches == []  # torch on both
+
+
 def test_allow_mismatch_compares_and_still_lists_the_template_mismatch(tmp_path):
     base, new = run_pair(tmp_path, "qa-v1", "qa-v2")
     res = compare_runs(base, new, allow_mismatch=True)

@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import json
 import logging
+import os
 
 import pytest
 from pydantic import ValidationError
@@ -203,6 +204,7 @@ def test_logprobs_equal_a_full_evaluation(llama_model):
     assert all(v < 0 for v in got) and got[0] > got[2]  # " yes" is far likelier than " maybe not"
 
 
+@pytest.mark.slow
 def test_the_runtime_agrees_with_torch(llama_model):
     """The llama.cpp runtime reads the float32 weights torch computes with: the same greedy text, label
     log-probabilities within 0.01 nats (the tolerance docs/performance.md states)."""
@@ -221,6 +223,13 @@ def test_the_runtime_agrees_with_torch(llama_model):
     conts = [" entailment", " neutral", " contradiction"]
     assert llama_model.logprobs_sync(prompt, conts) == pytest.approx(torch_model.logprobs_sync(prompt, conts),
                                                                      abs=0.01)
+    # a judge's prompts that share everything up to the attribute (the attributes family's expected scores)
+    judged = [torch_model.prompt_text([{"role": "user", "content": f"Rate the answer '5' to 2 + 3 on {a} (0-10):"}])
+              for a in ("correctness", "clarity", "coherence")]
+    scores = [" 3", " 7", " 10"]
+    by_llama, by_torch = llama_model.logprobs_shared(judged, scores), torch_model.logprobs_shared(judged, scores)
+    assert [len(r) for r in by_llama] == [3, 3, 3]
+    assert [v for row in by_llama for v in row] == pytest.approx([v for row in by_torch for v in row], abs=0.01)
     torch_model.close()
 
 
@@ -233,7 +242,8 @@ def test_shared_prompts_are_decoded_once_with_the_same_results(llama_model, monk
     rt = llama_model.llama()
     questions = ["What is 2 + 3?", "What is 7 - 4?", "Name a fruit."]
     prompts = [rt.tokenize(rt.prompt_text([{"role": "user", "content": q}])) for q in questions]
-    assert len(__import__("os").path.commonprefix(prompts)) >= llama_cpp_runtime.SHARED_PREFIX_MIN  # system prompt
+    prefix = len(os.path.commonprefix(prompts))
+    assert prefix >= llama_cpp_runtime.SHARED_PREFIX_MIN  # the system prompt
 
     def rows():
         return [Row(prompt=p, max_tokens=12) for p in prompts + prompts[:2]]  # the first two prompts twice
@@ -246,7 +256,6 @@ def test_shared_prompts_are_decoded_once_with_the_same_results(llama_model, monk
     monkeypatch.setattr(llama_cpp_runtime, "SHARED_PREFIX_MIN", 10**6)
     decoded.clear()
     alone = [rt.generate([row])[0] for row in rows()]
-    prefix = len(__import__("os").path.commonprefix(prompts))
     assert prefill_shared == [prefix, sum(len(p) for p in prompts) - 3 * prefix]
     assert [r.text for r in shared] == [r.text for r in alone]
     assert shared[3].text == shared[0].text and shared[4].text == shared[1].text

@@ -30,10 +30,11 @@ variant):
 
 The gate: **exit 1** when at least one gating metric is ``worse`` with |difference| > ``min_effect`` (in the
 metric's unit), **exit 2** when the runs cannot be compared (no model pair, no shared item, items with one id
-but different content, or a family whose settings or prompt templates differ, unless ``allow_mismatch``), else
-**exit 0**. A family's definition is its settings (:func:`definition_check`; operational ones aside; a setting
-one run did not store reads as the default of the family's settings model, ``settings_models``) and the
-prompt templates its generations were made with (:mod:`reasonscope.compare.templates`); a template that could
+but different content, or a family whose settings, prompt templates or runtimes differ, unless ``allow_mismatch``),
+else **exit 0**. A family's definition is its settings (:func:`definition_check`; operational ones aside; a
+setting one run did not store reads as the default of the family's settings model, ``settings_models``), the
+prompt templates its generations were made with and the runtimes that made them
+(:mod:`reasonscope.compare.templates`); a template that could
 not be checked (a store from before templates were recorded) is noted in ``not_checked`` and blocks nothing.
 Unreadable folders raise :class:`~reasonscope.compare.source.CompareError` before anything is compared.
 """
@@ -61,7 +62,7 @@ from .metrics import (
 )
 from .model import ItemChange, MetricComparison, Mismatch, RunComparison, RunSide
 from .source import CompareError, RunSource, open_run
-from .templates import ReadsAnswers, default_reads_answers, summary, template_check
+from .templates import ReadsAnswers, default_reads_answers, runtime_check, summary, template_check
 
 CLUSTER_KEYS = ("cluster", "premise")
 """Item metadata fields that name an item's cluster, in order of preference."""
@@ -394,9 +395,9 @@ def _compare(b: RunSource, n: RunSource, *, pairs: dict[str, str] | None, metric
                                f"{n.store_path}); expected one of: {known} (or a family name)")
     compared_families = {t[0] for t in todo}
     definitions = definition_check(b, n, compared_families, settings_models)
-    prompts, not_checked = template_check(b.templates, n.templates, compared_families, model_map,
-                                          answer_readers(b, n, reads_answers))
-    definitions += prompts
+    readers = answer_readers(b, n, reads_answers)
+    prompts, not_checked = template_check(b.templates, n.templates, compared_families, model_map, readers)
+    definitions += prompts + runtime_check(b.runtimes, n.runtimes, compared_families, model_map, readers)
     mismatches += definitions
     differing = {m.family for m in definitions}
 

@@ -34,7 +34,7 @@ from typing import Any
 from ..storage.processes import process_gone
 from ..storage.rundir import LOCK_FILENAME, RunDirLock
 from ..storage.store import MIGRATIONS, STORE_FILENAME
-from .templates import read_templates
+from .templates import read_runtimes, read_templates
 
 REQUIRED_TABLES = ("runs", "items", "scores", "run_generations", "generations")
 
@@ -55,6 +55,8 @@ class RunSource:
         scores: ``(family, metric, model, item key) -> value`` of every item-level score (None: n/a).
         templates: use -> model -> the prompt templates of its generations
             (:func:`reasonscope.compare.templates.read_templates`).
+        runtimes: use -> model -> the runtimes that made its generations
+            (:func:`reasonscope.compare.templates.read_runtimes`).
     """
 
     path: Path
@@ -64,6 +66,7 @@ class RunSource:
     scores: dict[tuple[str, str, str, str], float | None]
     conn: sqlite3.Connection | None = field(default=None, repr=False)
     templates: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    runtimes: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
@@ -224,11 +227,12 @@ def open_run(path: str | Path, run_id: str | None = None, side: str = "BASE") ->
                     "SELECT family, metric, model, item_id, value FROM scores WHERE run_id=? AND item_id != ''",
                     (run["run_id"],))}
                 templates = read_templates(conn, run["run_id"], run["config"])
+                runtimes = read_runtimes(conn, run["run_id"])
             except (sqlite3.DatabaseError, ValueError) as err:
                 if isinstance(err, CompareError):
                     raise
                 raise _damaged(store, err) from None
-            yield RunSource(run_dir, store, run, items, scores, conn, templates)
+            yield RunSource(run_dir, store, run, items, scores, conn, templates, runtimes)
     except sqlite3.DatabaseError as err:
         raise _damaged(store, err) from None
     except OSError as err:

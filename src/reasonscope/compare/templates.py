@@ -24,6 +24,12 @@ Known templates that differ are a ``definition`` mismatch ("prompt template qa-v
 answers)"), which blocks the gate like any other definition that differs; a side whose generations carry no
 template (:data:`UNKNOWN`), or that has no generation of a use the other side has, cannot be checked: that
 is said in a note and blocks nothing.
+
+**Runtimes** (:func:`read_runtimes`, :func:`runtime_check`): the ``runtime`` of the stored requests of the
+answers, of a family's own requests and of its scoring calls (``llama-cpp`` for the embedded model on llama.cpp;
+none recorded: :data:`DEFAULT_RUNTIME`) are compared the same way: "model runtime torch -> llama-cpp
+(behavior, answers)" is a ``definition`` mismatch, since ``runtime: auto`` in both runs' settings may have
+resolved to different runtimes.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from typing import Any
 
 from .model import Mismatch
 
+DEFAULT_RUNTIME = "torch"
+"""The runtime of a generation whose stored request names none (every model but the embedded one on llama.cpp)."""
 UNKNOWN = "unknown"
 """The template of a generation stored without one (a store written before templates were recorded)."""
 ANSWERS = "answers"
@@ -65,21 +73,45 @@ def _model_names(config: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def read_templates(conn: sqlite3.Connection, run_id: str, config: dict[str, Any]) -> Templates:
-    """The templates of run ``run_id``'s generations, per use and model (module docstring)."""
+_TEMPLATE = "CASE WHEN json_valid(g.request) THEN json_extract(g.request, '$.template') END"
+_RUNTIME = (f"COALESCE(CASE WHEN json_valid(g.request) THEN json_extract(g.request, '$.runtime') END, "
+            f"'{DEFAULT_RUNTIME}')")
+
+
+def _requests_and_calls(conn: sqlite3.Connection, run_id: str, field: str) -> Templates:
+    """``field`` of the run's generations, per use and model.
+
+    ``field`` is an SQL expression over the stored request ``g.request``. Uses: ``answers`` and
+    ``<family>.requests`` (the run's linked requests), ``<family>.calls`` (the completions whose keys the
+    family's item-level scores record).
+    """
     out: Templates = defaultdict(lambda: defaultdict(set))
-    template = "CASE WHEN json_valid(g.request) THEN json_extract(g.request, '$.template') END"
     for model, variant, value in conn.execute(
-            f"SELECT rg.model, rg.variant, {template} FROM run_generations rg JOIN generations g ON g.key = rg.key "
+            f"SELECT rg.model, rg.variant, {field} FROM run_generations rg JOIN generations g ON g.key = rg.key "
             "WHERE rg.run_id = ? GROUP BY 1, 2, 3", (run_id,)):
         variant = variant or ""
         use = ANSWERS if ANSWER_VARIANT.fullmatch(variant) else f"{variant.split(':', 1)[0]}.requests"
         out[use][model].add(_label(value))
     for family, model, value in conn.execute(
-            f"SELECT s.family, s.model, {template} FROM scores s, json_tree(s.details) t "
+            f"SELECT s.family, s.model, {field} FROM scores s, json_tree(s.details) t "
             "JOIN generations g ON g.key = t.value WHERE s.run_id = ? AND s.item_id != '' AND json_valid(s.details) "
             "AND s.details LIKE '%\"key\"%' AND t.key = 'key' AND t.type = 'text' GROUP BY 1, 2, 3", (run_id,)):
         out[f"{family}.calls"][model].add(_label(value))
+    return out
+
+
+def read_runtimes(conn: sqlite3.Connection, run_id: str) -> Templates:
+    """The runtimes that made run ``run_id``'s generations, per use and model.
+
+    The ``runtime`` of the stored request: ``llama-cpp`` for the embedded model on llama.cpp; a request without
+    one ran on :data:`DEFAULT_RUNTIME`.
+    """
+    return {use: dict(models) for use, models in _requests_and_calls(conn, run_id, _RUNTIME).items()}
+
+
+def read_templates(conn: sqlite3.Connection, run_id: str, config: dict[str, Any]) -> Templates:
+    """The templates of run ``run_id``'s generations, per use and model (module docstring)."""
+    out = _requests_and_calls(conn, run_id, _TEMPLATE)
     names = _model_names(config)
     for family, spec, value in conn.execute(
             "SELECT g.provider, g.model_id, CASE WHEN json_valid(g.request) THEN COALESCE("
@@ -121,8 +153,24 @@ def _value(labels: frozenset[str]) -> str | list[str]:
     return next(iter(labels)) if len(labels) == 1 else sorted(labels)
 
 
+def runtime_check(base: Templates, new: Templates, families: Iterable[str], model_map: dict[str, str],
+                  reads_answers: Callable[[str], bool]) -> list[Mismatch]:
+    """The ``definition`` mismatches of the runtimes that made the generations (:func:`read_runtimes`).
+
+    Checked as prompt templates are (:func:`template_check`), per family, use and model pair: the embedded model
+    on torch in one run and on llama.cpp in the other ("model runtime torch -> llama-cpp (behavior, answers)")
+    is a mismatch whatever the runs' settings say (``runtime: auto`` takes llama.cpp where it is installed).
+    Uses without generations on a side are left to the template check's notes.
+    """
+    mismatches, _ = template_check(base, new, families, model_map, reads_answers, what="model runtime",
+                                   consequence="its metrics are not computed by the same model code")
+    return mismatches
+
+
 def template_check(base: Templates, new: Templates, families: Iterable[str], model_map: dict[str, str],
-                   reads_answers: Callable[[str], bool]) -> tuple[list[Mismatch], list[str]]:
+                   reads_answers: Callable[[str], bool], *, what: str = "prompt template",
+                   consequence: str = "its metrics are not computed from the same prompt"
+                   ) -> tuple[list[Mismatch], list[str]]:
     """The ``definition`` mismatches of the prompt templates, and the notes on what could not be checked.
 
     Args:
@@ -131,6 +179,8 @@ def template_check(base: Templates, new: Templates, families: Iterable[str], mod
         families: The families compared.
         model_map: BASE model -> NEW model.
         reads_answers: Whether a family scores the answers.
+        what: What the labels are, in the mismatch and its message (``model runtime``: :func:`runtime_check`).
+        consequence: The message's last words: why the difference matters.
 
     Returns:
         One mismatch per (family, use, BASE's templates, NEW's templates), naming the model pairs when there
@@ -156,10 +206,10 @@ def template_check(base: Templates, new: Templates, families: Iterable[str], mod
     for (family, use, kb, kn), models in differ.items():
         who = f", {', '.join(models)}" if len(model_map) > 1 else ""
         mismatches.append(Mismatch(
-            kind="definition", family=family, what=f"prompt template ({use_label(use)})", base=_value(kb),
-            new=_value(kn), message=f"prompt template {_text(kb)} -> {_text(kn)} ({family}, {use_label(use)}{who}): "
-                                    "its metrics are not computed from the same prompt"))
-    notes = [f"prompt template not checked ({family}, {use_label(use)}): "
+            kind="definition", family=family, what=f"{what} ({use_label(use)})", base=_value(kb),
+            new=_value(kn), message=f"{what} {_text(kb)} -> {_text(kn)} ({family}, {use_label(use)}{who}): "
+                                    f"{consequence}"))
+    notes = [f"{what} not checked ({family}, {use_label(use)}): "
              + "; ".join(f"{' and '.join(sorted(sides))}: {reason}" for reason, sides in sorted(why.items()))
              for (family, use), why in sorted(unchecked.items())]
     return mismatches, notes

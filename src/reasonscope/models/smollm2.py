@@ -9,10 +9,10 @@ default. ``REASONSCOPE_CACHE_DIR`` overrides the cache location.
 Runtimes (the model's ``runtime`` setting, decided once when the model is made: :func:`choose_runtime`;
 ``auto``, the default, is llama-cpp when llama-cpp-python is installed, else torch): ``torch`` runs everything
 on the converted float32 weights; ``llama-cpp`` runs generation, structured outputs and label log-probabilities
-(``logprobs``, ``logprobs_sync``) with llama.cpp (:mod:`reasonscope.models.llama_cpp_runtime`) on a float32 copy
-of the GGUF file (:func:`float32_gguf_path`, written once, ~10 s), so on the same weights and precision as
-torch, while gradient and hidden-state work (``model``, ``tokenizer``, ``token_logprobs``,
-``logprobs_shared``) still loads the torch weights. A llama-cpp model's settings carry
+(``logprobs``, ``logprobs_sync``, ``logprobs_shared``) with llama.cpp (:mod:`reasonscope.models.llama_cpp_runtime`)
+on a float32 copy of the GGUF file (:func:`float32_gguf_path`, written once, ~10 s), so on the same weights and
+precision as torch, while gradient and hidden-state work (``model``, ``tokenizer``, ``token_logprobs``) still
+loads the torch weights. A llama-cpp model's settings carry
 ``options.runtime = "llama-cpp"`` and ``options.weights = "float32"``, so its completions have cache keys of
 their own (a torch model's keys are unchanged) and the runtime is recorded with every stored request.
 """
@@ -248,6 +248,17 @@ class SmolLM2Model(HFModel):
         if not p_ids or not all(conts):  # an empty prompt or continuation: the torch path's padded batch
             return super().logprobs_sync(prompt, continuations)
         return rt.logprobs(p_ids, conts)
+
+    def logprobs_shared(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+        """For each prompt, :meth:`logprobs_sync` of every continuation, the prompts' shared prefix run once.
+
+        llama-cpp: the prompts one after the other through :meth:`LlamaCppRuntime.logprobs`, which keeps the
+        previous prompt's cache up to its first differing token, so the common prefix (a judge's rationale
+        before the attribute) is decoded once; torch: :meth:`HFModel.logprobs_shared`.
+        """
+        if self.runtime_used != "llama-cpp":
+            return super().logprobs_shared(prompts, continuations)
+        return [self.logprobs_sync(p, continuations) for p in prompts]
 
     def close(self) -> None:
         """Drop the weights, the tokenizer and the llama.cpp model."""
