@@ -101,7 +101,7 @@ def gguf_folder() -> Path:
 
 
 def float32_gguf_path() -> Path:
-    """The float32 GGUF file of SmolLM2 that the llama-cpp runtime reads; written on first use (~8 s, 540 MB).
+    """The float32 GGUF file of SmolLM2 that the llama-cpp runtime reads; written on first use (~10 s, 540 MB).
 
     The shipped Q4_1 file dequantised to float32 (:func:`~reasonscope.models.gguf_float32.write_float32_gguf`):
     the weights the torch runtime computes with, so both runtimes give the same answers (module docstring).
@@ -182,8 +182,8 @@ class SmolLM2Model(HFModel):
         """The :class:`~reasonscope.models.llama_cpp_runtime.LlamaCppRuntime` of the float32 GGUF file (made once).
 
         Sequences decoded together: ``options.parallel``, else the model's ``batch_size`` (the requests one call
-        brings), else 16. More rows per step share each step's reading of the weights (measured on 48 demo
-        prompts: 48 together 1.13x the speed of groups of 16, the same texts).
+        brings), else 16; llama.cpp allows at most 256 in a context. Measured on 48 demo prompts: 48 together
+        ran 1.13x the speed of groups of 16, with the same texts (the Performance page).
         """
         with self._lock:
             if self._llama is None:
