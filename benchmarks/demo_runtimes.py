@@ -53,11 +53,9 @@ def command(runtime: str, args: list[str]) -> list[str]:
 
 def converted() -> bool:
     """Whether both of SmolLM2's one-time conversions exist (the timed runs must not include them)."""
-    from reasonscope.models.smollm2 import FLOAT32_GGUF_FILE
-    from reasonscope.storage.user_cache import cache_root
+    from reasonscope.models.smollm2 import converted_target, float32_gguf_target
 
-    root = cache_root()
-    return (root / FLOAT32_GGUF_FILE).is_file() and (root / "smollm2-135m-instruct").is_dir()
+    return float32_gguf_target().is_file() and converted_target().is_dir()
 
 
 def timed(cmd: list[str], log: Path) -> float:

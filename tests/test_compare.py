@@ -283,6 +283,56 @@ def test_clustered_items_are_averaged_per_cluster(tmp_path):
     assert row.p_value == pytest.approx(0.5)  # two clusters, both negative: 2 of 4 sign patterns as extreme
 
 
+def test_select_run_by_hand():
+    from reasonscope.storage.store import select_run
+
+    runs = [{"run_id": "r1", "status": "finished"}, {"run_id": "r2", "status": "finished"},
+            {"run_id": "r3", "status": "interrupted"}]
+    assert select_run(runs, None)["run_id"] == "r2"  # the latest finished, not the latest
+    assert select_run(runs[2:], None)["run_id"] == "r3"  # none finished: the latest
+    assert select_run(runs, "r1")["run_id"] == "r1" and select_run(runs, "nope") is None
+    assert select_run([], None) is None and select_run([], "r1") is None
+
+
+def test_compare_and_the_store_pick_the_same_run(tmp_path):
+    """Of a finished run and a later interrupted one, compare reads the run Store.run() returns (the finished
+    one); a run id picks that run in both; an unknown one is each side's own error."""
+    from reasonscope.compare.source import open_run
+
+    folder = make_run(tmp_path / "r", {("behavior", "CQ", "m"): {"a": 1.0}})
+    store = Store(folder)
+    failed = store.start_run(kind="run", config={}, seed=1)
+    store.finish_run(failed, status="interrupted")
+    first = store.runs()[0]["run_id"]
+    picked = store.run()["run_id"]
+    assert picked == first != failed
+    with pytest.raises(LookupError, match=r"store\.sqlite: no run 'nope'$"):
+        store.run("nope")
+    store.close()
+    with open_run(folder) as src:
+        assert src.run["run_id"] == picked
+    with open_run(folder, run_id=failed) as src:
+        assert src.run["run_id"] == failed and src.run["status"] == "interrupted"
+    with pytest.raises(CompareError, match=rf"no run 'nope' \(the store holds {first}, {failed}\)"), \
+            open_run(folder, run_id="nope"):
+        pass
+
+
+def test_cluster_means_are_the_stats_packages():
+    """compare's means per cluster are stats' (one implementation), with the values compare's own loop gave:
+    left-to-right sums over the count, clusters in first-seen order."""
+    from reasonscope.compare.core import _cluster_means
+    from reasonscope.stats.bootstrap import cluster_means
+
+    values, labels = [0.1, 4.0, 0.2, 1.0, 0.3], ["p", "q", "p", "q", "p"]
+    assert _cluster_means(values, labels).tolist() == cluster_means(values, labels) == [0.6000000000000001 / 3, 2.5]
+    assert cluster_means(values, labels)[0] == 0.20000000000000004  # (0.1 + 0.2) + 0.3, then / 3
+    assert _cluster_means(values, None).tolist() == values
+    assert cluster_means([1.0, None, math.nan, 3.0], ["a", "a", "b", "b"]) == [1.0, 3.0]  # missing values left out
+    with pytest.raises(ValueError, match=r"clusters: expected one label per value \(2\), got 1"):
+        cluster_means([1.0, 2.0], ["a"])
+
+
 def test_the_items_that_changed_most_carry_both_outputs(tmp_path):
     base = make_run(tmp_path / "b", {("behavior", "SS", "m"): {"a": 0.9, "b": 0.5, "c": 0.5}},
                     outputs={("m", "a"): "base says <b>", ("m", "b"): "base b"})

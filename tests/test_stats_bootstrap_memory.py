@@ -55,3 +55,66 @@ def test_corpus_efficiency_interval_is_unchanged_by_batching(monkeypatch):
     monkeypatch.setattr(B, "RESAMPLE_BUDGET", 600 * 5)
     after = corpus_efficiency(rows, n_resamples=300, seed=2)
     assert before == after and before["low"] < before["value"] < before["high"]
+
+
+def _former_strategy_draws(n, n_resamples, seed, cells):
+    """ItemResamples._batches as it was written before the shared generator."""
+    rng = np.random.default_rng(seed)
+    batch = max(1, cells // max(1, n))
+    for start in range(0, n_resamples, batch):
+        yield rng.integers(0, n, size=(min(batch, n_resamples - start), n))
+
+
+def _former_paired_draws(n, n_resamples, seed, batch):
+    """paired_percentile_bootstrap's draws as they were written before the shared generator."""
+    rng = np.random.default_rng(seed)
+    step = batch or n_resamples or 1
+    for k in range(0, n_resamples, step):
+        yield rng.integers(0, n, (min(step, n_resamples - k), n))
+
+
+def _former_studentized_draws(n, n_resamples, seed, batch):
+    """studentized_bootstrap's draws as they were written before the shared generator."""
+    rng = np.random.default_rng(seed)
+    per = max(1, batch // n)
+    for start in range(0, n_resamples, per):
+        yield rng.integers(0, n, size=(min(per, n_resamples - start), n))
+
+
+@pytest.mark.parametrize(("n", "n_resamples", "seed", "budget"), [
+    (7, 50, 0, 4_000_000), (7, 50, 3, 21), (500, 400, 9, 500 * 7), (1, 10, 2, 5), (30, 1, 1, 29), (12, 0, 0, 100)])
+def test_one_generator_draws_what_each_former_draw_did(n, n_resamples, seed, budget):
+    """Each caller's batches (its own cell budget or ``batch``) are the arrays its inline draw made, ``==``."""
+    from reasonscope.behavior.strategies import ItemResamples
+
+    def same(got, want):
+        got, want = list(got), list(want)
+        assert [g.shape for g in got] == [w.shape for w in want]
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+        return got
+
+    shared = B.resample_indices(n, n_resamples, seed, B.resample_batch(n, budget))
+    draws = same(shared, _former_strategy_draws(n, n_resamples, seed, budget))
+    assert sum(len(d) for d in draws) == n_resamples
+    columns = {"CQ": np.zeros(n)}
+    import reasonscope.behavior.strategies as S
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "RESAMPLE_CELLS", budget)
+        same(ItemResamples(columns, efficiency="item", n_resamples=n_resamples, seed=seed)._batches(),
+             _former_strategy_draws(n, n_resamples, seed, budget))
+    for batch in (None, 1, 3, budget):
+        same(B.resample_indices(n, n_resamples, seed, batch or n_resamples or 1),
+             _former_paired_draws(n, n_resamples, seed, batch))
+    same(B.resample_indices(n, n_resamples, seed, B.resample_batch(n, budget)),
+         _former_studentized_draws(n, n_resamples, seed, budget))
+
+
+def test_resample_indices_by_hand():
+    """Two rows at a time from default_rng(5): the first batch is rng.integers(0, 4, (2, 4)), the last the one row
+    left; every index in range."""
+    draws = list(B.resample_indices(4, 5, 5, 2))
+    assert [d.shape for d in draws] == [(2, 4), (2, 4), (1, 4)]
+    rng = np.random.default_rng(5)
+    assert np.array_equal(draws[0], rng.integers(0, 4, (2, 4)))
+    assert all(((d >= 0) & (d < 4)).all() for d in draws)

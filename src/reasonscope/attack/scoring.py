@@ -71,12 +71,35 @@ def settings_of(cfg: AttackConfig, seed: int) -> AttackSettings:
     return AttackSettings(**{name: getattr(cfg, name) for name in AttackSearch.model_fields}, seed=seed)
 
 
-def attack_key(spec: str, revision: str | None, item: Item, methods: list[str], settings: AttackSettings) -> str:
-    """The cache key of one item's white-box record: a hash of model, item, methods, settings, versions."""
-    return "attack-" + stable_hash({"model": spec, "revision": revision, "input": item.input, "target": item.target,
-                                    "answer_type": item.answer_type, "methods": sorted(methods),
-                                    "settings": settings.model_dump(), "prompt": PROMPT_VERSION,
-                                    "record": RECORD_VERSION}, length=48)
+def attack_key(spec: str, revision: str | None, item: Item, methods: list[str], settings: AttackSettings,
+               weights: str | None = None) -> str:
+    """The cache key of one item's white-box record: a hash of model, item, methods, settings, versions.
+
+    ``weights`` names the model's weights file when the spec alone does not (:func:`model_weights_tag`: the
+    embedded model's GGUF digest when it is not the shipped file); None adds nothing, so the keys of the shipped
+    model are the ones they always were.
+    """
+    content = {"model": spec, "revision": revision, "input": item.input, "target": item.target,
+               "answer_type": item.answer_type, "methods": sorted(methods), "settings": settings.model_dump(),
+               "prompt": PROMPT_VERSION, "record": RECORD_VERSION}
+    if weights is not None:
+        content["weights"] = weights
+    return "attack-" + stable_hash(content, length=48)
+
+
+def model_weights_tag(spec: str) -> str | None:
+    """What identifies a white-box model's weights beyond its spec (part of :func:`attack_key`).
+
+    For ``smollm2``, the GGUF file's digest (:func:`reasonscope.models.smollm2.source_tag`, None for the shipped
+    file); None for ``hf/...`` models, whose revision is already in the key.
+    """
+    from ..models.registry import split_spec
+
+    if split_spec(spec)[0] != "smollm2":
+        return None
+    from ..models.smollm2 import source_tag
+
+    return source_tag()
 
 
 def white_box_targets(models: list[ModelConfig], console: Console) -> tuple[list[ModelConfig], dict[str, str]]:
@@ -100,7 +123,8 @@ def white_box_targets(models: list[ModelConfig], console: Console) -> tuple[list
 def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Item]], cfg: AttackConfig,
                 settings: AttackSettings, *, executor: str, console: Console) -> dict[str, dict]:
     """Map item key -> white-box record, from the store when cached, else attacked (committed one by one)."""
-    keys = {k: attack_key(model_cfg.spec, model_cfg.revision, it, cfg.methods, settings) for k, it in items}
+    weights = model_weights_tag(model_cfg.spec)
+    keys = {k: attack_key(model_cfg.spec, model_cfg.revision, it, cfg.methods, settings, weights) for k, it in items}
     done = store.cached_keys(keys.values())
     todo = [(k, it) for k, it in items if keys[k] not in done]
     if todo:

@@ -14,7 +14,8 @@ Formulas: :mod:`reasonscope.attributes.roscoe`. Backends, each a setting and eac
 * NLI (self_consistency, source_consistency): the :mod:`reasonscope.scorers.nli` backend of
   ``automatic.nli`` (default ``none``: "not computed", never a word heuristic);
 * perplexity (perplexity_chain, perplexity_step, perplexity_step_max): a causal LM through the ``hf``
-  provider (``automatic.perplexity``, e.g. ``smollm2``).
+  provider (``automatic.perplexity``, e.g. ``smollm2``); the embedded model on its runtime (on llama.cpp its
+  texts are decoded together, nothing of torch is loaded; its scores are cached apart from torch's).
 
 repetition_word needs no model. Source sentences are the question split by the step splitter;
 steps are the generation's steps (trace split on lines and sentences).
@@ -67,7 +68,7 @@ def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBacken
 
     Nothing is loaded here; each model loads on its first cache miss (:func:`prefetch`).
     """
-    from ..scorers.cache import CachedPerplexity, ScoreCache
+    from ..scorers.cache import CachedPerplexity, ScoreCache, runtime_settings
     from ..scorers.nli import cached_nli
     from ..scorers.similarity import cached_embedding
 
@@ -98,13 +99,11 @@ def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBacken
             out.unavailable.update({m: f"perplexity model {cfg.perplexity} could not be loaded ({err})"
                                     for m in PERPLEXITY_METRICS})
         else:
-            def load(m=model):
-                m.load()
-                return m
-
-            out.ppl = CachedPerplexity(kind="perplexity", model=cfg.perplexity, settings={"bos": True}, load=load,
-                                       compute=lambda m, texts: [m.token_logprobs(t) for t in texts],
-                                       description=f"causal-lm:{cfg.perplexity}", cache=cache, chunk=32,
+            runtime = runtime_settings(model)
+            where = f" on {runtime['runtime']} ({runtime['weights']})" if runtime else ""
+            out.ppl = CachedPerplexity(kind="perplexity", model=cfg.perplexity, settings={"bos": True, **runtime},
+                                       load=lambda m=model: _perplexity_ready(m), compute=_token_logprobs,
+                                       description=f"causal-lm:{cfg.perplexity}{where}", cache=cache, chunk=32,
                                        label="attributes: perplexity")
     else:
         out.unavailable.update({m: "no perplexity model configured (automatic.perplexity: null)"
@@ -116,6 +115,25 @@ def load_backends(cfg: AutomaticAttributesConfig, store=None) -> AutomaticBacken
             backend.keep = True  # per-rationale calls after prefetch read from memory
             out.descriptions[name] = backend.description
     return out
+
+
+def _perplexity_ready(model: Any) -> Any:
+    """``model`` with what its token log-probabilities run on loaded.
+
+    On the embedded model's llama-cpp runtime: llama.cpp's model (the torch weights are not loaded); else the
+    torch weights.
+    """
+    if getattr(model, "runtime_used", "torch") == "llama-cpp":
+        model.llama()
+    else:
+        model.load()
+    return model
+
+
+def _token_logprobs(model: Any, texts: list[str]) -> list[list[float]]:
+    """The token log-probabilities of each text: together where the model scores several at once."""
+    many = getattr(model, "token_logprobs_many", None)
+    return many(texts) if many is not None else [model.token_logprobs(t) for t in texts]
 
 
 def prefetch(units: list[tuple[list[str], list[str]]], b: AutomaticBackends) -> None:

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from ..stats.bootstrap import resample_batch, resample_indices
 from .efficiency import harmonic_of_means
 from .settings import normalize_weights
 
@@ -64,8 +65,8 @@ class ItemResamples:
     """The item-bootstrap resamples of one model's columns, shared by every strategy's interval.
 
     The resampled item indices depend only on the item count, ``n_resamples`` and ``seed`` (drawn in batches of
-    at most :data:`RESAMPLE_CELLS` cells, ``rng.integers(0, n, (batch, n))`` in turn), so every strategy of a
-    model sees the same resamples. Each metric's resampled means (NaN-skipping mean per resample; ES_corpus as
+    at most :data:`RESAMPLE_CELLS` cells by :func:`~reasonscope.stats.bootstrap.resample_indices`), so every
+    strategy of a model sees the same resamples. Each metric's resampled means (NaN-skipping mean per resample; ES_corpus as
     H(mean CQ, mean length score)) are computed once, on first use, and kept (``n_resamples`` floats each); the
     indices are drawn again from the seed for metrics asked later, one batch in memory at a time. The values
     are the ones a strategy drawing its own resamples gets, bit for bit.
@@ -78,10 +79,7 @@ class ItemResamples:
         self._has_nan: dict[str, bool] = {}
 
     def _batches(self):
-        rng = np.random.default_rng(self.seed)
-        batch = max(1, RESAMPLE_CELLS // max(1, self.n))
-        for start in range(0, self.n_resamples, batch):
-            yield rng.integers(0, self.n, size=(min(batch, self.n_resamples - start), self.n))
+        return resample_indices(self.n, self.n_resamples, self.seed, resample_batch(self.n, RESAMPLE_CELLS))
 
     def _resampled_mean(self, metric: str, idx: np.ndarray) -> np.ndarray:
         if metric == "ES" and self.efficiency == "corpus":  # ES_corpus recomputed on the resample

@@ -155,8 +155,11 @@ def run_command_line_plan(data: dict, executor: str = "local", wait_lock: float 
 
 @exit_when_locked()
 def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max_failed: str | None = None,
-             wait_lock: float = 0.0, rescore: bool = False) -> None:
-    """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line)."""
+             wait_lock: float = 0.0, rescore: bool = False):
+    """Run a plan, print its tables, and exit with the run's outcome code (reason on the last line).
+
+    Returns the run's summary (:class:`reasonscope.pipeline.runner.RunSummary`) when the code is 0.
+    """
     from ..pipeline.run_outcome import INTERRUPTED, FailedLimit
     from ..pipeline.runner import Runner
 
@@ -185,15 +188,31 @@ def run_plan(plan, base_dir: Path | None, retry_failed: bool, executor: str, max
                         "gives back the space reserved for them); requests in flight when it stopped are sent "
                         "again.")
         raise
-    console.print(f"[green]done[/green] run {summary.run_id}: {summary.calls_made} model calls, "
-                  f"{summary.cached} from the store, {summary.failed} failed, {summary.pending} pending, "
-                  f"{summary.wall_s:.1f}s" + phase_line(summary.phase_seconds))
-    print_summary(summary.run_dir / "summary.json")
-    from ..report.compact import print_compact  # the run's last table: a line per model and family
-
-    print_compact(summary.run_dir / "summary.json", out, families_present(summary.run_dir / "summary.json"))
-    console.print(f"outputs in {summary.run_dir}/ (report.html, summary.json, samples.jsonl, results.xlsx)")
+    console.print(done_line(summary))
+    print_tables(summary.run_dir)
+    console.print(outputs_line(summary.run_dir))
     outcome = summary.outcome
     if outcome is not None and outcome.code:
         fail(outcome.message, outcome.code)
+    return summary
+
+
+def done_line(summary) -> str:
+    """The line after a run (rich markup): its id, what was called, cached, failed and pending, its wall time."""
+    return (f"[green]done[/green] run {summary.run_id}: {summary.calls_made} model calls, {summary.cached} from the "
+            f"store, {summary.failed} failed, {summary.pending} pending, {summary.wall_s:.1f}s"
+            + phase_line(summary.phase_seconds))
+
+
+def print_tables(run_dir: Path) -> None:
+    """A run's tables: each family's summary (:func:`print_summary`), then the compact summary."""
+    print_summary(Path(run_dir) / "summary.json")
+    from ..report.compact import print_compact  # the run's last table: a line per model and family
+
+    print_compact(Path(run_dir) / "summary.json", out, families_present(Path(run_dir) / "summary.json"))
+
+
+def outputs_line(run_dir: Path) -> str:
+    """The last line of a run: where its outputs are."""
+    return f"outputs in {run_dir}/ (report.html, summary.json, samples.jsonl, results.xlsx)"
 

@@ -1,7 +1,8 @@
 """The ``reasonscope`` process: its entry point (:func:`main`) and its garbage-collector settings.
 
 This module imports nothing of reasonscope, so :func:`main` sets the collector before the command line's
-imports (pydantic's model classes, typer, rich) make their objects.
+imports (pydantic's model classes, typer, rich) make their objects, and answers an up-to-date re-run before
+them (:mod:`reasonscope.pipeline.fast_rerun`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,20 @@ def tune_gc() -> None:
 
 
 def main() -> None:  # pragma: no cover
-    """The ``reasonscope`` command (console script ``reasonscope.cli:main`` and ``python -m reasonscope.cli``)."""
+    """The ``reasonscope`` command (console script ``reasonscope.cli:main`` and ``python -m reasonscope.cli``).
+
+    ``reasonscope run PLAN`` on a finished run that is up to date is answered before the command line is
+    imported (:func:`reasonscope.pipeline.fast_rerun.answer`: the standard library, the store and a record
+    written by the run); anything else, or any doubt, goes on to the command line at once.
+    """
     tune_gc()
+    import sys
+
+    from ..pipeline import fast_rerun
+
+    fast_rerun.startup_state()  # the environment before any import sets a variable
+    if fast_rerun.answer(sys.argv[1:]):
+        return
     from .root import app
 
     gc.freeze()

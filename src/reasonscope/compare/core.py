@@ -279,12 +279,13 @@ def _effect(d: np.ndarray) -> float | None:
 
 
 def _cluster_means(values: list[float], labels: list[str] | None) -> np.ndarray:
-    if labels is None:
-        return np.asarray(values, dtype=float)
-    sums: dict[str, list[float]] = defaultdict(list)
-    for v, c in zip(values, labels, strict=True):
-        sums[c].append(v)
-    return np.asarray([sum(v) / len(v) for v in sums.values()], dtype=float)
+    """The values, or with ``labels`` their per-cluster means.
+
+    :func:`reasonscope.stats.bootstrap.cluster_means`: the averaging the interval and the test use.
+    """
+    from ..stats.bootstrap import cluster_means
+
+    return np.asarray(values if labels is None else cluster_means(values, labels), dtype=float)
 
 
 def paired_row(bv: dict[str, float], nv: dict[str, float], shared: list[str], spec: MetricSpec | None,

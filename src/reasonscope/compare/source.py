@@ -33,7 +33,7 @@ from typing import Any
 
 from ..storage.processes import process_gone
 from ..storage.rundir import LOCK_FILENAME, RunDirLock
-from ..storage.store import MIGRATIONS, STORE_FILENAME
+from ..storage.store import MIGRATIONS, STORE_FILENAME, select_run
 from .templates import read_runtimes, read_templates
 
 REQUIRED_TABLES = ("runs", "items", "scores", "run_generations", "generations")
@@ -170,15 +170,10 @@ def _pick_run(store: Path, conn: sqlite3.Connection, run_id: str | None, side: s
     runs = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
     if not runs:
         raise CompareError(f"{store}: the store holds no run; expected a run that was scored")
-    if run_id is None:
-        finished = [r for r in runs if r["status"] == "finished"]
-        run = (finished or runs)[-1]
-    else:
-        found = [r for r in runs if r["run_id"] == run_id]
-        if not found:
-            known = ", ".join(r["run_id"] for r in runs)
-            raise CompareError(f"{store}: no run {run_id!r} (the store holds {known})")
-        run = found[0]
+    run = select_run(runs, run_id)  # the rule Store.run follows
+    if run is None:
+        known = ", ".join(r["run_id"] for r in runs)
+        raise CompareError(f"{store}: no run {run_id!r} (the store holds {known})")
     if run["status"] == "running" and run.get("pid") is not None and not process_gone(
             run["pid"], run.get("host"), run.get("process_started")):
         raise CompareError(f"{store}: the {side} run {run['run_id']} is still being written (pid {run['pid']} on "

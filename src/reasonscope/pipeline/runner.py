@@ -53,7 +53,13 @@ from ..storage.rundir import RunDirLock
 from ..storage.store import STORE_FILENAME, Store
 from ..types import Item
 from .run_outcome import FailedLimit, Outcome, decide, tally
-from .up_to_date import finished_run_for, finished_run_from_sources, items_digest, source_digests
+from .up_to_date import (
+    finished_run_for,
+    finished_run_from_sources,
+    items_digest,
+    source_digests,
+    up_to_date_message,
+)
 
 if TYPE_CHECKING:
     from ..data.loaders import BadRow
@@ -442,8 +448,7 @@ class Runner:
             from ..report.config_file import write_config
 
             write_config(self.plan.run_dir, run["config"])
-        self.console.print(f"up to date: finished run {run['run_id']} already holds every result of this plan "
-                           f"(0 model calls, nothing scored again; --rescore to score and write the outputs again)")
+        self.console.print(up_to_date_message(run["run_id"]))
         return RunSummary(run_id=run["run_id"], run_dir=self.plan.run_dir, cached=requests,
                           outcome=Outcome(code=0, message="", tallies={}))
 

@@ -52,11 +52,18 @@ from typing import Any
 
 from ..data.files import DatasetError, file_digest, resolve_path
 from ..registry import enabled_families
+from ..storage.run_links import links_unchanged
 from ..storage.store import Store
 from ..storage.versions import package_versions
 from ..types import Item, canonical_json
 
 OUTPUTS = ("summary.json", "report.html")
+
+
+def up_to_date_message(run_id: str) -> str:
+    """What ``reasonscope run`` says when finished run ``run_id`` is found up to date (rich markup)."""
+    return (f"up to date: finished run {run_id} already holds every result of this plan (0 model calls, nothing "
+            "scored again; --rescore to score and write the outputs again)")
 
 
 def items_digest(datasets: dict[str, list[Item]]) -> dict[str, str]:
@@ -120,9 +127,7 @@ def _latest_candidate(store: Store, plan: Any) -> dict | None:
 
 
 def _links_unchanged(store: Store, run: dict, requests: int | None) -> bool:
-    linked, stored, written = store.run_link_state(run["run_id"])
-    return requests is not None and linked == requests and stored == linked \
-        and written == run["notes"].get("generations_written")
+    return links_unchanged(store.run_link_state(run["run_id"]), requests, run["notes"].get("generations_written"))
 
 
 def finished_run_for(store: Store, plan: Any, datasets: dict[str, list[Item]], requests: int) -> dict | None:

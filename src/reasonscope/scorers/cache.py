@@ -13,7 +13,8 @@ Keys
 ----
 A scorer's *identity* is the canonical JSON of its kind, backend, model id or path, revision, every
 setting that changes its output (layer, pooling, label prompt, ...), a fingerprint of a local model
-folder (name, size and modification time of each file, so a rebuilt model is a new scorer) and the
+folder (name, size and modification time of each file, so a rebuilt model is a new scorer; for the
+embedded model, the digest of its GGUF file when it is not the shipped one) and the
 versions of the libraries that compute it (torch, transformers, bert-score, sentence-transformers).
 ``scorer = sha256(identity)[:32]`` names it in ``score_models`` (with its description, shown by
 ``reasonscope cache ls``). An input's key is ``sha256`` of the canonical JSON of the input (a text, or
@@ -77,10 +78,19 @@ def library_versions() -> dict[str, str | None]:
 
 
 def model_fingerprint(model: str) -> list | None:
-    """(relative name, size, mtime_ns) of every file of a local model folder or file; None for a hub id."""
+    """(relative name, size, mtime_ns) of every file of a local model folder or file; None for a hub id.
+
+    For the embedded model (spec ``smollm2``): ``[source_tag]`` when its GGUF file is not the one the project
+    ships with, else None (:func:`reasonscope.models.smollm2.source_tag`), so a new file is a new scorer.
+    """
     path = Path(model)
     if not path.exists():
-        return None
+        if model.partition("/")[0] != "smollm2":
+            return None
+        from ..models.smollm2 import source_tag
+
+        tag = source_tag()
+        return None if tag is None else [tag]
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     return [[str(p.relative_to(path)) if p != path else p.name, p.stat().st_size, p.stat().st_mtime_ns]
             for p in files]
@@ -361,11 +371,9 @@ def logprob_scorer(model: Any, *, kind: str, template: str, continuations: Seque
     torch's by float rounding, up to 0.01 nats, so neither is served to a run of the other); an input is a
     prompt (or a list of prompts scored together).
     """
-    config = getattr(model, "config", None)
-    runtime = getattr(config, "runtime", None)
-    llama = {"runtime": runtime, "weights": config.options.get("weights")} if runtime == "llama-cpp" else {}
     return CachedScorer(kind=kind, model=model.config.spec,
-                        settings={"template": template, "continuations": list(continuations), **llama},
+                        settings={"template": template, "continuations": list(continuations),
+                                  **runtime_settings(model)},
                         load=lambda: model, compute=compute, description=f"{model.name}: {what}",
                         cache=ScoreCache(store) if store is not None else None, chunk=chunk, label=label)
 
@@ -399,8 +407,24 @@ class CachedEmbedding(CachedScorer):
 
 
 class CachedPerplexity(CachedScorer):
-    """Token log-probabilities of a text under a causal LM behind the cache: ``token_logprobs(text)``."""
+    """Token log-probabilities of a text under a causal LM behind the cache: ``token_logprobs(text)``.
+
+    Its settings carry :func:`runtime_settings` of the model, so the values of the embedded model on llama.cpp
+    and on torch (equal up to float rounding) are never served to a run of the other.
+    """
 
     def token_logprobs(self, text: str) -> list[float]:
         """The log-probability of each token of ``text`` (natural log) through the cache."""
         return self.run([text])[0]
+
+
+def runtime_settings(model: Any) -> dict[str, Any]:
+    """The runtime and weights of a model that does not run on the default torch runtime; ``{}`` on torch.
+
+    For the embedded model on llama.cpp: ``{"runtime": "llama-cpp", "weights": "float32"}`` (its model settings),
+    part of the identity of the scores it computes, so a torch scorer's identity is the one it always had.
+    """
+    config = getattr(model, "config", None)
+    if getattr(config, "runtime", None) != "llama-cpp":
+        return {}
+    return {"runtime": "llama-cpp", "weights": config.options.get("weights")}

@@ -23,8 +23,10 @@ The conversion runs once per model and setting, through torch and transformers:
 Cache: ``<user cache>/onnx/<key>/`` (``REASONSCOPE_CACHE_DIR`` overrides the user cache), with
 ``model.onnx``, ``tokenizer.json`` and ``meta.json``. The key hashes the task (``nli`` or
 ``hidden-states`` and ``num_layers``), the model's local folder (a path, or the hub snapshot, whose
-name is its commit) with each file's name and size, and the versions of torch, transformers and
-onnxscript. A changed model or exporter gives a new conversion; ``reasonscope cache`` does not list
+name is its commit) with each file's relative name, size and modification time, and the versions of
+torch, transformers and onnxscript. A changed model (also new weights saved into the same folder) or
+exporter gives a new conversion; processes converting the same model at once keep one of their equal
+conversions; ``reasonscope cache`` does not list
 conversions (they are not scores); delete the folder to convert again.
 """
 
@@ -40,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..models.loading import model_loading
-from ..storage.user_cache import cache_root
+from ..storage.user_cache import cache_root, publish_folder
 from ..storage.versions import installed_versions
 
 log = logging.getLogger(__name__)
@@ -106,9 +108,13 @@ def local_folder(model: str) -> Path | None:
 def conversion_key(task: Task, folder: Path, num_layers: int | None) -> str:
     """Hash of what decides the conversion.
 
-    Task, layers, the folder and its files' names and sizes, and the exporter's versions.
+    Task, layers, the folder and every file in it (relative name, size and modification time in nanoseconds:
+    the score cache's fingerprint of a model, :func:`~reasonscope.scorers.cache.model_fingerprint`), and the
+    exporter's versions. A model saved again into the same folder (new weights of the same size) is a new key.
     """
-    files = sorted((p.name, p.stat().st_size) for p in folder.iterdir() if p.is_file())
+    from .cache import model_fingerprint
+
+    files = model_fingerprint(str(folder))
     blob = json.dumps({"task": task, "num_layers": num_layers, "folder": str(folder), "files": files,
                        "versions": installed_versions(EXPORTER), "conversion": CONVERSION_VERSION},
                       sort_keys=True)
@@ -151,10 +157,7 @@ def converted(model: str, task: Task, num_layers: int | None = None) -> Converte
     try:
         meta = _export(model, task, num_layers, tokenizer, module, input_names, extra, tmp)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-        if target.exists():  # another process converted it meanwhile
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.replace(target)
+        publish_folder(tmp, target, lambda folder: (folder / "meta.json").is_file())  # or another process's
     except ConversionError as err:  # the check failed: remembered, so that runtime auto does not retry it
         shutil.rmtree(tmp, ignore_errors=True)
         _remember_failure(target, model, task, err)

@@ -50,6 +50,7 @@ from .intervals import (
     studentized_bootstrap,
     value_range,
 )
+from .resampling import resample_indices
 
 # values one bootstrap call holds at once (n_resamples x n unbatched: 160 MB of float64 at 20,000 items
 # and 1,000 resamples, twice that with the resampling indices); batched, about 16 MB (8 MB of values,
@@ -60,13 +61,13 @@ RESAMPLE_BUDGET = 1_000_000
 SMALL_UNBOUNDED = 30
 
 
-def resample_batch(n: int) -> int:
+def resample_batch(n: int, cells: int | None = None) -> int:
     """Resamples per batch for n items.
 
-    Resamples per batch (``scipy.stats.bootstrap``'s ``batch``) for n items: at most :data:`RESAMPLE_BUDGET`
-    resampled values at once, at least one resample.
+    Resamples per batch (``scipy.stats.bootstrap``'s ``batch``) for n items: at most ``cells`` resampled values
+    at once (None: :data:`RESAMPLE_BUDGET`), at least one resample.
     """
-    return max(1, RESAMPLE_BUDGET // max(1, n))
+    return max(1, (RESAMPLE_BUDGET if cells is None else cells) // max(1, n))
 
 
 def quantile_linear(sorted_values: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -95,7 +96,7 @@ def paired_percentile_bootstrap(samples: tuple[np.ndarray, ...], statistic: Call
 
     Equal to ``scipy.stats.bootstrap(samples, statistic, paired=True, vectorized=True, method="percentile",
     confidence_level=confidence, n_resamples=n_resamples, batch=batch, random_state=np.random.default_rng(seed))``
-    (the same random stream: ``rng.integers(0, n, (batch, n))`` per batch of resampled item indices; the same
+    (the same random stream, :func:`resample_indices` with ``batch`` rows at a time; the same
     quantile formula, :func:`quantile_linear`), without importing scipy.stats (0.5 s). Two-sided: the
     ``(1 - confidence) / 2`` and ``1 - (1 - confidence) / 2`` quantiles of the resampled statistics.
 
@@ -114,12 +115,8 @@ def paired_percentile_bootstrap(samples: tuple[np.ndarray, ...], statistic: Call
     if n < 2 or any(len(s) != n for s in samples):
         raise ValueError(f"paired bootstrap: expected aligned samples of at least 2 items, got lengths "
                          f"{[len(s) for s in samples]}")
-    rng = np.random.default_rng(seed)
-    step = batch or n_resamples or 1
-    theta = []
-    for k in range(0, n_resamples, step):
-        i = rng.integers(0, n, (min(step, n_resamples - k), n))
-        theta.append(statistic(*(s[..., i] for s in samples), axis=-1))
+    theta = [statistic(*(s[..., i] for s in samples), axis=-1)
+             for i in resample_indices(n, n_resamples, seed, batch or n_resamples or 1)]
     values = np.sort(np.concatenate(theta, axis=-1))
     if np.isnan(values).any():
         return math.nan, math.nan
@@ -162,8 +159,14 @@ def mean_or_none(values) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def _clusters_mean(values, clusters) -> tuple[list, int]:
-    """Per-cluster means of the values that are not missing, in the order clusters first appear."""
+def cluster_means(values, clusters) -> list[float]:
+    """Per-cluster means of the values that are not missing (None, NaN), in the order clusters first appear.
+
+    Each mean is the values' sum from left to right over their count. ``clusters``: one label per value.
+
+    Raises:
+        ValueError: When ``clusters`` does not have one label per value.
+    """
     values = list(values)
     if len(values) != len(clusters):
         raise ValueError(f"clusters: expected one label per value ({len(values)}), got {len(clusters)}")
@@ -173,7 +176,7 @@ def _clusters_mean(values, clusters) -> tuple[list, int]:
             continue
         total, count = sums.get(c, (0.0, 0))
         sums[c] = (total + float(v), count + 1)
-    return [total / count for total, count in sums.values()], len(sums)
+    return [total / count for total, count in sums.values()]
 
 
 def _resolve_bounds(arr: np.ndarray, bounds) -> Bounds | None:
@@ -218,7 +221,7 @@ def bootstrap_mean(values, *, confidence: float = 0.95, n_resamples: int = 2000,
         shares: False keeps 0/1 values off the exact share interval (a difference that happens to be 0/1).
     """
     if clusters is not None:
-        values, _ = _clusters_mean(values, clusters)
+        values = cluster_means(values, clusters)
     arr = _clean(values)
     if arr.size == 0:
         return Estimate(None, None, None, 0, "no values")
@@ -298,8 +301,7 @@ def paired_difference(a, b, *, confidence: float = 0.95, n_resamples: int = 2000
     xa, xb = [a[i] for i in keep], [b[i] for i in keep]
     if clusters is not None:
         labels = [clusters[i] for i in keep]
-        xa, _ = _clusters_mean(xa, labels)
-        xb, _ = _clusters_mean(xb, labels)
+        xa, xb = cluster_means(xa, labels), cluster_means(xb, labels)
     va, vb = np.asarray(xa, dtype=float), np.asarray(xb, dtype=float)
     d = va - vb
     if d.size == 0:

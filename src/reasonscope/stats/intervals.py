@@ -52,6 +52,8 @@ import math
 import numpy as np
 from scipy import special
 
+from .resampling import resample_indices
+
 Bounds = tuple[float, float]
 UNIT: Bounds = (0.0, 1.0)
 # items' weight of the largest possible dispersion (a 0/1 variable's) in the dispersion of bounded_mean
@@ -117,11 +119,9 @@ def studentized_bootstrap(arr: np.ndarray, confidence: float = 0.95, n_resamples
     alpha = 1.0 - confidence
     m = float(arr.mean())
     se = float(arr.std(ddof=1)) / math.sqrt(n)
-    rng = np.random.default_rng(seed)
-    per = max(1, batch // n)
     parts = []
-    for start in range(0, n_resamples, per):
-        x = arr[rng.integers(0, n, size=(min(per, n_resamples - start), n))]
+    for idx in resample_indices(n, n_resamples, seed, max(1, batch // n)):
+        x = arr[idx]
         mb = x.mean(axis=1)
         sb = x.std(axis=1, ddof=1) / math.sqrt(n)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,6 +1,7 @@
 """Storage: the run folder, its SQLite store and the files and caches around it (the ground layer).
 
 :mod:`~reasonscope.storage.store` (the SQLite store of requests, generations and scores),
+:mod:`~reasonscope.storage.run_links` (a run's linked requests read with :mod:`sqlite3` alone),
 :mod:`~reasonscope.storage.run_data` (a run read back from the store, interpreted),
 :mod:`~reasonscope.storage.rundir` (the run folder and its lock), :mod:`~reasonscope.storage.atomic_files`,
 :mod:`~reasonscope.storage.io_errors`, :mod:`~reasonscope.storage.scrub` (secrets kept out of stored text),

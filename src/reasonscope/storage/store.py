@@ -71,6 +71,7 @@ from typing import Any
 from ..types import Completion, Item, Score, canonical_json, stable_hash
 from .io_errors import explain, is_disk_full
 from .processes import process_gone, this_process
+from .run_links import RUNS_SQL, link_state
 from .rundir import make_run_dir
 from .scrub import scrub_generation
 from .versions import package_versions
@@ -368,6 +369,19 @@ def cache_key(*, provider: str, model_id: str, revision: str | None, base_url: s
     }, length=64)
 
 
+def select_run(runs: list[dict[str, Any]], run_id: str | None) -> dict[str, Any] | None:
+    """The run of a store that ``run_id`` names; None when there is no such run (or no run).
+
+    Of ``runs`` (records oldest first, each with ``run_id`` and ``status``): the one with that id, or when
+    ``run_id`` is None the latest finished one, else the latest. The one rule of "the run" of a store
+    (:meth:`Store.run`, ``reasonscope compare``).
+    """
+    if run_id is None:
+        finished = [r for r in runs if r["status"] == "finished"]
+        return (finished or runs or [None])[-1]
+    return next((r for r in runs if r["run_id"] == run_id), None)
+
+
 def git_hash(cwd: Path | None = None) -> str | None:
     """The commit hash of the git checkout at ``cwd`` (``git rev-parse HEAD``), or None outside one."""
     try:
@@ -547,8 +561,7 @@ class Store:
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run record, oldest first, with ``config``, ``versions`` and ``notes`` decoded from JSON."""
-        cur = self.conn.execute("SELECT run_id, kind, created, finished, status, config, versions, git_hash, "
-                                "seed, notes, pid, host FROM runs ORDER BY created")
+        cur = self.conn.execute(RUNS_SQL)
         cols = [c[0] for c in cur.description]
         out = []
         for row in cur.fetchall():
@@ -559,17 +572,14 @@ class Store:
         return out
 
     def run(self, run_id: str | None = None) -> dict[str, Any]:
-        """A run's record; the latest finished (or latest at all) when ``run_id`` is None."""
+        """A run's record: :func:`select_run` of :meth:`runs` (the latest finished when ``run_id`` is None)."""
         runs = self.runs()
         if not runs:
             raise LookupError(f"{self.path}: the store holds no run")
-        if run_id is None:
-            finished = [r for r in runs if r["status"] == "finished"]
-            return (finished or runs)[-1]
-        for r in runs:
-            if r["run_id"] == run_id:
-                return r
-        raise LookupError(f"{self.path}: no run {run_id!r}")
+        found = select_run(runs, run_id)
+        if found is None:
+            raise LookupError(f"{self.path}: no run {run_id!r}")
+        return found
 
     # -- items -------------------------------------------------------------------------------
     def put_items(self, dataset: str, items: list[Item]) -> None:
@@ -692,17 +702,10 @@ class Store:
     def run_link_state(self, run_id: str) -> tuple[int, int, int]:
         """The run's linked requests, those whose generation is stored, and the sum of their write times.
 
-        The write times are summed in whole microseconds: the sum changes when one generation is written again
-        (a failed generation sent again replaces its row), and needs no clock to be compared.
+        :func:`reasonscope.storage.run_links.link_state`: the write times are summed in whole microseconds, so the
+        sum changes when one generation is written again (a failed generation sent again replaces its row).
         """
-        # whole seconds and microseconds summed apart: one sum of microseconds overflows SQLite's 64-bit
-        # integers past about 5,000 generations
-        linked, stored, seconds, micros = self.conn.execute(
-            "SELECT COUNT(*), COUNT(g.key), SUM(CAST(g.created AS INTEGER)), "
-            "SUM(CAST((g.created - CAST(g.created AS INTEGER)) * 1000000 AS INTEGER)) "
-            "FROM run_generations rg LEFT JOIN generations g ON g.key = rg.key WHERE rg.run_id=?",
-            (run_id,)).fetchone()
-        return linked, stored, (seconds or 0) * 1_000_000 + (micros or 0)
+        return link_state(self.conn, run_id)
 
     def run_item_keys(self, run_id: str) -> list[tuple[str, str]]:
         """The (dataset, item id) pairs the run has requests for, in the order of SQLite's (binary) sort."""

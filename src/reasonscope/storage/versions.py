@@ -15,8 +15,10 @@ import hashlib
 import os
 import platform
 from collections.abc import Iterable
-from importlib import metadata
 from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+"""The folder of the ``reasonscope`` package, whose files :func:`source_digest` hashes."""
 
 RECORDED = ("reasonscope", "torch", "transformers", "tokenizers", "sentence-transformers", "bert-score",
             "onnxruntime", "accelerate", "openai", "anthropic", "llguidance", "numpy", "scipy", "scikit-learn",
@@ -34,7 +36,11 @@ def installed_versions(names: Iterable[str]) -> dict[str, str | None]:
     distribution's core metadata (the lines before the first blank one) instead of parsing the whole file with
     the e-mail parser, which took 20 ms for :data:`RECORDED` against 3 ms (the long descriptions after the
     header are most of those files); a header without the field falls back to ``importlib.metadata``.
+    ``importlib.metadata`` is imported here, not with the module: the re-run check
+    (:mod:`reasonscope.pipeline.fast_rerun`) computes :func:`source_digest` without it.
     """
+    from importlib import metadata
+
     out: dict[str, str | None] = {}
     for name in names:
         try:
@@ -73,9 +79,10 @@ def source_digest(root: Path | None = None) -> str:
     Each file's path within the package (/-separated) and its bytes are hashed, in path order; ``__pycache__``
     folders aside. Linked folders are followed, each real folder once (a link back to an ancestor is not a
     loop). A package that is not a folder on disk (imported from a zip) gives the digest of no file: there
-    only the version numbers tell two installs apart. ``root``: another folder (tests).
+    only the version numbers tell two installs apart. ``root``: another folder (tests); by default
+    :data:`PACKAGE_ROOT`, the whole package.
     """
-    root = str(root or Path(__file__).parent)
+    root = str(root or PACKAGE_ROOT)
     files: dict[str, str] = {}  # path within the package -> path on disk
     seen: set[tuple[int, int]] = set()
     for folder, subfolders, names in os.walk(root, followlinks=True):
