@@ -324,6 +324,16 @@ def test_an_up_to_date_run_writes_back_the_plan_a_later_interrupted_run_left(tmp
     assert config.read_text() == written
 
 
+def test_an_up_to_date_run_leaves_a_config_that_holds_its_plan_as_it_is(tmp_path, check):
+    Runner(plan(tmp_path), show_progress=False).run()
+    config = tmp_path / "u" / "config.yaml"
+    before = config.stat().st_mtime_ns, config.stat().st_ino
+    with check.up_to_date():
+        Runner(plan(tmp_path), show_progress=False).run()
+    assert (config.stat().st_mtime_ns, config.stat().st_ino) == before  # not written again (atomic writes
+    # replace the file, so a rewrite gives another inode even within one clock tick)
+
+
 def test_source_digests_say_what_items_are_made_from(tmp_path):
     from reasonscope.pipeline.up_to_date import GENERATED, source_digests
     from reasonscope.shared_settings import DatasetConfig

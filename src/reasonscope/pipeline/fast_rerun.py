@@ -44,7 +44,7 @@ Python, and the source digest :func:`reasonscope.storage.versions.source_digest`
 digest of every dataset (each file read now, resolved as :func:`reasonscope.data.files.resolve_path` resolves
 it) and its recorded request count linked, stored and unchanged; ``summary.json`` (the same bytes as
 recorded) and ``report.html`` exist, and ``config.yaml`` holds the run's plan (the bytes recorded, those the
-full command writes back when it finds the file written after the run). Anything else, or any error, falls through to the full command, which has paid a
+full command writes back when the file holds another plan). Anything else, or any error, falls through to the full command, which has paid a
 few file reads.
 
 What it prints
@@ -126,16 +126,18 @@ def terminal_state() -> list:
 
 
 def record_path(cwd: str, plan_arg: str) -> Path | None:
-    """Where the record of ``reasonscope run PLAN_ARG`` in ``cwd`` lives; None when no cache folder is known."""
-    root = os.environ.get("REASONSCOPE_CACHE_DIR")
-    if not root:
-        try:
-            from platformdirs import user_cache_dir
-        except ImportError:
-            return None
-        root = user_cache_dir("reasonscope")
+    """Where the record of ``reasonscope run PLAN_ARG`` in ``cwd`` lives; None when no cache folder is known.
+
+    In the user cache (:func:`reasonscope.storage.user_cache.cache_root`), under ``reruns/``.
+    """
+    from ..storage.user_cache import cache_root
+
+    try:
+        root = cache_root()
+    except ImportError:  # no platformdirs and no REASONSCOPE_CACHE_DIR
+        return None
     key = hashlib.sha256(json.dumps([cwd, plan_arg]).encode()).hexdigest()[:32]
-    return Path(root) / "reruns" / f"{key}.json"
+    return root / "reruns" / f"{key}.json"
 
 
 def dataset_source(path: str, base_dir: str | None) -> str | None:

@@ -440,13 +440,14 @@ class Runner:
     def _up_to_date(self, run: dict, requests: int) -> RunSummary:
         """The summary of a run found up to date (the run directory's lock held).
 
-        ``config.yaml`` written after the run finished (by a later run, interrupted) is written again as this
-        run's plan.
+        ``config.yaml`` that does not hold this run's plan (a later run, interrupted, wrote its own) is written
+        again as this run's plan; one that holds it is left as it is (its bytes compared, not its time: the
+        run's report writes it after the run is marked finished).
         """
-        config = Path(self.plan.run_dir) / "config.yaml"
-        if not config.is_file() or config.stat().st_mtime > (run["finished"] or 0):
-            from ..report.config_file import write_config
+        from ..report.config_file import config_text, write_config
 
+        config = Path(self.plan.run_dir) / "config.yaml"
+        if not config.is_file() or config.read_text(encoding="utf-8") != config_text(run["config"]):
             write_config(self.plan.run_dir, run["config"])
         self.console.print(up_to_date_message(run["run_id"]))
         return RunSummary(run_id=run["run_id"], run_dir=self.plan.run_dir, cached=requests,

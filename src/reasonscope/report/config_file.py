@@ -19,4 +19,9 @@ def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
     ``load_plan`` reads it back as the same values; the report and a run found up to date both write it
     here, so config.yaml always holds the plan of the run the outputs describe.
     """
-    return write_text(Path(run_dir) / "config.yaml", dump_yaml(config))
+    return write_text(Path(run_dir) / "config.yaml", config_text(config))
+
+
+def config_text(config: dict[str, Any]) -> str:
+    """The text of ``config.yaml`` for a run's resolved plan (what :func:`write_config` writes)."""
+    return dump_yaml(config)
