@@ -116,14 +116,11 @@ def check_regular_file(path: str | Path, expected: str = "a dataset file (.jsonl
 def file_digest(path: str | Path) -> str:
     """sha256 (hex) of a regular file's bytes.
 
-    Read a MiB at a time; :class:`DatasetError` for anything else (:func:`check_regular_file`).
+    Streamed by :func:`hashlib.file_digest`; :class:`DatasetError` for anything else (:func:`check_regular_file`).
     """
     check_regular_file(path)
-    digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 @contextlib.contextmanager

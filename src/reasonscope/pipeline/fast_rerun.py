@@ -143,8 +143,9 @@ def record_path(cwd: str, plan_arg: str) -> Path | None:
 def dataset_source(path: str, base_dir: str | None) -> str | None:
     """The source digest of a dataset file, as :func:`reasonscope.pipeline.up_to_date.source_digests` takes it.
 
-    None when it cannot be read as a regular file. The path resolved as :func:`reasonscope.data.files.resolve_path` does (a relative path that does not exist
-    from the working directory is taken from ``base_dir``), streamed a MiB at a time (tested equal).
+    None when it cannot be read as a regular file. The path resolved as :func:`reasonscope.data.files.resolve_path`
+    does (a relative path that does not exist from the working directory is taken from ``base_dir``), its bytes
+    hashed as :func:`reasonscope.data.files.file_digest` hashes them (tested equal).
     """
     p = Path(path)
     if base_dir is not None and not p.is_absolute() and not p.exists():
@@ -152,13 +153,10 @@ def dataset_source(path: str, base_dir: str | None) -> str | None:
     try:
         if not stat.S_ISREG(os.stat(p).st_mode):
             return None
-        digest = hashlib.sha256()
         with open(p, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
+            return hashlib.file_digest(fh, "sha256").hexdigest()[:16]
     except OSError:
         return None
-    return digest.hexdigest()[:16]
 
 
 def file_sha256(path: Path) -> str | None:
