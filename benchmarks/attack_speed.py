@@ -10,6 +10,18 @@ varies with what the model writes), the regenerated chain's tokens, and the grow
 alone against the shortest question.
 
     python benchmarks/attack_speed.py --pads 0 2 6
+
+``--dtype bf16``: the token and embedding searches in float32 against the same under
+``torch.autocast("cpu", dtype=torch.bfloat16)`` around the attack objective's passes (what a bf16 option of the attack
+would do: the gradient steps and candidate forwards in bfloat16; the few-shot prefix cache, the meaning filter, the
+clean chain and the regeneration float32), on
+``--items`` seeded word problems (seed 7), the two taking turns item by item (A B, then B A). Printed per method:
+seconds per item both ways and their ratio, and each item's outcome under both (the family's rules without a
+judge: ``clean_wrong`` when the clean chain states a false equation, ``invalid``, ``wrong`` when the answer
+changes, ``success`` when the answer is kept and the chain states a false equation, ``kept`` otherwise), with the
+items whose outcome, perturbed question (token) and regenerated chain agree.
+
+    python benchmarks/attack_speed.py --dtype bf16 --items 8
 """
 
 from __future__ import annotations
@@ -21,10 +33,88 @@ BASE = "Lena has 12 apples and gets 7 more. How many apples does Lena have now?"
 PAD = "The weather was mild that day and the market square was busy with people. "
 
 
+def outcome(attacker_item, clean, res) -> str:
+    """The outcome of one attack by the family's rules without a judge (module docstring)."""
+    from reasonscope.attack.answers import same_answer
+    from reasonscope.attack.arithmetic import check_arithmetic
+
+    if check_arithmetic(clean.reasoning).false:
+        return "clean_wrong"
+    if res.invalid:
+        return "invalid"
+    if not same_answer(res.chain.answer, clean.answer, attacker_item):
+        return "wrong"
+    return "success" if check_arithmetic(res.chain.reasoning).false else "kept"
+
+
+def dtype_agreement(attacker, n_items: int, methods: list[str]) -> None:
+    """The token and embedding searches in float32 against bfloat16 autocast on seeded word problems (docstring)."""
+    import contextlib
+
+    import torch
+
+    from reasonscope.attack.answers import is_correct
+    from reasonscope.data.word_problems import word_problem_items
+
+    items = word_problem_items(n_items, seed=7)
+    cleans = attacker.answer_first_many([attacker.layout_for(it.input) for it in items])
+    attacked = [(it, c) for it, c in zip(items, cleans, strict=True) if is_correct(c.answer, it) and c.reasoning]
+    print(f"{len(items)} word problems (seed 7), {len(attacked)} answered correctly with a chain: attacked")
+    @contextlib.contextmanager
+    def bf16_objective():
+        """The attack objective's forward and backward passes (``losses``, ``_objectives``) under bfloat16 autocast;
+        the meaning filter and the rest of the search as they are."""
+
+        def autocast(fn):
+            def run(*a, **k):
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return fn(*a, **k)
+            return run
+
+        attacker.losses, attacker._objectives = autocast(attacker.losses), autocast(attacker._objectives)
+        try:
+            yield
+        finally:
+            del attacker.losses, attacker._objectives  # the class's methods again
+
+    contexts = {"float32": contextlib.nullcontext, "bf16": bf16_objective}
+    for method in [m for m in methods if m in ("token", "embedding")]:
+        seconds = {k: [] for k in contexts}
+        outcomes = {k: [] for k in contexts}
+        same_question = same_chain = 0
+        for n, (it, clean) in enumerate(attacked):
+            layout = attacker.layout_for(it.input, clean)
+            attacker.prefix_cache(layout)  # the few-shot prefix's cache computed in float32, outside the timings
+            got = {}
+            for dtype in (list(contexts) if n % 2 == 0 else list(contexts)[::-1]):
+                t0 = time.perf_counter()
+                with contexts[dtype]():
+                    p = attacker.search(method, layout, f"bench-{it.id}", it.input)
+                res = attacker.regenerate([p])[0]
+                seconds[dtype].append(time.perf_counter() - t0)
+                got[dtype] = res
+                outcomes[dtype].append(outcome(it, clean, res))
+            same_question += got["float32"].perturbed_question == got["bf16"].perturbed_question
+            same_chain += got["float32"].chain == got["bf16"].chain
+        agree = sum(a == b for a, b in zip(outcomes["float32"], outcomes["bf16"], strict=True))
+        counts = {k: {o: v.count(o) for o in sorted(set(v))} for k, v in outcomes.items()}
+        f32, b16 = (sum(seconds[k]) / len(seconds[k]) for k in contexts)
+        print(f"{method}: float32 {f32:.1f} s/item, bf16 {b16:.1f} s/item (float32 / bf16 {f32 / b16:.2f}; search "
+              f"and regeneration); outcomes float32 {counts['float32']}, bf16 {counts['bf16']}; the same outcome for "
+              f"{agree} of {len(attacked)} items, the same perturbed question for {same_question}, the same "
+              f"regenerated chain for {same_chain}")
+        print("  per item (float32 / bf16): " + ", ".join(f"{it.id} {a}/{b}" for (it, _c), a, b in
+                                                          zip(attacked, outcomes["float32"], outcomes["bf16"],
+                                                              strict=True)), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pads", type=int, nargs="+", default=[0, 2, 6], help="context sentences added")
     parser.add_argument("--methods", nargs="+", default=["random", "embedding", "token"])
+    parser.add_argument("--dtype", choices=("float32", "bf16"), default="float32", help="bf16: the searches in float32 "
+                        "against bfloat16 autocast on --items word problems, side by side, with the outcomes")
+    parser.add_argument("--items", type=int, default=8, help="word problems for --dtype bf16")
     args = parser.parse_args()
 
     import torch
@@ -40,6 +130,9 @@ def main() -> None:
     attacker.word_vocabulary()
     print(f"load model + meaning filter + word vocabulary: {time.perf_counter() - start:.1f} s "
           f"({len(attacker.word_vocabulary())} word tokens)")
+    if args.dtype == "bf16":
+        dtype_agreement(attacker, args.items, args.methods)
+        return
     rows = []
     for pad in args.pads:
         question = PAD * pad + BASE

@@ -1,4 +1,4 @@
-"""Benchmark: training and gradients against the machine's measured dense-matmul peak (float32, CPU).
+"""Benchmark: training and gradients against the machine's measured dense-matmul peak (float32 and bf16, CPU).
 
 1. **The peak.** torch float32 ``mm`` at each phase's own GEMM shapes (every ``nn.Linear`` call of one
    real step, recorded by forward hooks, as its three products: the forward ``[M, K] @ [K, N]``, the
@@ -50,10 +50,18 @@
    one busy process beside it. ``--per-step`` prints every step's seconds, the CPU seconds other processes
    and the hypervisor (steal) took during each, and the thread counts; ``--denormals`` counts the subnormal
    floats in each phase's parameters, gradients and optimizer state.
-6. ``--project`` multiplies the measured seconds per example by the counts of the LAREV e-SNLI command
+6. ``--dtype bf16`` times each phase of ``--phases`` in float32 against the same under
+   ``torch.autocast("cpu", dtype=torch.bfloat16)`` (what ``mixed_precision: bf16`` does to a training step through
+   Accelerate; for integrated gradients, the forward passes and the attack what a bf16 option would do: the
+   family computes those in float32), side by side on the same batches (turns alternating, A B B A), with the
+   float32 and the bfloat16 ``mm`` at the phase's own shapes: both rates, both shares, the wall-time ratio
+   float32 / bf16 and the largest difference of the loss / gradients (``check``) or output. With ``--project``
+   the LAREV command both ways. The peak table has the bfloat16 2048^3 product beside the float32 one.
+7. ``--project`` multiplies the measured seconds per example by the counts of the LAREV e-SNLI command
    (2,000 training / 300 test pairs, the family's defaults): a projection, not a measurement.
 
     python benchmarks/flop_rates.py --data esnli_dev.csv.gz --steps 8 --profile-below 0.5 --project
+    python benchmarks/flop_rates.py --data esnli_dev.csv.gz --dtype bf16 --steps 4 --warmup 1 --items 32 --project
 """
 
 from __future__ import annotations
@@ -348,6 +356,16 @@ def cpu_counters() -> tuple[float, float]:
     steal = fields[7] if len(fields) > 7 else 0
     tick = os.sysconf("SC_CLK_TCK")
     return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
+def cpu_flags(wanted: tuple[str, ...]) -> list[str]:
+    """Those of ``wanted`` that ``/proc/cpuinfo`` lists among the CPU's flags (Linux; empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            flags = next((line.split(":", 1)[1].split() for line in fh if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return [f for f in wanted if f in flags]
 
 
 def thread_report() -> str:
@@ -805,6 +823,79 @@ def contention_table(args) -> str:
     return table(CONTENTION_COLUMNS, rows)
 
 
+def with_autocast_bf16(fn: Callable[[int], object]) -> Callable[[int], object]:
+    """``fn`` under ``torch.autocast("cpu", dtype=torch.bfloat16)``: what ``mixed_precision: bf16`` does to a training
+    step (Accelerate's autocast; matrix products in bfloat16, parameters, gradients and optimizer state float32),
+    and what a bf16 option would do to the attack's steps."""
+    import torch
+
+    def run(i: int) -> object:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return fn(i)
+
+    return run
+
+
+# what mixed_precision: bf16 changes (Phi_LA, integrated gradients and scoring stay float32: LAREV_PRECISION)
+TRAINING_PHASES = ("phi_base", "phi", "probe")
+DTYPE_COLUMNS = ("phase", "GFLOP/step", "float32 s/step", "bf16 s/step", "float32 / bf16", "float32 GFLOP/s",
+                 "float32 peak at its shapes", "float32 share", "bf16 GFLOP/s", "bf16 peak at its shapes", "bf16 share",
+                 "max abs diff, loss or output", "max rel diff, gradients or output")
+
+
+def dtype_rows(args) -> dict[str, dict]:
+    """Each phase of ``args.phases`` in float32 against the same under bfloat16 autocast, side by side (the two taking
+    turns step by step, the order alternating: A B B A), on the same batches; FLOPs counted over the timed steps'
+    batches; float32 and bfloat16 ``mm`` at the phase's own GEMM shapes; the phase's ``check`` both ways.
+    Returns name -> {cells, float32 and bf16 seconds per step, examples per step}."""
+    phases, models = build_phases(args)
+    out = {}
+    for name in args.phases:
+        phase = phases[name]
+        secs = side_by_side({"float32": phase.step, "bf16": with_autocast_bf16(phase.step)}, args.steps, args.warmup,
+                            phase.n_batches)
+        timed = [j % phase.n_batches for j in range(args.warmup, args.warmup + args.steps)]
+        flops = sum(count_flops(lambda i=i, phase=phase: phase.step(i)) for i in timed) / len(timed)
+        shapes: Counter = Counter()
+        for i in timed[:3]:
+            shapes.update(linear_shapes(lambda i=i, phase=phase: phase.step(i), models[name]))
+        products = gemm_products(shapes, phase.backward)
+        peaks = {"float32": mm_peak(products, args.threads, args.repeats) * 1e9,
+                 "bf16": mm_peak(products, args.threads, args.repeats, "bfloat16") * 1e9}
+        d_first = d_rest = float("nan")
+        if phase.check is not None:
+            d_first, d_rest = differences(phase.check(0), with_autocast_bf16(phase.check)(0))
+        cells = [name, f"{flops / 1e9:.4g}", f"{secs['float32']:.3f}", f"{secs['bf16']:.3f}",
+                 f"{secs['float32'] / secs['bf16']:.2f}"]
+        for k in ("float32", "bf16"):
+            rate = flops / secs[k]
+            cells += [f"{rate / 1e9:.4g}", f"{peaks[k] / 1e9:.4g}", f"{100 * rate / peaks[k]:.0f}%"]
+        cells += [f"{d_first:.1e}", f"{d_rest:.1e}"]
+        out[name] = {"cells": cells, "float32": secs["float32"], "bf16": secs["bf16"], "examples": phase.examples}
+        print(table(DTYPE_COLUMNS, [cells]).splitlines()[-1], flush=True)
+    return out
+
+
+def dtype_projection(rows: dict[str, dict]) -> str:
+    """The LAREV e-SNLI command (:func:`larev_counts`) projected from :func:`dtype_rows`: float32 throughout, and
+    ``mixed_precision: bf16`` (Phi_base, Phi and the probe in bf16; Phi_LA, integrated gradients and the forward
+    passes float32)."""
+    lines, total32, total16 = [], 0.0, 0.0
+    for name, count in larev_counts().items():
+        if name not in rows:
+            continue
+        r = rows[name]
+        per32 = r["float32"] / r["examples"]
+        per16 = (r["bf16"] if name in TRAINING_PHASES else r["float32"]) / r["examples"]
+        total32 += per32 * count
+        total16 += per16 * count
+        lines.append([name, f"{count:,}", f"{per32:.4f}", f"{per16:.4f}", f"{per32 * count / 60:.1f}",
+                      f"{per16 * count / 60:.1f}"])
+    lines.append(["total (projection)", "", "", "", f"{total32 / 60:.1f}", f"{total16 / 60:.1f}"])
+    return table(("phase", "examples", "float32 s per example", "bf16 s per example", "float32 minutes",
+                  "mixed_precision: bf16 minutes"), lines)
+
+
 CONTENTION_COLUMNS = ("phase", "alone s/step", "one busy process beside, s/step", "slow-down")
 FLUSH_COLUMNS = ("phase", "s/step", "flush denormals s/step", "speed-up", "max abs diff, loss or output",
                  "max rel diff, gradients or output")
@@ -941,6 +1032,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-peak", action="store_true", help="skip the square-GEMM peak table")
     parser.add_argument("--no-bf16-peak", action="store_true", help="the peak table without its bfloat16 product")
+    parser.add_argument("--dtype", choices=("float32", "bf16"), default="float32", help="bf16: every phase in "
+                        "float32 against the same under bfloat16 autocast, side by side, with both peaks")
     parser.add_argument("--profile", action="store_true", help="profile every phase")
     parser.add_argument("--profile-below", type=float, default=None, help="profile phases under this share")
     parser.add_argument("--project", action="store_true", help="project the LAREV e-SNLI command (2,000 / 300)")
@@ -969,15 +1062,26 @@ def main(argv: list[str] | None = None) -> list[Row]:
     if args.flush_denormal and not torch.set_flush_denormal(True):
         raise SystemExit("--flush-denormal: this CPU has no flush-to-zero (SSE3) support")
     print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
-          f"{args.threads} threads; float32; flush denormals {'on' if args.flush_denormal else 'off'}")
+          f"{args.threads} threads; {'float32 and bfloat16 autocast' if args.dtype == 'bf16' else 'float32'}; "
+          f"CPU flags: {' '.join(cpu_flags(('avx512f', 'avx512_bf16', 'amx_bf16'))) or 'none of avx512f, avx512_bf16, amx_bf16'}; "
+          f"flush denormals {'on' if args.flush_denormal else 'off'}")
     if not args.no_peak:
-        square, half = Counter({(2048, 2048, 2048): 1}), Counter({(1024, 1024, 1024): 1})
+        square = Counter({(2048, 2048, 2048): 1})
         peaks = [["mm 2048 x 2048 x 2048, float32", str(t), f"{mm_peak(square, t, args.repeats):.1f}"]
                  for t in dict.fromkeys((args.threads, 1))]
         if not args.no_bf16_peak:
-            peaks.append(["mm 1024 x 1024 x 1024, bfloat16", str(args.threads),
-                          f"{mm_peak(half, args.threads, 2, 'bfloat16'):.1f}"])
+            peaks += [["mm 2048 x 2048 x 2048, bfloat16", str(t), f"{mm_peak(square, t, args.repeats, 'bfloat16'):.1f}"]
+                      for t in dict.fromkeys((args.threads, 1))]
         print(table(("GEMM", "threads", "GFLOP/s"), peaks))
+    if args.dtype == "bf16":
+        print()
+        rows = dtype_rows(args)
+        print()
+        print(table(DTYPE_COLUMNS, [r["cells"] for r in rows.values()]))
+        if args.project:
+            print()
+            print(dtype_projection(rows))
+        return []
     if args.compile:
         print()
         print(compile_table(args))

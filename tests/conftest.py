@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,72 @@ def load_benchmark():
         return module
 
     return load
+
+
+EMBEDDED_CONVERSION = re.compile(r"smollm2-135m-instruct-[0-9a-f]{16}(\.f32\.gguf)?")
+"""The names of the embedded model's conversions in a user cache (reasonscope.models.smollm2)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _user_cache_of_the_session(tmp_path_factory):
+    """The test session's user cache: a temporary folder (``REASONSCOPE_CACHE_DIR``, inherited by child processes).
+
+    Nothing the tests write lands in the user's cache (the re-run records of every ``run``, the ONNX conversions
+    of the tiny models, digests); the conversions are made once per session and reused by its tests. The
+    embedded model's conversions are what tests must not make again each session (a float32 copy of ~10 s, a
+    torch conversion of ~25 s): those complete in the user's cache are linked in, and those this session had to
+    make for the installed GGUF file are moved there at its end (as a run outside the tests would have kept
+    them). A test that sets ``REASONSCOPE_CACHE_DIR`` itself has its own folder as before.
+    """
+    from reasonscope.models import smollm2
+    from reasonscope.storage.user_cache import cache_root
+
+    user = cache_root()
+    session = tmp_path_factory.mktemp("user-cache")
+    complete = {True: smollm2._converted, False: Path.is_file}  # is a folder: check
+    if user.is_dir():
+        for entry in user.iterdir():
+            if EMBEDDED_CONVERSION.fullmatch(entry.name) and complete[entry.is_dir()](entry):
+                (session / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REASONSCOPE_CACHE_DIR", str(session))
+    try:
+        yield session
+    finally:
+        mp.undo()
+        _keep_the_embedded_conversions(session, user, complete)
+
+
+def _keep_the_embedded_conversions(session: Path, user: Path, complete) -> None:
+    """Move the embedded model's conversions this session made for the installed GGUF file into the user cache."""
+    import shutil
+
+    from reasonscope.models import smollm2
+    from reasonscope.storage.digests import sha256_file
+    from reasonscope.storage.user_cache import publish_folder
+
+    made = [e for e in session.iterdir() if EMBEDDED_CONVERSION.fullmatch(e.name) and not e.is_symlink()
+            and complete[e.is_dir()](e)]
+    try:
+        digest = sha256_file(smollm2.gguf_folder() / smollm2.GGUF_FILE) if made else None
+    except (OSError, smollm2.ProviderUnavailable):
+        return
+    for entry in made:
+        if not entry.name.startswith(f"smollm2-135m-instruct-{digest[:16]}"):  # of a GGUF file made by a test
+            continue
+        target = user / entry.name
+        if complete[entry.is_dir()](target):
+            continue
+        try:
+            user.mkdir(parents=True, exist_ok=True)
+            tmp = user / f"{entry.name}.tmp{os.getpid()}"
+            shutil.move(entry, tmp)
+            if entry.name.endswith(".gguf"):
+                tmp.replace(target)
+            else:
+                publish_folder(tmp, target, smollm2._converted)
+        except OSError:  # a user cache that cannot be written: the next session converts again
+            continue
 
 
 @pytest.fixture(autouse=True)

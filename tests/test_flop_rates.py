@@ -276,3 +276,33 @@ def test_a_competitor_runs_beside_the_step_and_is_gone_after(bench):
     assert seen == [True]
     after = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert not any(line.endswith("-c while True: pass") for line in after.splitlines())
+
+
+def test_bf16_mode_times_both_precisions_and_projects_bf16_training_only(bench, tiny_seq2seq, capsys):
+    import torch
+
+    layer = torch.nn.Linear(4, 3)
+    assert bench.with_autocast_bf16(lambda i: layer(torch.ones(2, 4)))(0).dtype == torch.bfloat16
+    assert layer(torch.ones(2, 4)).dtype == torch.float32  # the autocast holds for the call only
+    bench.main(["--evaluator", str(tiny_seq2seq), "--items", "16", "--steps", "2", "--warmup", "0", "--repeats", "1",
+                "--no-peak", "--dtype", "bf16", "--phases", "phi_base", "eval", "--project"])
+    out = capsys.readouterr().out
+    assert "float32 and bfloat16 autocast" in out and "| " + " | ".join(bench.DTYPE_COLUMNS) + " |" in out
+    rows = {}
+    for line in out.splitlines():  # each phase's row, printed as measured and again in the table
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[0] in ("phi_base", "eval") and len(cells) == len(bench.DTYPE_COLUMNS):
+            assert rows.setdefault(cells[0], cells) == cells
+    assert set(rows) == {"phi_base", "eval"}
+    for cells in rows.values():
+        f32, b16, ratio = float(cells[2]), float(cells[3]), float(cells[4])
+        assert ratio == pytest.approx(f32 / b16, abs=0.006)
+        assert float(cells[5]) == pytest.approx(float(cells[1]) / f32, rel=0.06)  # float32 GFLOP/s = GFLOP / s
+        assert float(cells[8]) == pytest.approx(float(cells[1]) / b16, rel=0.06)
+        assert 0 < float(cells[11]) < 0.5  # bfloat16 rounding moves the loss / output, a little
+    # the projection: phi_base (training) at its bf16 seconds, eval (scoring stays float32) at its float32 ones
+    proj = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in out.splitlines() if line.startswith(("| phi_base | 14,400", "| eval | 8,200"))}
+    assert float(proj["phi_base"][2]) == pytest.approx(float(rows["phi_base"][3]) / 8, abs=1e-4)
+    assert proj["eval"][1] == proj["eval"][2]
+    assert set(bench.cpu_flags(("avx512f", "no_such_flag"))) <= {"avx512f"}

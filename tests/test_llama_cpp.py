@@ -303,9 +303,126 @@ def test_shared_prompts_are_decoded_once_with_the_same_results(llama_model, monk
     monkeypatch.setattr(llama_cpp_runtime, "SHARED_PREFIX_MIN", 10**6)
     decoded.clear()
     alone = [rt.generate([row])[0] for row in rows()]
-    assert prefill_shared == [prefix, sum(len(p) for p in prompts) - 3 * prefix]
+    assert prefill_shared == [prefix, sum(len(p) for p in prompts) - 3 * prefix - 3]  # last tokens: with the step
     assert [r.text for r in shared] == [r.text for r in alone]
     assert shared[3].text == shared[0].text and shared[4].text == shared[1].text
+
+
+REFILL_QUESTIONS = ["What is 2 + 3?", "Name a fruit.", "Say hello.", "What colour is the sky?",
+                    "Count to five.", "What is 7 - 4?"]
+
+
+def _refill_rows(rt, max_tokens=(3, 14, 5, 14, 2, 9)):
+    """Greedy rows that end at different steps, then sampled ones (each with its own seed), one of 0 tokens."""
+    from reasonscope.models.llama_cpp_runtime import Row
+
+    prompts = [rt.tokenize(rt.prompt_text([{"role": "user", "content": q}])) for q in REFILL_QUESTIONS]
+    greedy = [Row(prompt=p, max_tokens=m) for p, m in zip(prompts, max_tokens, strict=True)]
+    sampled = [Row(prompt=prompts[i], max_tokens=8, temperature=1.0, top_p=0.9, seed=10 + i) for i in (1, 3, 3)]
+    return greedy + sampled + [Row(prompt=prompts[0], max_tokens=0)]
+
+
+@pytest.fixture(scope="module")
+def three_slots(llama_model):
+    from reasonscope.models.llama_cpp_runtime import LlamaCppRuntime
+
+    rt = LlamaCppRuntime(llama_model.llama().path, parallel=3)
+    yield rt
+    rt.close()
+
+
+def _record_decodes(rt, monkeypatch) -> list[list[tuple[int, int, int, bool]]]:
+    calls: list = []
+    real = rt._decode
+    monkeypatch.setattr(rt, "_decode", lambda ctx, entries: calls.append(list(entries)) or real(ctx, entries))
+    return calls
+
+
+def test_a_freed_slot_takes_the_next_row_with_the_same_texts(three_slots, monkeypatch):
+    """10 rows on 3 slots: a row that ends gives its slot to the next row at once; every text (greedy and
+    sampled) is the one the row gets alone and in the former groups of 3; steps use slots 0..n-1 only."""
+    rt = three_slots
+    alone = [rt.generate([row])[0] for row in _refill_rows(rt)]
+    grouped = _refill_rows(rt)
+    for start in range(0, len(grouped), 3):
+        rt.generate(grouped[start:start + 3])
+    done: list[int] = []
+    decodes = _record_decodes(rt, monkeypatch)
+    refilled = rt.generate(_refill_rows(rt), on_done=done.append)
+    texts = [r.text for r in alone]
+    assert [r.text for r in refilled] == texts == [r.text for r in grouped]
+    assert [(r.finish, len(r.tokens)) for r in refilled] == [(r.finish, len(r.tokens)) for r in alone]
+    assert [(r.finish, len(r.tokens)) for r in refilled[:6]] == [("length", 3), ("stop", 9), ("length", 5),
+                                                                  ("length", 14), ("length", 2), ("length", 9)]
+    assert [len(r.tokens) for r in refilled[6:]] == [8, 8, 8, 0]
+    assert refilled[-1].finish == "length" and refilled[-1].text == "" and sum(done) == 10
+    assert refilled[7].text == refilled[8].text != refilled[6].text  # a draw depends on its seed only
+    steps = [sorted(e[2] for e in d) for d in decodes if all(e[3] for e in d)]
+    assert all(seqs == list(range(len(seqs))) for seqs in steps)  # no gaps: one micro-batch per step
+    # a row of n tokens takes n steps (its last prompt token, then each token but the last; 10 for the one
+    # ended by its end token after 9): in groups of 3, max(3, 10, 5) + max(14, 2, 9) + 8 = 32 steps; refilled,
+    # the slots run A 1-3 D 4-17 I 18-25 | B 1-10 G 11-18 | C 1-5 E 6-7 F 8-16 H 17-24: 25 steps
+    assert len(steps) == 25 and max(map(len, steps)) == 3
+    # a refilled row copies the stream of the live row whose prompt shares the longest prefix with its own and
+    # decodes the rest: never the system prompt again, nothing for the two rows whose prompt a live row has
+    system = len(os.path.commonprefix([r.prompt for r in refilled[:6]]))
+    prefills = [d for d in decodes if not all(e[3] for e in d)]
+    assert [d[0][1] for d in prefills[:2]] == [0, system]  # the first 3 rows: the prefix they share once, the rest
+    assert len(prefills) == 6 and min(e[1] for d in prefills[2:] for e in d) >= system  # D, E, F and G
+
+
+def test_calls_at_once_share_the_slots(three_slots, monkeypatch):
+    """Two threads' calls at the same time: the second call's rows fill the slots the first leaves free, each
+    call gets its own rows back with their texts alone and its own progress; a failed decode fails both."""
+    import threading
+
+    rt = three_slots
+    rows = _refill_rows(rt)
+    alone = [rt.generate([row])[0].text for row in _refill_rows(rt)]
+    decodes: list = []
+    queued, done = threading.Event(), {0: [], 1: []}
+    real = rt._decode
+
+    def decode(ctx, entries):
+        queued.wait(10)  # the first call's first decode waits for the second call's rows to be queued
+        return real(ctx, entries)
+
+    monkeypatch.setattr(rt, "_decode", lambda ctx, entries: decodes.append(list(entries)) or decode(ctx, entries))
+    first = threading.Thread(target=rt.generate, args=(rows[:2], done[0].append))
+    first.start()
+    while not rt._driving:
+        threading.Event().wait(0.001)
+    second = threading.Thread(target=rt.generate, args=(rows[2:], done[1].append))
+    second.start()
+    while len(rt._queue) < len(rows) - 2 - 1:  # 8 rows; the first call holds two of the 3 slots
+        threading.Event().wait(0.001)
+    queued.set()
+    first.join(30)
+    second.join(30)
+    assert [r.text for r in rows] == alone
+    assert (sum(done[0]), sum(done[1])) == (2, 8)
+    # the first step: the first call's 2 rows; the next, a row of the second call in the free slot as well
+    assert [len(d) for d in decodes if all(e[3] for e in d)][:2] == [2, 3]
+
+    def broken(ctx, entries):
+        raise RuntimeError("llama_decode failed with code 1 (3 tokens)")
+
+    monkeypatch.setattr(rt, "_decode", broken)
+    with pytest.raises(RuntimeError, match=r"llama_decode failed with code 1 \(3 tokens\)"):
+        rt.generate(_refill_rows(rt)[:4])
+    assert not rt._queue and rt._slots == [None] * 3
+    monkeypatch.setattr(rt, "_decode", real)
+    assert rt.generate(_refill_rows(rt)[:1])[0].text == alone[0]  # the runtime works again
+
+
+def test_requests_in_flight_on_each_runtime(monkeypatch):
+    """On llama.cpp several calls are in flight at once (their rows share the slots), on torch one."""
+    from reasonscope.models.llama_cpp_runtime import CALLS
+
+    monkeypatch.setattr(smollm2, "AUTO_ORDER", ("llama-cpp", "torch"))
+    _installed(monkeypatch, True)
+    in_flight = [create_model(ModelConfig(spec="smollm2", **kw)).concurrency for kw in ({}, {"runtime": "torch"})]
+    assert (CALLS, in_flight) == (4, [4, 1])
 
 
 def test_stored_request_records_the_runtime(llama_model, tmp_path):

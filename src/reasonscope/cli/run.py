@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from .common import (
 from .options import setting_option
 
 app = typer.Typer()
+log = logging.getLogger(__name__)
 
 
 @app.command()
@@ -58,34 +60,28 @@ def run(plan_path: Path = typer.Argument(..., help="YAML plan"),
         for ds in plan.datasets:
             ds.skip_bad_rows = True
     summary = run_plan(plan, plan_path.parent, retry_failed, executor, max_failed, wait_lock, rescore)
-    if summary is not None and plan_sha256 is not None and not skip_bad_rows:
+    if summary is not None and plan_sha256 is not None and not skip_bad_rows and summary.requests is not None:
         try:
-            record_rerun(str(plan_path), plan_sha256, plan, plan_path.parent, summary.run_id)
+            record_rerun(str(plan_path), plan_sha256, plan, plan_path.parent, summary.run_id, summary.requests)
         except Exception:  # noqa: BLE001 - the record only makes the next re-run faster; the run has succeeded
-            pass
+            log.debug("re-run record of %s not written (the next run of it takes the full path)", plan_path,
+                      exc_info=True)
 
 
-def record_rerun(plan_arg: str, plan_sha256: str, plan, base_dir: Path, run_id: str) -> None:
+def record_rerun(plan_arg: str, plan_sha256: str, plan, base_dir: Path, run_id: str, requests: int) -> None:
     """Record what ``reasonscope run PLAN`` prints when finished run ``run_id`` is up to date.
 
     :mod:`reasonscope.pipeline.fast_rerun` answers the next ``reasonscope run PLAN`` from it before the command line
     is imported. The text is rendered here by the same consoles and functions as the full command's answer, for
     this process's terminal, each write kept with its stream in order (:class:`_Recorder`): the banner and the
     up-to-date line, the ``done`` line for each wall time from 0.0 to 0.9 s, then the tables with their notes and
-    the outputs line.
+    the outputs line. ``requests``: the plan's request count (the run's summary carries it,
+    :attr:`reasonscope.pipeline.runner.RunSummary.requests`), which the ``done`` line reports as from the store.
     """
     from ..pipeline.fast_rerun import write_record
     from ..pipeline.runner import RunSummary
     from ..pipeline.up_to_date import up_to_date_message
-    from ..storage.store import Store
 
-    store = Store(plan.run_dir)
-    try:
-        requests = store.run(run_id)["notes"].get("requests")
-    finally:
-        store.close()
-    if requests is None:
-        return
     head: list[list[str]] = []
     with _recorded(head):
         console.print(start_banner(plan), highlight=False)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import gzip
-import hashlib
 import io
 import json
 import os
@@ -23,6 +22,13 @@ from typing import IO, Any, TypeVar
 from ..models.reported import MAX_COUNT as REPORTED_MAX_COUNT
 from ..text.nesting import nesting_exceeds
 from ..types import Item
+from .paths import (  # noqa: F401  (their home is .paths, stdlib only; imported from here too)
+    DatasetError,
+    check_regular_file,
+    describe_kind,
+    file_digest,
+    resolve_path,
+)
 
 T = TypeVar("T")
 MAX_LINE_BYTES = 20 * 1024 * 1024
@@ -34,10 +40,6 @@ MAX_DOCUMENT_BYTES = 1024**3
 MAX_INT_DIGITS = 4000
 MAX_JSON_DEPTH = 100
 MAX_COUNT = REPORTED_MAX_COUNT  # the one bound of counts (reasonscope.models.reported)
-
-
-class DatasetError(ValueError):
-    """A dataset file that cannot be read; the message names file, line and field."""
 
 
 @dataclass
@@ -71,56 +73,6 @@ class RowError(ValueError):
 
 # ----------------------------------------------------------------------------------------------
 # Readers: yield (line number, row dict)
-
-
-def resolve_path(path: str | Path, base_dir: Path | None) -> Path:
-    """A plan's file path as read.
-
-    A relative path that does not exist from the working directory is taken from ``base_dir`` (the plan's
-    folder), when given.
-    """
-    path = Path(path)
-    if base_dir is not None and not path.is_absolute() and not path.exists():
-        return base_dir / path
-    return path
-
-
-def describe_kind(mode: int) -> str:
-    """What a file system entry is, from its ``st_mode``: ``a directory``, ``a FIFO``, ... ."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def check_regular_file(path: str | Path, expected: str = "a dataset file (.jsonl, .json, .csv or .tsv, "
-                                                          "optionally .gz)") -> os.stat_result:
-    """The ``stat`` of ``path`` when it is a regular file.
-
-    Symbolic links are followed; anything else raises :class:`DatasetError` naming the path, what it is and
-    ``expected``. Reading a FIFO would block until a writer comes, and a device such as ``/dev/zero`` never
-    ends: neither is opened.
-    """
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except OSError as err:
-        raise DatasetError(f"{path}: cannot read ({err.strerror or err})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise DatasetError(f"{path}: not a regular file ({describe_kind(st.st_mode)}); expected {expected}")
-    return st
-
-
-def file_digest(path: str | Path) -> str:
-    """sha256 (hex) of a regular file's bytes.
-
-    Streamed by :func:`hashlib.file_digest`; :class:`DatasetError` for anything else (:func:`check_regular_file`).
-    """
-    check_regular_file(path)
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 @contextlib.contextmanager

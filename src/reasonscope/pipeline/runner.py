@@ -62,8 +62,11 @@ from .up_to_date import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..data.loaders import BadRow
     from ..execution.calls import PlannedRequest
+    from ..report.plot_worker import PlotWorker
     from ..storage.run_data import RunData
 
 
@@ -89,6 +92,8 @@ class RunSummary:
     # wall seconds by phase: generation, each family's scoring, outputs; the run's notes.phase_seconds holds all
     # but outputs (timed after summary.json is written)
     phase_seconds: dict[str, float] = field(default_factory=dict)
+    # the plan's request count over its usable models (the run's notes.requests); None for a summary of another kind
+    requests: int | None = None
 
 
 def item_parts(datasets: dict[str, list[Item]], size: int) -> Iterator[dict[str, list[Item]]]:
@@ -200,11 +205,13 @@ class _Prepared:
 
 
 def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dict[str, Any],
-                            data: RunData | None = None) -> dict[str, Path]:
+                            data: RunData | None = None, plotter: PlotWorker | None = None,
+                            warn: Callable[[str], None] | None = None) -> dict[str, Path]:
     """Write every output of a run that ended well, showing status ``finished``, then record that status.
 
     A crash before the last write leaves the run ``running`` (then ``interrupted``), never ``finished``
-    without its outputs.
+    without its outputs. ``plotter``, ``warn``: the run's plot worker (:func:`start_plot_worker`) and where its
+    failure is told (:func:`reasonscope.report.build.write_report`).
     """
     from ..report.build import write_report  # the report's modules (numpy, jinja2, ...) load only to write
 
@@ -212,9 +219,39 @@ def finish_run_with_outputs(store: Store, run_id: str, run_dir: Path, notes: dic
     run = {**store.run(run_id), "status": "finished", "finished": finished, "notes": notes}
     if data is not None:
         data.run = run
-    paths = write_report(store, run_id, run_dir, data, families=all_families("summary"), run=run)
+    paths = write_report(store, run_id, run_dir, data, families=all_families("summary"), run=run, plotter=plotter,
+                         warn=warn)
     store.finish_run(run_id, "finished", notes=notes, finished=finished)
     return paths
+
+
+def start_plot_worker(plan: Plan, console: Console) -> PlotWorker | None:
+    """A :class:`~reasonscope.report.plot_worker.PlotWorker` for the plan's families that draw plots; else None.
+
+    Started before the run generates, so that it imports matplotlib on the core the run leaves idle. None (the
+    plots then drawn in this process) when no enabled family draws one, when this process has imported
+    matplotlib already (a notebook, a test session: nothing left to gain), or when the worker cannot be started
+    (said on ``console``).
+    """
+    import sys
+
+    from ..report.view import FamilyReport
+
+    if "matplotlib.figure" in sys.modules:
+        return None
+
+    reports = [family.report for family, _ in enabled_families(plan.families, canonical=True)
+               if type(family.report).plots is not FamilyReport.plots]
+    if not reports:
+        return None
+    from ..report.plot_worker import PlotWorker
+
+    try:
+        return PlotWorker(reports)
+    except OSError as err:
+        console.print("[yellow]" + escape(f"the plot worker could not be started ({err}); the plots are drawn "
+                                          "in this process"))
+        return None
 
 
 class Runner:
@@ -330,7 +367,7 @@ class Runner:
         run_id = store.start_run(kind="run", config=plan.model_dump(mode="json"), seed=plan.experiment.seed,
                                  notes={"skipped_models": skipped, "bad_rows": bad_notes, "items": items,
                                         "sources": p.sources})
-        summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad)
+        summary = RunSummary(run_id=run_id, run_dir=run_dir, skipped_models=skipped, bad_rows=bad, requests=requests)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorers")
         scoring_models = prepare_scorers(plan.families, store)  # behind the score cache, nothing loaded yet
 
@@ -339,6 +376,7 @@ class Runner:
             pool.submit(scoring_models.warm)
 
         self._warm = warm
+        plotter = start_plot_worker(plan, self.console)  # imports matplotlib in its own process meanwhile
         try:
             for inputs in p.inputs:
                 if inputs.imported is not None:
@@ -361,12 +399,15 @@ class Runner:
                 "outcome": summary.outcome.as_dict(), "items": items, "sources": p.sources,
                 "requests": requests,
                 "generations_written": store.run_link_state(run_id)[2],
-                "phase_seconds": {k: round(v, 1) for k, v in phases.items()}}, data)
+                "phase_seconds": {k: round(v, 1) for k, v in phases.items()}}, data, plotter,
+                lambda text: self.console.print("[yellow]" + escape(text)))
             phases["outputs"] = time.perf_counter() - start
         except BaseException:
             store.finish_run(run_id, "interrupted")
             raise
         finally:
+            if plotter is not None:
+                plotter.close()
             pool.shutdown(wait=True, cancel_futures=True)
             store.close()
         return summary
@@ -451,7 +492,7 @@ class Runner:
             write_config(self.plan.run_dir, run["config"])
         self.console.print(up_to_date_message(run["run_id"]))
         return RunSummary(run_id=run["run_id"], run_dir=self.plan.run_dir, cached=requests,
-                          outcome=Outcome(code=0, message="", tallies={}))
+                          outcome=Outcome(code=0, message="", tallies={}), requests=requests)
 
     def _generate(self, models, datasets, store: Store, run_id: str, summary: RunSummary,
                   inputs: list[FamilyInputs] = ()) -> None:

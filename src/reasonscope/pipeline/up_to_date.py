@@ -50,7 +50,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..data.files import DatasetError, file_digest, resolve_path
+from ..data.paths import GENERATED, source_digest  # noqa: F401  (GENERATED: imported from here too)
 from ..registry import enabled_families
 from ..storage.run_links import links_unchanged
 from ..storage.store import Store
@@ -76,31 +76,23 @@ def items_digest(datasets: dict[str, list[Item]]) -> dict[str, str]:
             for name, items in sorted(datasets.items())}
 
 
-GENERATED = "generated"
-"""The source digest of a synthetic dataset: its items are a function of its settings and the seed (both in
-the plan) and of reasonscope's code (in the versions)."""
-
-
 def source_digests(datasets: Iterable[Any], base_dir: Path | None = None) -> dict[str, str] | None:
     """What each dataset's items are made from, without reading a row.
 
-    The sha256 of a local file's bytes (first 16 hex digits; the path resolved as
-    :func:`reasonscope.data.loaders.load_dataset` resolves it: :func:`reasonscope.data.files.resolve_path`) or
-    :data:`GENERATED`. None when one of them is read from the Hub (its rows may change there) or its file is
-    missing (loading it reports that). A local file is parsed by reasonscope's own readers (Python's json, csv
-    and gzip), so the same bytes, dataset settings, seed and versions give the same items.
+    :func:`reasonscope.data.paths.source_digest` of each: the sha256 of a local file's bytes (first 16 hex
+    digits; the path resolved as :func:`reasonscope.data.loaders.load_dataset` resolves it:
+    :func:`reasonscope.data.paths.resolve_path`) or :data:`~reasonscope.data.paths.GENERATED`. None when one of
+    them is read from the Hub (its rows may change there) or its file is missing (loading it reports that). A
+    local file is parsed by reasonscope's own readers (Python's json, csv and gzip), so the same bytes, dataset
+    settings, seed and versions give the same items. Regular files only, streamed: a FIFO or ``/dev/zero`` is
+    refused by loading, never read here.
     """
     out: dict[str, str] = {}
     for cfg in datasets:
-        if cfg.format in ("synthetic", "topics", "word_problems"):
-            out[cfg.name] = GENERATED
-        elif cfg.path:
-            try:  # streamed, regular files only: a FIFO or /dev/zero is refused by loading, never read here
-                out[cfg.name] = file_digest(resolve_path(cfg.path, base_dir))[:16]
-            except (OSError, DatasetError):
-                return None
-        else:
+        digest = source_digest(cfg.format, cfg.path, base_dir)
+        if digest is None:
             return None
+        out[cfg.name] = digest
     return dict(sorted(out.items()))
 
 

@@ -28,6 +28,12 @@ written (:mod:`reasonscope.storage.atomic_files`), so a process killed while wri
 report whole, never a truncated file or a mix of two runs. The report shows
 the run's status: a runner writes the outputs of a run that ends well with status ``finished`` and
 only then records that status in the store (:func:`reasonscope.pipeline.runner.finish_run_with_outputs`).
+
+A run's plots are drawn by a second process (:mod:`reasonscope.report.plot_worker`, started by the runner while
+it generates) while this one writes the CSV tables and, for a run held in memory, ``samples.jsonl``; the page,
+which inlines the plots, comes next, while the worker writes ``results.xlsx``. The files are the same as when
+everything is written here, which is what happens when the worker fails (said on the console with its error)
+and for ``reasonscope report``.
 """
 
 from __future__ import annotations
@@ -59,6 +65,9 @@ from .plots import EXTRA_FORMATS
 from .spreadsheets import write_csvs, write_xlsx
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .plot_worker import PlotWorker
     from .view import FamilyReport
 
 STORE_FINGERPRINTS = ("generations_written", "items", "sources")
@@ -187,7 +196,8 @@ def write_jsonl(path: Path, rows: Any) -> Path:
 
 def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None = None, *,
                  families: Iterable[Any], run: dict[str, Any] | None = None,
-                 paper: PaperFormat | None = None) -> dict[str, Path]:
+                 paper: PaperFormat | None = None, plotter: PlotWorker | None = None,
+                 warn: Callable[[str], None] | None = None) -> dict[str, Path]:
     """Write every output of ``run_id`` into ``run_dir`` (replaced together, see the module docstring).
 
     Return them by name. ``families``: the families whose results are reported (each a
@@ -198,7 +208,9 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     by chunk: :func:`reasonscope.storage.run_data.iter_run_chunks`); ``run``: the run record shown (default
     ``data.run``, else the stored record); ``paper``: also the tables as ``report.md`` (markdown) or
     ``report.tex`` (LaTeX, booktabs), and every plot as SVG and PDF beside its PNG
-    (:mod:`reasonscope.report.paper`).
+    (:mod:`reasonscope.report.paper`). ``plotter``: a started :class:`~reasonscope.report.plot_worker.PlotWorker`
+    that draws the plots in its own process while this one writes the tables (the same files); when it fails the
+    plots are drawn here and ``warn`` (default: the standard error stream) is given its traceback.
     """
     run_dir = Path(run_dir)
     run = run or (data.run if data is not None else None) or store.run(run_id)
@@ -207,7 +219,8 @@ def write_report(store: Store, run_id: str, run_dir: Path, data: RunData | None 
     token = EXTRA_FORMATS.set(("svg", "pdf") if paper else ())
     try:
         with replace_together():
-            return _write_outputs(store, run_id, run_dir, run, data, [f.report for f in families], paper)
+            return _write_outputs(store, run_id, run_dir, run, data, [f.report for f in families], paper, plotter,
+                                  warn)
     finally:
         EXTRA_FORMATS.reset(token)
 
@@ -240,12 +253,16 @@ def generation_totals(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any], data: RunData | None,
-                   reports: list[FamilyReport], paper: PaperFormat | None = None) -> dict[str, Path]:
+                   reports: list[FamilyReport], paper: PaperFormat | None = None, plotter: PlotWorker | None = None,
+                   warn: Callable[[str], None] | None = None) -> dict[str, Path]:
     results: dict[str, Any] = {}  # family -> its stored result (the artefact), for the families that ran
     for report in reports:
         raw = store.artefact(run_id, f"{report.name}.json")
         if raw:
             results[report.name] = json.loads(raw)
+    present = [r for r in reports if results.get(r.name)]
+    if plotter is not None:  # drawn in the worker while the tables are written here
+        plotter.send([(r, results[r.name]) for r in present], EXTRA_FORMATS.get())
     notes = run.get("notes") or {}
     summary = {
         "schema_version": SCHEMA_VERSION,  # reasonscope.output_files.summary_model
@@ -260,7 +277,6 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
     out["summary"] = write_text(run_dir / "summary.json", json.dumps(summary, indent=2, default=str))
     if run.get("config"):  # the plan of the run shown, from the store: never a later run's (module docstring)
         out["config"] = write_config(run_dir, run["config"])
-    present = [r for r in reports if results.get(r.name)]
     sheets: dict[str, Any] = {}
     for r in present:
         sheets.update(r.sheets(results[r.name]))
@@ -286,19 +302,98 @@ def _write_outputs(store: Store, run_id: str, run_dir: Path, run: dict[str, Any]
             "git_hash": run["git_hash"],
             "versions": run["versions"], "config": run["config"],
             "notes": {k: v for k, v in notes.items() if k not in STORE_FINGERPRINTS}}
-    out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
+    if plotter is not None:  # written by the worker once it has drawn the plots (_workbook)
+        plotter.send_workbook(sheets, meta)
+        out["xlsx"] = run_dir / "results.xlsx"
+    else:
+        out["xlsx"] = write_xlsx(run_dir / "results.xlsx", sheets, meta)
     write_csvs(run_dir / "tables", sheets)
     gaps: dict[str, list[str]] = {r.name: [] for r in reports}
+    out["samples"], out["html"] = run_dir / "samples.jsonl", run_dir / "report.html"
+    page = {"run": run, "tables": results, "sheets": sheets, "gaps": gaps, "reports": reports, "header": header,
+            "about": demo_caveats(run, summary)}
+    if data is not None:  # the run in memory: samples.jsonl first (while a plot worker draws), then the page
+        scored = [(data, scores_by_item(store.item_scores(run_id, data.items)))]
+        with atomic_open(out["samples"], "w") as samples:
+            for chunk, by_item in scored:
+                write_lines(samples, sample_rows(chunk, by_item))
+        plots = _plots(present, results, run_dir, gaps, plotter, warn)
+        out.update(plots)
+        verdict, steps = item_marks(reports)
+        views = (view for chunk, by_item in scored for view in item_views(chunk, by_item, verdict, steps))
+        with atomic_open(out["html"], "w") as html:
+            stream_html(html, items=views, images=_images(plots), **page)
+    else:
+        plots = _plots(present, results, run_dir, gaps, plotter, warn)
+        out.update(plots)
+        with atomic_open(out["samples"], "w") as samples, atomic_open(out["html"], "w") as html:  # one pass
+            views = _item_pass(store, run_id, run_chunks(store, run_id, data), samples, reports)
+            stream_html(html, items=views, images=_images(plots), **page)
+            for _ in views:  # every line of samples.jsonl, whatever the page showed
+                pass
+    if plotter is not None:
+        out["xlsx"] = _workbook(plotter, run_dir / "results.xlsx", sheets, meta, warn)
+    return out
+
+
+def _images(plots: dict[str, Path]) -> dict[str, str]:
+    """Plot name -> its PNG in base64, as written in this report (staged: :func:`read_staged`)."""
+    return {name: base64.b64encode(read_staged(p)).decode() for name, p in plots.items()}
+
+
+def _plots(present: list[FamilyReport], results: dict[str, Any], run_dir: Path, gaps: dict[str, list[str]],
+           plotter: PlotWorker | None, warn: Callable[[str], None] | None) -> dict[str, Path]:
+    """Each present family's plots, plot name -> file in ``run_dir``: ``plotter``'s, else (or when it failed) drawn here.
+
+    Why a plot is missing is appended to ``gaps`` (family -> reasons).
+    """
+    if plotter is not None:
+        from .plot_worker import PlotWorkerFailed
+
+        try:
+            return _worker_plots(plotter.receive(), run_dir, gaps)
+        except PlotWorkerFailed as err:
+            (warn or _stderr)(f"the plot worker failed, so the plots are drawn in this process instead; its "
+                              f"error:\n{err}")
     plots: dict[str, Path] = {}
     for r in present:
         plots.update(r.plots(results[r.name], run_dir, gaps[r.name]))
-    out.update(plots)
-    images = {name: base64.b64encode(read_staged(p)).decode() for name, p in plots.items()}
-    out["samples"], out["html"] = run_dir / "samples.jsonl", run_dir / "report.html"
-    with atomic_open(out["samples"], "w") as samples, atomic_open(out["html"], "w") as html:
-        views = _item_pass(store, run_id, run_chunks(store, run_id, data), samples, reports)
-        stream_html(html, run, results, views, sheets, images, gaps, reports=reports, header=header,
-                    about=demo_caveats(run, summary))
-        for _ in views:  # every line of samples.jsonl, whatever the page showed
-            pass
-    return out
+    return plots
+
+
+def _workbook(plotter: PlotWorker, path: Path, sheets: dict[str, Any], meta: dict[str, Any],
+              warn: Callable[[str], None] | None) -> Path:
+    """``results.xlsx`` as the plot worker wrote it; written here when it failed (told unless a failure was)."""
+    from .plot_worker import PlotWorkerFailed
+
+    told = plotter.failed  # the plots' failure was told already
+    try:
+        data = plotter.receive_workbook()
+    except PlotWorkerFailed as err:
+        if not told:
+            (warn or _stderr)(f"the plot worker failed, so the workbook is written in this process instead; its "
+                              f"error:\n{err}")
+        return write_xlsx(path, sheets, meta)
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def _worker_plots(reply: dict[str, Any], run_dir: Path, gaps: dict[str, list[str]]) -> dict[str, Path]:
+    """The files a plot worker drew, written into ``run_dir`` (atomically, staged with the report's other files)."""
+    from .plots import CLIPPED
+
+    for rel, data in reply["files"].items():
+        (run_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(run_dir / rel, "wb") as fh:
+            fh.write(data)
+    for family, why in reply["gaps"].items():
+        gaps.setdefault(family, []).extend(why)
+    CLIPPED.update(reply["clipped"])
+    return {name: run_dir / rel for drawn in reply["plots"].values() for name, rel in drawn.items()}
+
+
+def _stderr(message: str) -> None:
+    import sys
+
+    print(f"warning: {message}", file=sys.stderr)

@@ -50,9 +50,9 @@ from pathlib import Path
 from typing import Any
 
 from .processes import ProcessInfo, process_gone, this_process
+from .run_files import LOCK_FILENAME
 
 RUN_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-LOCK_FILENAME = ".reasonscope.lock"
 OWNER_FILENAME = ".reasonscope.lock.json"
 
 

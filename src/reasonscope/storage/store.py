@@ -71,12 +71,12 @@ from typing import Any
 from ..types import Completion, Item, Score, canonical_json, stable_hash
 from .io_errors import explain, is_disk_full
 from .processes import process_gone, this_process
+from .run_files import STORE_FILENAME
 from .run_links import RUNS_SQL, link_state
 from .rundir import make_run_dir
 from .scrub import scrub_generation
 from .versions import package_versions
 
-STORE_FILENAME = "store.sqlite"
 RESERVE_FILENAME = ".store.sqlite.reserve"
 RESERVE_BYTES = 1 << 20  # room to commit the answers in hand when the disk fills (Store.reserve_space)
 RUN_STATUSES = ("running", "finished", "interrupted")
