@@ -22,6 +22,14 @@ import time
 from pathlib import Path
 
 
+def heldout_split(items: list, n_train: int, n_test: int) -> tuple[list, list]:
+    """(training items, test items): the first ``n_train`` items, then the first ``n_test`` later items whose
+    premise (``metadata["premise"]``) no training item has."""
+    train = items[:n_train]
+    seen = {it.metadata["premise"] for it in train}
+    return train, [it for it in items[n_train:] if it.metadata["premise"] not in seen][:n_test]
+
+
 def _ci(e: dict) -> str:
     return "n/a" if e["value"] is None else f"{e['value']:+.4f} [{e['low']:+.4f}, {e['high']:+.4f}]"
 
@@ -59,10 +67,7 @@ def main() -> None:
     t_start = time.perf_counter()
     dataset = DatasetConfig(name="esnli-dev", format="esnli", path=args.data)
     items = [it for it in load_dataset(dataset).items if it.rationale]
-    train = items[: args.train]
-    seen = {it.metadata["premise"] for it in train}
-    rest = [it for it in items[args.train:] if it.metadata["premise"] not in seen]
-    test = rest[: args.test]
+    train, test = heldout_split(items, args.train, args.test)
     methods = args.method or ["rev"]
     cfg = InformationConfig(train=dataset, test=dataset.model_copy(update={"name": "esnli-heldout"}), methods=methods,
                             evaluator=args.evaluator, reduction=args.reduction, epochs=args.epochs,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -38,6 +39,9 @@ def run(args: argparse.Namespace) -> None:
     import torch
     from rich.console import Console
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from information_esnli import heldout_split
+
     from reasonscope.data.loaders import load_dataset
     from reasonscope.information.scoring import run_information
     from reasonscope.plan import DatasetConfig, InformationConfig, StatsConfig
@@ -47,9 +51,7 @@ def run(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     dataset = DatasetConfig(name="esnli-dev", format="esnli", path=args.data)
     items = [it for it in load_dataset(dataset).items if it.rationale]
-    train = items[: args.train]
-    seen = {it.metadata["premise"] for it in train}
-    test = [it for it in items[args.train:] if it.metadata["premise"] not in seen][: args.test]
+    train, test = heldout_split(items, args.train, args.test)
     cfg = InformationConfig(train=dataset, test=dataset.model_copy(update={"name": "esnli-heldout"}),
                             methods=["rev", "larev"], evaluator=args.evaluator, epochs=args.epochs,
                             probe_epochs=args.epochs, larev_epochs=args.larev_epochs, ig_steps=args.ig_steps,

@@ -133,7 +133,7 @@ def test_an_unreadable_digest_file_is_ignored(cache, tmp_path, monkeypatch):
 # -- the embedded model's conversions ------------------------------------------------------------------------
 
 def _count_float32_copies(monkeypatch, then=None) -> list:
-    """The float32 copies written, each by the name it is written for (its temporary name less ``.tmp<pid>``);
+    """The float32 copies written, each by the name it is written for (its temporary name less ``.tmp<pid>-<host>``);
     ``then(count)`` runs after each copy is written (before it is checked and put in place)."""
     from reasonscope.models import gguf_float32
 
