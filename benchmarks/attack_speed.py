@@ -22,6 +22,18 @@ changes, ``success`` when the answer is kept and the chain states a false equati
 items whose outcome, perturbed question (token) and regenerated chain agree.
 
     python benchmarks/attack_speed.py --dtype bf16 --items 8
+
+``--compare``: each attacked item as the family attacks it (the methods' searches one after the other, then
+their chains regenerated as one batch; the clean chain not counted) with the reuse of computed parts on and off,
+on ``--items`` seeded word problems (seed 7), the two taking turns item by item (A B, then B A). *Off* runs the
+same code with these switched off: no cache of the chain beyond the few-shot prefix (``Attacker.stem_cache``
+gives None), logits of every position after the cache (no forward is given ``logits_to_keep``), no objective or
+meaning-filter cosine remembered between calls, and the regenerated chains decoded from the whole prompt
+(``greedy_batch`` without the prefix's cache). Printed: seconds per item both ways and their ratio, the search and
+regeneration parts, and the items whose perturbed questions (token, random), outcomes and regenerated chains
+agree. ``--only`` restricts it to some of the word problems.
+
+    python benchmarks/attack_speed.py --compare --items 8
 """
 
 from __future__ import annotations
@@ -62,7 +74,8 @@ def dtype_agreement(attacker, n_items: int, methods: list[str]) -> None:
     print(f"{len(items)} word problems (seed 7), {len(attacked)} answered correctly with a chain: attacked")
     @contextlib.contextmanager
     def bf16_objective():
-        """The attack objective's forward and backward passes (``losses``, ``_objectives``) under bfloat16 autocast;
+        """The attack objective's forward and backward passes (``losses``, ``_objectives``, ``token_gradients``) under
+        bfloat16 autocast;
         the meaning filter and the rest of the search as they are."""
 
         def autocast(fn):
@@ -72,10 +85,11 @@ def dtype_agreement(attacker, n_items: int, methods: list[str]) -> None:
             return run
 
         attacker.losses, attacker._objectives = autocast(attacker.losses), autocast(attacker._objectives)
+        attacker.token_gradients = autocast(attacker.token_gradients)
         try:
             yield
         finally:
-            del attacker.losses, attacker._objectives  # the class's methods again
+            del attacker.losses, attacker._objectives, attacker.token_gradients  # the class's methods again
 
     contexts = {"float32": contextlib.nullcontext, "bf16": bf16_objective}
     for method in [m for m in methods if m in ("token", "embedding")]:
@@ -87,6 +101,8 @@ def dtype_agreement(attacker, n_items: int, methods: list[str]) -> None:
             attacker.prefix_cache(layout)  # the few-shot prefix's cache computed in float32, outside the timings
             got = {}
             for dtype in (list(contexts) if n % 2 == 0 else list(contexts)[::-1]):
+                attacker._objective_memo.clear()  # nothing remembered from the other precision
+                attacker._similarity_memo.clear()
                 t0 = time.perf_counter()
                 with contexts[dtype]():
                     p = attacker.search(method, layout, f"bench-{it.id}", it.input)
@@ -108,13 +124,93 @@ def dtype_agreement(attacker, n_items: int, methods: list[str]) -> None:
                                                               strict=True)), flush=True)
 
 
+def reuse_on_off(attacker, n_items: int, methods: list[str], only: list[str] | None = None) -> None:
+    """Seconds per attacked item with the reuse of computed parts on and off, side by side (docstring)."""
+    import contextlib
+
+    from reasonscope.attack import attacker as attacker_module
+    from reasonscope.attack.answers import is_correct
+    from reasonscope.data.word_problems import word_problem_items
+    from reasonscope.models import forward_args
+
+    items = word_problem_items(n_items, seed=7)
+    cleans = attacker.answer_first_many([attacker.layout_for(it.input) for it in items])
+    attacked = [(it, c) for it, c in zip(items, cleans, strict=True) if is_correct(c.answer, it) and c.reasoning
+                and (not only or it.id in only)]
+    print(f"{len(items)} word problems (seed 7), {len(attacked)} answered correctly with a chain: attacked; methods "
+          f"{', '.join(methods)}")
+
+    @contextlib.contextmanager
+    def off():
+        """The reuse switched off: the prefix cache only, every logit, nothing remembered, whole prompts decoded."""
+        takes = forward_args.forward_takes
+
+        def forgetting(fn):
+            def run(*a, **k):
+                attacker._objective_memo.clear()
+                attacker._similarity_memo.clear()
+                return fn(*a, **k)
+            return run
+
+        forward_args.forward_takes = attacker_module.forward_takes = \
+            lambda model, name: name != "logits_to_keep" and takes(model, name)
+        attacker.stem_cache = lambda layout, n: None
+        attacker.objective, attacker._similarities = forgetting(attacker.objective), forgetting(attacker._similarities)
+        whole = type(attacker).greedy_batch
+        attacker.greedy_batch = lambda rows, max_new, stop, prefix_cache=None: whole(attacker, rows, max_new, stop)
+        try:
+            yield
+        finally:
+            forward_args.forward_takes = attacker_module.forward_takes = takes
+            # the class's methods again
+            del attacker.stem_cache, attacker.objective, attacker._similarities, attacker.greedy_batch
+
+    variants = {"off": off, "on": contextlib.nullcontext}
+    seconds = {k: [] for k in variants}
+    search = {k: [] for k in variants}
+    outcomes = {k: [] for k in variants}
+    same_question = same_chain = 0
+    for n, (it, clean) in enumerate(attacked):
+        layout = attacker.layout_for(it.input, clean)
+        attacker.prefix_cache(layout)  # the few-shot prefix's cache, shared by both, outside the timings
+        got = {}
+        for name in (list(variants) if n % 2 == 0 else list(variants)[::-1]):
+            attacker._objective_memo.clear()
+            attacker._similarity_memo.clear()
+            t0 = time.perf_counter()
+            with variants[name]():
+                searched = [attacker.search(m, layout, f"bench-{it.id}", it.input) for m in methods]
+                t1 = time.perf_counter()
+                results = attacker.regenerate(searched)
+            seconds[name].append(time.perf_counter() - t0)
+            search[name].append(t1 - t0)
+            got[name] = results
+            outcomes[name].append(tuple(outcome(it, clean, r) for r in results))
+        same_question += all(a.perturbed_question == b.perturbed_question for a, b in zip(*got.values(), strict=True))
+        same_chain += all(a.chain == b.chain for a, b in zip(*got.values(), strict=True))
+        print(f"  {it.id}: off {seconds['off'][-1]:.1f} s, on {seconds['on'][-1]:.1f} s; outcomes "
+              f"{outcomes['off'][-1]} / {outcomes['on'][-1]}", flush=True)
+    mean = {k: sum(v) / len(v) for k, v in seconds.items()}
+    mean_search = {k: sum(v) / len(v) for k, v in search.items()}
+    agree = sum(a == b for a, b in zip(outcomes["off"], outcomes["on"], strict=True))
+    print(f"per attacked item: off {mean['off']:.1f} s (search {mean_search['off']:.1f}, regeneration "
+          f"{mean['off'] - mean_search['off']:.1f}), on {mean['on']:.1f} s (search "
+          f"{mean_search['on']:.1f}, regeneration {mean['on'] - mean_search['on']:.1f}); off / on "
+          f"{mean['off'] / mean['on']:.2f} (search {mean_search['off'] / mean_search['on']:.2f})")
+    print(f"of {len(attacked)} items: the same outcomes for {agree}, the same perturbed questions for "
+          f"{same_question}, the same regenerated chains for {same_chain}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pads", type=int, nargs="+", default=[0, 2, 6], help="context sentences added")
     parser.add_argument("--methods", nargs="+", default=["random", "embedding", "token"])
     parser.add_argument("--dtype", choices=("float32", "bf16"), default="float32", help="bf16: the searches in float32 "
                         "against bfloat16 autocast on --items word problems, side by side, with the outcomes")
-    parser.add_argument("--items", type=int, default=8, help="word problems for --dtype bf16")
+    parser.add_argument("--items", type=int, default=8, help="word problems for --dtype bf16 and --compare")
+    parser.add_argument("--only", nargs="+", help="--compare: only these word problems (e.g. wp-2)")
+    parser.add_argument("--compare", action="store_true", help="each item's attack with the reuse of computed parts "
+                        "on and off, side by side, on --items word problems")
     args = parser.parse_args()
 
     import torch
@@ -132,6 +228,9 @@ def main() -> None:
           f"({len(attacker.word_vocabulary())} word tokens)")
     if args.dtype == "bf16":
         dtype_agreement(attacker, args.items, args.methods)
+        return
+    if args.compare:
+        reuse_on_off(attacker, args.items, args.methods, args.only)
         return
     rows = []
     for pad in args.pads:

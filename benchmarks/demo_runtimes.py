@@ -12,8 +12,11 @@ installed). Gradient work (the attack, integrated gradients, the information eva
 way. SmolLM2's conversions (the safetensors copy and the float32 GGUF file) must exist before timing: run the
 demo once first; the script refuses to time otherwise.
 
-Per run: wall seconds of the whole command (process start to exit, as a user waits) and the run's own phase
-seconds (``notes.phase_seconds`` of ``summary.json``). Runs go in ``--order`` (A B B A: each runtime once early
+Per run: wall seconds of the whole command (process start to exit, as a user waits), the run's own phase
+seconds (``notes.phase_seconds`` of ``summary.json``) and the CPU seconds other processes took meanwhile (the
+machine's busy CPU time from ``/proc/stat`` less the command's own, :func:`other_cpu`): a run beside other work
+is slower in every phase, and on this 2-core machine such a run showed 65-197 s of other CPU with its torch phases
+up to 3x slower, so a run with more than a few seconds of it is no figure to report. Runs go in ``--order`` (A B B A: each runtime once early
 and once late, so drift in the machine's speed falls on both); the report takes each runtime's median (two
 runs: their mean) and the ratio torch / llama.cpp. A second invocation with the same ``--output-dir`` adds its
 runs (named by their position) and reports all of them together.
@@ -25,12 +28,19 @@ draws from its seeded generator per batch, llama.cpp from a numpy generator seed
 samples all 84 of its generations; the attack's stored per-item records are not completions and are left
 out). With two torch runs, the same count between them. Then the headline values side by side and, per
 family, how many numeric values of the two ``summary.json`` files are equal.
+
+``--former PATH`` (a folder holding an earlier copy of ``reasonscope/``, put first on ``PYTHONPATH``) adds the letter
+C: llama.cpp on that copy, so that the demo before a change and after it run side by side (``--order CBBC``); the
+report then adds the median wall and phase seconds of each with their ratios, the generations of the first
+former run and the first run now with the same text, and the equal numeric values of their ``summary.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -58,15 +68,46 @@ def converted() -> bool:
     return float32_gguf_target().is_file() and converted_target().is_dir()
 
 
-def timed(cmd: list[str], log: Path) -> float:
-    """Run ``cmd`` (output to ``log``), fail loudly on a non-zero exit; its wall seconds."""
-    t0 = time.perf_counter()
+def busy_cpu_seconds(stat: str | None = None) -> float | None:
+    """CPU seconds the machine has been busy since boot, all cores together (``/proc/stat``'s first line: every
+    field but idle and iowait); None where there is no ``/proc/stat``."""
+    if stat is None:
+        try:
+            stat = Path("/proc/stat").read_text()
+        except OSError:
+            return None
+    fields = [int(x) for x in stat.splitlines()[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def other_cpu(busy_before: float | None, busy_after: float | None, own: float) -> float | None:
+    """CPU seconds other processes took while a command ran: the machine's busy seconds less the command's ``own``.
+
+    >>> other_cpu(100.0, 290.0, 187.5)
+    2.5
+    """
+    if busy_before is None or busy_after is None:
+        return None
+    return round(busy_after - busy_before - own, 1)
+
+
+def children_cpu() -> float:
+    """User and system CPU seconds of this process's finished children."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str], log: Path) -> tuple[float, float | None]:
+    """Run ``cmd`` (output to ``log``), fail loudly on a non-zero exit; its wall seconds and the CPU seconds
+    other processes took meanwhile (:func:`other_cpu`)."""
+    own0, busy0, t0 = children_cpu(), busy_cpu_seconds(), time.perf_counter()
     with log.open("w") as f:
         rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
     seconds = time.perf_counter() - t0
+    others = other_cpu(busy0, busy_cpu_seconds(), children_cpu() - own0)
     if rc != 0:
         raise SystemExit(f"{' '.join(cmd[3:])} exited {rc}; see {log}")
-    return seconds
+    return seconds, others
 
 
 def generations(store: Path) -> dict[str, tuple[float, str]]:
@@ -146,17 +187,24 @@ def flat_numbers(x, prefix: str = "") -> dict[str, float]:
     return {prefix: v} if v is not None else {}
 
 
+def fmt_other(seconds: float | None) -> str:
+    """Other processes' CPU seconds as the tables print them ('-' where unknown: no ``/proc/stat``, an older run)."""
+    return "-" if seconds is None else f"{seconds:.1f}"
+
+
 def report(out: Path) -> None:
     """Print the table of every run in ``out`` and the agreement of its first torch and llama.cpp runs."""
     runs = sorted((json.loads(p.read_text()) for p in out.glob("*/timing.json")), key=lambda r: r["position"])
     if not runs:
         raise SystemExit(f"no finished run in {out}")
     phases = sorted({p for r in runs for p in r["phases"]}, key=lambda p: -runs[0]["phases"].get(p, 0))
-    print(f"{'run':14} {'wall s':>7} {'phases s':>11} " + " ".join(f"{p[:11]:>11}" for p in phases))
+    print(f"{'run':14} {'wall s':>7} {'other CPU s':>11} {'phases s':>11} " + " ".join(f"{p[:11]:>11}" for p in phases))
     for r in runs:
-        print(f"{r['position']:>2} {r['runtime']:11} {r['wall']:>7.1f} {sum(r['phases'].values()):>11.1f} "
-              + " ".join(f"{r['phases'].get(p, 0):>11.1f}" for p in phases))
-    by = {rt: [r for r in runs if r["runtime"] == rt] for rt in ORDERS}
+        label = "former" if r.get("version") == "former" else r["runtime"]
+        print(f"{r['position']:>2} {label:11} {r['wall']:>7.1f} {fmt_other(r.get('other_cpu')):>11} "
+              f"{sum(r['phases'].values()):>11.1f} " + " ".join(f"{r['phases'].get(p, 0):>11.1f}" for p in phases))
+    former_report(runs)
+    by = {rt: [r for r in runs if r["runtime"] == rt and r.get("version") != "former"] for rt in ORDERS}
     if not all(by.values()):
         return
     med = {rt: statistics.median(r["wall"] for r in rs) for rt, rs in by.items()}
@@ -207,23 +255,78 @@ def run_series(out: Path, order: str, args_of, run_name: str, **extra) -> None:
         if folder.exists():
             raise SystemExit(f"{folder} exists: each run needs a fresh folder")
         folder.mkdir()
-        wall = timed(command(runtime, args_of(folder)), folder / "log.txt")
+        wall, others = timed(command(runtime, args_of(folder)), folder / "log.txt")
         summary = json.loads((folder / run_name / "summary.json").read_text())
         (folder / "timing.json").write_text(json.dumps({
-            "position": i, "runtime": runtime, "wall": wall, "folder": str(folder),
+            "position": i, "runtime": runtime, "wall": wall, "other_cpu": others, "folder": str(folder),
             "phases": summary["notes"].get("phase_seconds", {}), **extra}))
-        print(f"run {i} ({runtime}): {wall:.1f} s", flush=True)
+        print(f"run {i} ({runtime}): {wall:.1f} s, other processes' CPU {fmt_other(others)}", flush=True)
+
+
+def run_order(out: Path, order: str, former_copy: Path | None, args_of, run_name: str, **extra) -> None:
+    """:func:`run_series` letter by letter, where C is llama.cpp (B) on ``former_copy``.
+
+    A C run differs from a B run by the ``PYTHONPATH`` of its process only: ``former_copy`` (a folder holding an
+    earlier copy of ``reasonscope/``) comes first on it, so that copy is imported instead of the installed one.
+    Each run's ``timing.json`` records ``version``: ``former`` or ``now``.
+    """
+    if "C" in order and former_copy is None:
+        raise SystemExit("--order C needs --former")
+    path = os.environ.get("PYTHONPATH")
+    try:
+        for letter in order:
+            if letter == "C":
+                os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(former_copy), path) if p)
+            elif path is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = path
+            run_series(out, "B" if letter == "C" else letter, args_of, run_name, **extra,
+                       version="former" if letter == "C" else "now")
+    finally:
+        if path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = path
+
+
+def former_report(runs: list[dict]) -> None:
+    """Former code (C) against the code now on llama.cpp (B): median wall and phase seconds, their ratios, the
+    generations of the first run of each with the same text, and the numeric values of their ``summary.json``
+    files that are equal, per family."""
+    old = [r for r in runs if r.get("version") == "former"]
+    now = [r for r in runs if r.get("version") != "former" and r["runtime"] == "llama-cpp"]
+    if not old or not now:
+        return
+    wall = [statistics.median(r["wall"] for r in rs) for rs in (old, now)]
+    print(f"median wall: former {wall[0]:.1f} s, now {wall[1]:.1f} s, former / now = {wall[0] / wall[1]:.3f}")
+    for p in sorted({p for r in old + now for p in r["phases"]}, key=lambda p: -old[0]["phases"].get(p, 0)):
+        a, b = (statistics.median(r["phases"].get(p, 0) for r in rs) for rs in (old, now))
+        print(f"  {p:12} former {a:7.1f} s  now {b:7.1f} s  ratio {a / b if b else float('nan'):.3f}")
+    fa, fb = (Path(rs[0]["folder"]) / "demo" for rs in (old, now))
+    ag = agreement(fa / "store.sqlite", fb / "store.sqlite")
+    print(f"same text, first former run vs first run now: greedy {ag['greedy'][0]}/{ag['greedy'][1]}, "
+          f"sampled {ag['sampled'][0]}/{ag['sampled'][1]} (requests in one store only: {ag['unmatched'][0]})")
+    sa, sb = (json.loads((d / "summary.json").read_text()) for d in (fa, fb))
+    for family in ("behavior", "evidence", "attributes", "attack", "information"):
+        xa, xb = flat_numbers(sa.get(family)), flat_numbers(sb.get(family))
+        common = [k for k in xa if k in xb]
+        same = sum(abs(xa[k] - xb[k]) <= 1e-9 for k in common)
+        print(f"former vs now, {family}: {same}/{len(common)} numeric values of summary.json equal")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--order", default="ABBA", help="A = torch, B = llama.cpp, run in this order")
+    ap.add_argument("--order", default="ABBA", help="A = torch, B = llama.cpp, C = llama.cpp on --former, in this order")
+    ap.add_argument("--former", type=Path, help="a folder holding an earlier copy of reasonscope/ (letter C)")
     ap.add_argument("--output-dir", type=Path, default=Path("/tmp/demo-runtimes"))
     ap.add_argument("--report", action="store_true", help="only print the report of the runs in --output-dir")
     args = ap.parse_args()
     out = args.output_dir
+    if "C" in args.order and args.former is None:
+        ap.error("--order C needs --former")
     if not args.report:
-        run_series(out, args.order, lambda folder: ["demo", "--output-dir", str(folder)], "demo")
+        run_order(out, args.order, args.former, lambda folder: ["demo", "--output-dir", str(folder)], "demo")
     report(out)
 
 

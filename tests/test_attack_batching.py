@@ -131,6 +131,24 @@ def test_answer_first_many_equals_one_layout_at_a_time(sharp):
         attacker.answer_first_many(layouts, [None])
 
 
+def test_decoding_from_the_prefix_cache_equals_the_whole_prompt(sharp, monkeypatch):
+    # the few-shot prefix read from its cache, the padding between it and the rest: the chains of the decoder
+    # that runs every prompt whole (three question lengths, one embedding perturbation)
+    from reasonscope.attack.prefix_cache import PrefixCache
+
+    attacker = _attacker(sharp)
+    tok = attacker.tokenizer
+    layouts = [make_layout(tok, q) for q in QUESTIONS] + [make_layout(tok, QUESTIONS[0])]
+    torch.manual_seed(0)
+    noisy = attacker._prompt_embeds(layouts[0])[layouts[0].question_start:][:len(layouts[0].question)]
+    qs = [None, None, None, noisy + torch.randn_like(noisy)]
+    cached = attacker.answer_first_many(layouts, qs)
+    assert attacker._prefix_cache is not None and len(attacker._prefix_cache) == len(layouts[0].prefix) > 20
+    monkeypatch.setattr(PrefixCache, "supported", staticmethod(lambda m: False))
+    whole = _attacker(sharp).answer_first_many(layouts, qs)
+    assert len({c.reasoning for c in whole}) == 4 and cached == whole
+
+
 def test_attack_item_record_with_batched_regeneration(sharp):
     attacker = _attacker(sharp, steps=1, candidates=2)
     layout = make_layout(attacker.tokenizer, QUESTIONS[0])

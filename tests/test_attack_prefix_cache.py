@@ -151,3 +151,87 @@ def test_the_cache_argument_is_read_under_either_name():
     assert cache_argument(Neither()) is None and not PrefixCache.supported(Neither())
     assert output_cache(SimpleNamespace(cache="kv")) == "kv"
     assert output_cache(SimpleNamespace(past_key_values="kv")) == "kv"
+
+
+def _candidates(tok, lay):
+    """Candidates of a search round: the question with one token replaced, at positions 6, 3 and 9 (not in order)."""
+    words = [tok.convert_tokens_to_ids(w) for w in ("▁red", "▁blue", "▁green")]
+    words = [w for w in words if w != tok.unk_token_id] or [5, 6, 7]
+    out = []
+    for pos in (6, 3, 9, 3, 6, 9, 3, 9, 6):
+        q = list(lay.question)
+        q[pos] = words[len(out) % len(words)] if q[pos] != words[len(out) % len(words)] else words[0] + 1
+        out.append(lay.with_question(q))
+    return out
+
+
+def test_candidates_scored_from_the_stem_equal_the_whole_sequence(sharp):
+    # each batch of candidates runs from its earliest replaced token on, against the chain's keys and values
+    # up to there; the objectives equal scoring each whole sequence (no cache, every logit) up to float rounding
+    model, tok = sharp
+    lay = _layout(tok)
+    attacker = Attacker(model, tok, AttackSettings(min_similarity=None))
+    cands = _candidates(tok, lay)
+    lam = attacker.lam(lay)
+    with torch.no_grad():
+        expected = []
+        for c in cands:
+            la, lc = losses_from_logits(model(input_ids=torch.tensor([c.ids])).logits[0], c)
+            expected.append(float(lc - lam * la))
+    stem = attacker.stem_cache(lay, 2)
+    changed = list(lay.question)
+    changed[1] += 1  # a question that differs from the stem's at its second token
+    assert len(stem) == len(lay.prefix) + 2 and stem.holds(lay.ids) and not stem.holds(lay.with_question(changed).ids)
+    widths = []
+    hook = model.register_forward_pre_hook(
+        lambda m, a, k: widths.append(tuple(k["input_ids"].shape)) if k.get("input_ids") is not None else None,
+        with_kwargs=True)
+    try:
+        got = attacker._objectives(cands, batch=4, base=lay, stem=stem)
+    finally:
+        hook.remove()
+    assert len({round(v, 4) for v in expected}) >= 3  # the candidates differ: a mixed-up order would show
+    assert got == pytest.approx(expected, rel=1e-5, abs=1e-5)
+    q0, total = lay.question_start, len(lay.ids)
+    # batches by first replaced token: (3, 3, 3, 6), (6, 6, 9, 9), (9,); each after the stem's extension to it
+    assert widths == [(1, 1), (4, total - q0 - 3), (1, 3), (4, total - q0 - 6), (1, 3), (1, total - q0 - 9)]
+
+
+def test_token_gradients_from_the_stem_equal_the_whole_sequence(sharp):
+    model, tok = sharp
+    lay = _layout(tok)
+    attacker = Attacker(model, tok, AttackSettings(min_similarity=None))
+    whole = attacker.token_gradients(lay)
+    from_stem = attacker.token_gradients(lay, attacker.stem_cache(lay, 4))
+    assert from_stem.shape == whole.shape and float(whole[4:].abs().max()) > 1e-3
+    assert_close_to_scale(from_stem[4:], whole[4:])
+    assert float(from_stem[:4].abs().max()) == 0.0  # the stem's tokens get no gradient
+
+
+def test_the_clean_objective_and_the_insertions_cosines_are_computed_once(sharp):
+    # the three methods of an item share the clean objective; the token and random methods draw the same insertion
+    model, tok = sharp
+    lay = _layout(tok)
+
+    class Cosine:
+        texts: list[str] = []
+
+        def pairwise(self, a, b):
+            Cosine.texts += b
+            return [0.9] * len(b)
+
+    attacker = Attacker(model, tok, AttackSettings(steps=0, min_similarity=0.5, seed=1), similarity=Cosine())
+    attacker.prefix_cache(lay)  # built once, before counting
+    forwards = []
+    hook = model.register_forward_pre_hook(lambda m, a, k: forwards.append(1), with_kwargs=True)
+    try:
+        before = attacker.objective(lay)
+        assert attacker.objective(lay) == before and len(forwards) == 1
+        random = attacker.random_search(lay, "t/1", QUESTION).result
+        assert len(Cosine.texts) == 1 and len(forwards) == 2  # the insertion's cosine and objective
+        token = attacker.token_search(lay, "t/1", QUESTION).result
+    finally:
+        hook.remove()
+    assert len(Cosine.texts) == 1 and len(forwards) == 2  # both remembered: no new cosine, no new forward
+    assert token.perturbed_question == random.perturbed_question and token.objective_before == before
+    assert token.objective_after == random.objective_after

@@ -89,3 +89,41 @@ def test_swap_and_recover(tmp_path):
     assert recover(final) == [f"{final}: restored from best.old (a swap was interrupted)"]
     assert (final / "w").read_text() == "new"
     assert recover(final) == []
+
+
+def test_the_last_epoch_writes_no_checkpoint_and_a_kill_before_finishing_retrains_it(tiny_seq2seq, tmp_path,
+                                                                                     monkeypatch):
+    from accelerate import Accelerator
+
+    saves = []
+    real_save = Accelerator.save_state
+
+    def counted(self, output_dir=None, **kw):
+        saves.append(output_dir)
+        return real_save(self, output_dir, **kw)
+
+    monkeypatch.setattr(Accelerator, "save_state", counted)
+    whole = _train(tiny_seq2seq, tmp_path / "whole")
+    assert len(saves) == SETTINGS.epochs - 1  # epoch 1 only: nothing resumes after the last epoch
+    assert not (tmp_path / "whole" / "checkpoint").exists()
+    assert json.loads((tmp_path / "whole" / "state.json").read_text())["finished"]
+
+    folder = tmp_path / "m"
+    real = training.write_json_atomic
+
+    def killed_when_finishing(path, data):
+        if data.get("finished"):
+            raise KeyboardInterrupt  # best of the last epoch is in place, state.json still says epoch 1
+        real(path, data)
+
+    monkeypatch.setattr(training, "write_json_atomic", killed_when_finishing)
+    with pytest.raises(KeyboardInterrupt):
+        _train(tiny_seq2seq, folder)
+    assert json.loads((folder / "state.json").read_text())["epochs_run"] == 1
+    assert json.loads((folder / "checkpoint" / "state.json").read_text())["epochs_run"] == 1
+    monkeypatch.setattr(training, "write_json_atomic", real)
+    res = _train(tiny_seq2seq, folder)
+    assert res.resumed_from == 1 and [h["epoch"] for h in res.history] == [1, 2]
+    assert [h["val_loss"] for h in res.history] == pytest.approx([h["val_loss"] for h in whole.history], abs=1e-6)
+    assert (res.best_epoch, res.best_val) == (whole.best_epoch, pytest.approx(whole.best_val, abs=1e-6))
+    assert not (folder / "checkpoint").exists() and json.loads((folder / "state.json").read_text())["finished"]

@@ -373,7 +373,8 @@ def test_a_freed_slot_takes_the_next_row_with_the_same_texts(three_slots, monkey
 
 def test_calls_at_once_share_the_slots(three_slots, monkeypatch):
     """Two threads' calls at the same time: the second call's rows fill the slots the first leaves free, each
-    call gets its own rows back with their texts alone and its own progress; a failed decode fails both."""
+    call gets its own rows back with their texts alone and its own progress; a decode that keeps failing
+    fails the call."""
     import threading
 
     rt = three_slots
@@ -413,6 +414,176 @@ def test_calls_at_once_share_the_slots(three_slots, monkeypatch):
     assert not rt._queue and rt._slots == [None] * 3
     monkeypatch.setattr(rt, "_decode", real)
     assert rt.generate(_refill_rows(rt)[:1])[0].text == alone[0]  # the runtime works again
+
+
+@pytest.fixture(scope="module")
+def alone_texts(three_slots):
+    """The text each of :func:`_refill_rows`'s first six rows (greedy) gets alone on three slots."""
+    return [three_slots.generate([row])[0].text for row in _refill_rows(three_slots)[:6]]
+
+
+def _two_calls(rt, monkeypatch, first_rows, second_rows, hook):
+    """Two calls from two threads (named "first" and "second"), the second's rows queued before the first call's
+    first decode; ``hook(ctx, entries, real)`` stands in for the runtime's decode. What each call returned or
+    raised, by thread name."""
+    import threading
+
+    real = rt._decode
+    queued = threading.Event()
+    out: dict[str, object] = {}
+
+    def decode(ctx, entries):
+        queued.wait(10)
+        return hook(ctx, entries, real)
+
+    monkeypatch.setattr(rt, "_decode", decode)
+
+    def call(rows):
+        try:
+            out[threading.current_thread().name] = rt.generate(rows)
+        except BaseException as err:  # what each call raised is the test's subject
+            out[threading.current_thread().name] = err
+
+    first = threading.Thread(target=call, args=(first_rows,), name="first")
+    first.start()
+    while not rt._driving:
+        threading.Event().wait(0.001)
+    second = threading.Thread(target=call, args=(second_rows,), name="second")
+    second.start()
+    while sum(any(r is q for _, q in list(rt._queue)) for r in second_rows) < len(second_rows):
+        threading.Event().wait(0.001)
+    queued.set()
+    first.join(60)
+    second.join(60)
+    monkeypatch.setattr(rt, "_decode", real)
+    return out
+
+
+def _rows_in(rt, entries, rows) -> bool:
+    """Whether a step's ``entries`` decode one of ``rows`` (by identity)."""
+    return any(rt._slots[e[2]] is not None and any(rt._slots[e[2]].row is r for r in rows) for e in entries)
+
+
+def test_an_interrupted_waiting_call_withdraws_its_rows(three_slots, alone_texts, monkeypatch):
+    """A call interrupted while it waits (KeyboardInterrupt in its thread) raises it, its waiting rows leave the
+    queue at once and its row in a slot is decoded no more; the other call's texts are the ones they get alone."""
+    import threading
+
+    rt, alone = three_slots, alone_texts
+    rows = _refill_rows(rt)[:6]
+    mine, victim = rows[:2], rows[2:]
+    fire = threading.Event()
+
+    class Interrupting(threading.Condition):
+        def wait(self, timeout=None):
+            if threading.current_thread().name == "second":
+                if fire.is_set():
+                    raise KeyboardInterrupt
+                timeout = 0.005
+            return super().wait(timeout)
+
+    monkeypatch.setattr(rt, "_cv", Interrupting())
+    after: list[list] = []
+
+    def hook(ctx, entries, real):
+        steps = all(e[3] for e in entries)
+        if fire.is_set() and steps:
+            after.append([rt._slots[e[2]].row for e in entries])
+        elif steps and _rows_in(rt, entries, victim):  # a row of the second call is in a slot: interrupt it
+            fire.set()
+            for _ in range(10_000):  # until its rows have left the queue (at most 10 s)
+                if not any(r is q for _, q in list(rt._queue) for r in victim):
+                    break
+                threading.Event().wait(0.001)
+        return real(ctx, entries)
+
+    out = _two_calls(rt, monkeypatch, mine, victim, hook)
+    assert isinstance(out["second"], KeyboardInterrupt)
+    assert [r.text for r in out["first"]] == alone[:2]
+    assert after and all(any(r is m for m in mine) for step in after for r in step)  # the second call's: none
+    assert not rt._queue and rt._slots == [None] * 3 and not rt._driving
+    assert rt.generate(_refill_rows(rt)[2:4])[1].text == alone[3]  # the runtime works on
+
+
+def test_an_interrupted_driving_call_leaves_the_others_their_texts(three_slots, alone_texts, monkeypatch):
+    """The call driving the decoding interrupted right after a step's decode (KeyboardInterrupt): the step is
+    undone, the waiting call drives on and gets the texts its rows get alone; the interrupted call's rows are
+    decoded no more."""
+    import threading
+
+    rt, alone = three_slots, alone_texts
+    rows = _refill_rows(rt)[:6]
+    mine, other = rows[:2], rows[2:]
+    seen = {"steps": 0}
+    after: list[list] = []
+
+    def hook(ctx, entries, real):
+        steps = all(e[3] for e in entries)
+        if steps and seen["steps"] > 3:
+            after.append([rt._slots[e[2]].row for e in entries])
+        got = real(ctx, entries)
+        if steps:
+            seen["steps"] += 1
+            if seen["steps"] == 3 and threading.current_thread().name == "first":
+                raise KeyboardInterrupt
+        return got
+
+    out = _two_calls(rt, monkeypatch, mine, other, hook)
+    assert isinstance(out["first"], KeyboardInterrupt)
+    assert [r.text for r in out["second"]] == alone[2:]
+    assert after and not any(any(r is m for m in mine) for step in after for r in step)
+    assert not rt._queue and rt._slots == [None] * 3
+
+
+class _BrokenMatcher:
+    """A structured-output matcher that fails at its first mask."""
+
+    def is_stopped(self):
+        return False
+
+    def consume_token(self, token):
+        return True
+
+    def reset(self):
+        pass
+
+    def compute_bitmask(self):
+        raise ValueError("the matcher broke")
+
+
+def test_a_failing_row_fails_its_own_call_only(three_slots, alone_texts, monkeypatch):
+    """A decode that fails while holding a row of the first call (llama_decode's error, faked) fails that call;
+    the second call's rows, in the same step, are decoded again on their own and get their texts alone. A row
+    whose matcher fails fails its own call the same way."""
+    rt, alone = three_slots, alone_texts
+    for broken in ("decode", "matcher"):
+        rows = _refill_rows(rt)[:6]
+        mine, other = rows[:2], rows[2:]
+        if broken == "matcher":
+            mine[1].matcher = _BrokenMatcher()
+        decodes: list[list] = []
+
+        def hook(ctx, entries, real, broken=broken, mine=mine, decodes=decodes):
+            decodes.append([rt._slots[e[2]].row if all(x[3] for x in entries) else None for e in entries])
+            if broken == "decode" and len(decodes) > 4 and all(e[3] for e in entries) and _rows_in(rt, entries, mine):
+                raise RuntimeError(f"llama_decode failed with code 1 ({len(entries)} tokens)")
+            return real(ctx, entries)
+
+        out = _two_calls(rt, monkeypatch, mine, other, hook)
+        assert [r.text for r in out["second"]] == alone[2:]
+        err = out["first"]
+        assert isinstance(err, RuntimeError)
+        if broken == "decode":
+            failed = next(i for i, d in enumerate(decodes) if i >= 4 and any(r is m for r in d if r for m in mine))
+            assert len(decodes[failed]) == 3  # a step of three rows, of both calls
+            own, others = decodes[failed + 1:failed + 3]  # each call's rows on their own: the first's fail again
+            assert all(any(r is m for m in mine) for r in own) and all(any(r is o for o in other) for r in others)
+            assert len(own) + len(others) == 3
+            assert str(err) == f"llama.cpp generation failed: llama_decode failed with code 1 ({len(own)} tokens)"
+        else:
+            assert str(err) == "llama.cpp generation failed: the matcher broke"
+            assert isinstance(err.__cause__, ValueError)
+        assert not rt._queue and rt._slots == [None] * 3
 
 
 def test_requests_in_flight_on_each_runtime(monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import re
 import signal
 import subprocess
@@ -92,6 +93,43 @@ def test_a_workbook_that_fails_in_the_worker_is_told_and_written_here(tmp_path, 
                            "error:\nTraceback (most recent call last)") and "TypeError" in said
     assert drawn["workbook"] == here["workbook"] and drawn["behavior_bars.png"] == here["behavior_bars.png"]
     assert plot_worker.workbook_bytes is not None
+
+
+def test_a_hung_worker_is_killed_told_and_the_plots_and_workbook_are_made_here(tmp_path, monkeypatch):
+    hang = [sys.executable, "-c", "import sys, time; sys.stderr.write('stuck'); sys.stderr.flush(); time.sleep(600)"]
+    here = run_outputs(tmp_path / "here", monkeypatch, lambda: None)
+    worker = PlotWorker([REPORT], command=hang, wait_s=0.2)  # alive, reading nothing, replying nothing
+    drawn = run_outputs(tmp_path / "hung", monkeypatch, lambda: worker)
+    said = drawn["said"].replace(here["said"], "", 1)
+    assert re.fullmatch(r"the plot worker failed, so the plots are drawn in this process instead; its error:\n"
+                        r"the plot worker sent no plots within 0\.2\d* s \(PlotWorker\.wait_s 0\.2 s \+ 10 s per MB "
+                        r"sent\), so it was killed; its output:\nstuck\n", said), said  # told once, the workbook too
+    assert worker.process.returncode == -signal.SIGKILL
+    assert worker._stderr.closed  # the run closed the worker: its error output's file with it
+    assert drawn["behavior_bars.png"] == here["behavior_bars.png"] and drawn["workbook"] == here["workbook"]
+    assert masked(drawn["report.html"].decode()) == masked(here["report.html"].decode())
+
+
+def test_a_worker_hung_on_the_workbook_is_killed_after_its_wait_scaled_to_the_tables():
+    hang = [sys.executable, "-c", "import time; from reasonscope.report import plot_worker; "
+            "plot_worker.workbook_bytes = lambda *a: time.sleep(600); plot_worker.serve()"]
+    sheets, meta = {"s": [{"a": f"{i:01000d}"} for i in range(50)]}, {"k": 1}
+    with PlotWorker([REPORT], command=hang) as worker:
+        assert worker.wait_limit("plots") == 120.0  # nothing sent yet: plot_worker.WAIT_S
+        worker.send([])
+        assert worker.receive() == {"files": {}, "plots": {}, "gaps": {}, "clipped": {}}
+        worker.wait_s = 0.25
+        worker.send_workbook(sheets, meta)
+        sent = len(pickle.dumps((sheets, meta), protocol=pickle.HIGHEST_PROTOCOL))
+        assert 50_000 < sent < 60_000 and worker.wait_limit("workbook") == pytest.approx(0.25 + 10 * sent / 1e6)
+        with pytest.raises(PlotWorkerFailed) as err:
+            worker.receive_workbook()
+        assert str(err.value) == (f"the plot worker sent no workbook within {0.25 + 10 * sent / 1e6:.3g} s "
+                                  "(PlotWorker.wait_s 0.25 s + 10 s per MB sent), so it was killed")
+        assert worker.failed and worker.process.returncode == -signal.SIGKILL
+        with pytest.raises(PlotWorkerFailed, match="^the plot worker sent no workbook within"):
+            worker.receive_workbook()  # at once: the worker is gone
+    assert worker._stderr.closed
 
 
 def test_the_workers_traceback_reaches_the_caller():

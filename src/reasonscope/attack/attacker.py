@@ -48,7 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models.forward_args import cache_argument, output_cache
+from ..models.forward_args import cache_argument, forward_takes, output_cache
 from .layout import Layout, attack_losses, batch_losses, encode, make_layout
 from .settings import AttackSettings  # the one declaration of the search parameters
 
@@ -140,6 +140,11 @@ class Attacker:
         self._words: list[int] | None = None
         self._prefix_cache = None  # the few-shot prefix's keys and values (prefix_cache.py), built on first use
         self._cache_supported: bool | None = None  # whether the model's forward takes a cache, read once
+        # L_opt of unperturbed layouts and the meaning filter's cosines, by layout and by (original, text): the
+        # methods of an item share the clean objective, the token and random methods the insertion (draws and
+        # objective); bounded, cleared when full
+        self._objective_memo: dict[tuple[tuple[int, ...], ...], float] = {}
+        self._similarity_memo: dict[tuple[str, str], float] = {}
         self.device = next(model.parameters()).device
         for p in model.parameters():
             p.requires_grad_(False)
@@ -172,7 +177,8 @@ class Attacker:
         return self.tokenizer.decode(question_ids).strip()
 
     # -- generation ---------------------------------------------------------------------------
-    def greedy_batch(self, rows: list[Any], max_new: int, stop: Callable[[list[int]], bool]) -> list[list[int]]:
+    def greedy_batch(self, rows: list[Any], max_new: int, stop: Callable[[list[int]], bool],
+                     prefix_cache=None) -> list[list[int]]:
         """Greedy continuations of several rows of input embeddings (``[T_i, d]`` each), decoded together.
 
         Rows of different lengths are left-padded to the longest; the attention mask hides the padding
@@ -186,27 +192,39 @@ class Attacker:
         A padded batch computes the same function, but its kernels round differently (other matrix
         shapes, a masked instead of a causal attention call): logits differ by float rounding, which can
         flip a near-tie between two tokens.
+
+        ``prefix_cache`` (a :class:`~reasonscope.attack.prefix_cache.PrefixCache`): every row starts with the
+        embeddings of its tokens (the few-shot prefix); their keys and values are read from it and only the
+        rest of each row is run, the padding placed between the prefix and the rest (the same function, up to
+        float rounding). Only the last position's logits are computed when the model's forward takes
+        ``logits_to_keep``.
         """
         import torch
 
         if not rows:
             return []
         emb = self.model.get_input_embeddings()
+        start = len(prefix_cache) if prefix_cache is not None else 0
+        rows = [r[start:] for r in rows]
         n, width = len(rows), max(r.shape[0] for r in rows)
         mask = None
         if any(r.shape[0] != width for r in rows):
             embeds = rows[0].new_zeros((n, width, rows[0].shape[1]))
-            mask = torch.zeros((n, width), dtype=torch.long, device=self.device)
+            mask = torch.zeros((n, start + width), dtype=torch.long, device=self.device)
+            mask[:, :start] = 1
             for i, r in enumerate(rows):
                 embeds[i, width - r.shape[0]:] = r
-                mask[i, width - r.shape[0]:] = 1
+                mask[i, start + width - r.shape[0]:] = 1
         else:
             embeds = torch.stack(rows)
         out: list[list[int]] = [[] for _ in rows]
         live = [True] * n
         cache_name = cache_argument(self.model) or "past_key_values"
+        first = {cache_name: prefix_cache.fresh(n)} if prefix_cache is not None else {}
+        if forward_takes(self.model, "logits_to_keep"):
+            first["logits_to_keep"] = 1
         with torch.no_grad():
-            res = self.model(inputs_embeds=embeds, use_cache=True, **_padding(mask, width))
+            res = self.model(inputs_embeds=embeds, use_cache=True, **first, **_padding(mask, width))
             for step in range(max_new):
                 nxt = res.logits[:, -1].argmax(-1).tolist()
                 for i, t in enumerate(nxt):
@@ -256,15 +274,20 @@ class Attacker:
 
         s, tok = self.settings, self.tokenizer
         emb = self.model.get_input_embeddings()
+        # the few-shot prefix's keys and values, when every layout starts with it (question embeddings replace
+        # only the question's)
+        cache = self.prefix_cache(layouts[0]) if layouts else None
+        if cache is not None and not all(cache.matches(lay.prefix) for lay in layouts):
+            cache = None
         with torch.no_grad():
             prompts = [self._prompt_embeds(lay, q) for lay, q in zip(layouts, question_embeds_list, strict=True)]
             answers = [tok.decode(ids).strip() for ids in
-                       self.greedy_batch(prompts, s.answer_tokens, lambda ids: "\n" in tok.decode(ids))]
+                       self.greedy_batch(prompts, s.answer_tokens, lambda ids: "\n" in tok.decode(ids), cache)]
             fulls = [torch.cat([p, emb(torch.tensor((encode(tok, " " + a) if a else []) + lay.mid,
                                                     device=self.device))])
                      for p, a, lay in zip(prompts, answers, layouts, strict=True)]
             cots = self.greedy_batch(fulls, s.cot_tokens,
-                                     lambda ids: "\n\n" in tok.decode(ids) or "Question:" in tok.decode(ids))
+                                     lambda ids: "\n\n" in tok.decode(ids) or "Question:" in tok.decode(ids), cache)
         return [Chain(a, tok.decode(c).strip()) for a, c in zip(answers, cots, strict=True)]
 
     def answer_first(self, layout: Layout, question_embeds=None) -> Chain:
@@ -316,23 +339,68 @@ class Attacker:
         return attack_losses(self.model, layout, question_embeds, self.prefix_cache(layout))
 
     def objective(self, layout: Layout, question_embeds=None) -> float:
-        """The attack objective L_opt = L_c - lambda * L_a of ``layout`` (maximised; no gradient)."""
+        """The attack objective L_opt = L_c - lambda * L_a of ``layout`` (maximised; no gradient).
+
+        Remembered for a layout without ``question_embeds`` (the clean layout, read by each method's
+        ``objective_before``; the insertion, by the token and random methods).
+        """
         import torch
 
+        key = None if question_embeds is not None else tuple(
+            tuple(part) for part in (layout.prefix, layout.question, layout.suffix, layout.answer, layout.mid, layout.cot))
+        if key is not None and key in self._objective_memo:
+            return self._objective_memo[key]
         with torch.no_grad():
             la, lc = self.losses(layout, question_embeds)
-        return float(lc - self.lam(layout) * la)
+        value = float(lc - self.lam(layout) * la)
+        if key is not None:
+            if len(self._objective_memo) >= 64:
+                self._objective_memo.clear()
+            self._objective_memo[key] = value
+        return value
 
-    def _objectives(self, layouts: list[Layout], batch: int = 8) -> list[float]:
-        """L_opt of several layouts of equal length, batched."""
+    def stem_cache(self, layout: Layout, question_tokens: int):
+        """The keys and values of ``layout``'s prefix and its question's first ``question_tokens`` tokens.
+
+        The few-shot prefix's cache extended by those tokens (:meth:`PrefixCache.extended
+        <reasonscope.attack.prefix_cache.PrefixCache.extended>`); None when the model's forward takes no cache.
+        """
+        prefix = self.prefix_cache(layout)
+        if prefix is None:
+            return None
+        return prefix.extended(self.model, layout.question[:question_tokens])
+
+    def _objectives(self, layouts: list[Layout], batch: int = 8, *, base: Layout | None = None,
+                    stem=None) -> list[float]:
+        """L_opt of several layouts of equal length, batched, in the order given.
+
+        With ``base`` (the layout they derive from: each differs from it in question tokens only) and ``stem``
+        (a cache of ``base``'s first tokens, :meth:`stem_cache`), the layouts are scored in the order of their
+        first token that differs from ``base``, ``batch`` at a time, each batch from its earliest differing
+        token on: against ``stem`` extended by ``base``'s tokens up to there, the keys and values every row of
+        the batch shares, the previous batch's extended further (same values up to float rounding). Otherwise each
+        batch from the few-shot prefix on.
+        """
         import torch
 
-        out = []
+        order = list(range(len(layouts)))
+        first: list[int] = []
+        if base is not None and stem is not None and stem.holds(base.ids):
+            end = base.question_start + len(base.question)
+            first = [next((i for i in range(len(stem), end) if lay.ids[i] != base.ids[i]), end) for lay in layouts]
+            order.sort(key=first.__getitem__)
+        out = [0.0] * len(layouts)
         with torch.no_grad():
-            for i in range(0, len(layouts), batch):
-                chunk = layouts[i:i + batch]
-                la, lc = batch_losses(self.model, chunk, self.prefix_cache(chunk[0]))
-                out += (lc - self.lam(chunk[0]) * la).tolist()
+            for i in range(0, len(order), batch):
+                rows = order[i:i + batch]
+                chunk = [layouts[j] for j in rows]
+                cache = self.prefix_cache(chunk[0])
+                if first:  # the batches' heads grow: each extends the one before
+                    head = min(first[j] for j in rows)
+                    cache = stem = stem.extended(self.model, base.ids[len(stem):head])
+                la, lc = batch_losses(self.model, chunk, cache)
+                for j, value in zip(rows, (lc - self.lam(chunk[0]) * la).tolist(), strict=True):
+                    out[j] = value
         return out
 
     # -- attacks ------------------------------------------------------------------------------
@@ -396,22 +464,42 @@ class Attacker:
         return self.regenerate([self.random_search(layout, item_key, original_question)])[0]
 
     def _similarities(self, original: str, texts: list[str]) -> list[float | None]:
-        """Embedding cosine of each text to the original question (None each without a meaning filter)."""
+        """Embedding cosine of each text to the original question (None each without a meaning filter).
+
+        Remembered by (original, text): the token and random methods draw the same insertions.
+        """
         if self.similarity is None or self.settings.min_similarity is None or not texts:
             return [None] * len(texts)
-        return [float(x) for x in self.similarity.pairwise([original] * len(texts), texts)]
+        memo = self._similarity_memo
+        todo = list(dict.fromkeys(t for t in texts if (original, t) not in memo))
+        if todo:
+            if len(memo) + len(todo) > 4096:
+                memo.clear()
+            memo.update(((original, t), float(x))
+                        for t, x in zip(todo, self.similarity.pairwise([original] * len(todo), todo), strict=True))
+        return [memo[(original, t)] for t in texts]
 
     def _similar_enough(self, original: str, texts: list[str]) -> list[bool]:
         return [x is None or x >= self.settings.min_similarity for x in self._similarities(original, texts)]
 
-    def token_gradients(self, layout: Layout):
-        """Gradient d L_opt / d e for the one-hot indicators e of the question tokens: a [|q|, V] tensor."""
+    def token_gradients(self, layout: Layout, stem=None):
+        """Gradient d L_opt / d e for the one-hot indicators e of the question tokens: a [|q|, V] tensor.
+
+        ``stem``: a cache of the layout's first tokens (:meth:`stem_cache`), read instead of running them; the
+        rows of the question tokens it holds are zero (only the later rows are wanted). Without it the few-shot
+        prefix's cache is read and every row is computed.
+        """
         import torch
 
         W = self.model.get_input_embeddings().weight
         onehot = torch.nn.functional.one_hot(torch.tensor(layout.question, device=self.device),
                                              W.shape[0]).to(W.dtype).requires_grad_(True)
-        la, lc = self.losses(layout, onehot @ W)
+        if stem is not None and stem.holds(layout.ids):
+            # onehot @ W is exactly W[question]: the rows the stem holds are the tokens' own embeddings
+            la, lc = attack_losses(self.model, layout, onehot @ W, stem,
+                                   own_embeddings=len(stem) - layout.question_start)
+        else:
+            la, lc = self.losses(layout, onehot @ W)
         (lc - self.lam(layout) * la).backward()
         return onehot.grad
 
@@ -430,8 +518,10 @@ class Attacker:
         rejected = {"retokenisation": 0, "meaning": 0}
         steps_done = 0
         trace = [best]
+        # the question before the first inserted token never changes: its keys and values are computed once
+        stem = self.stem_cache(current, min(inserted)) if s.steps else None
         for _ in range(s.steps):
-            grad = self.token_gradients(current)
+            grad = self.token_gradients(current, stem)
             pairs = []
             for pos in inserted:
                 g = grad[pos, words]
@@ -453,7 +543,7 @@ class Attacker:
             steps_done += 1
             if not cands:
                 break
-            values = self._objectives([current.with_question(c) for c in cands])
+            values = self._objectives([current.with_question(c) for c in cands], base=current, stem=stem)
             k = max(range(len(values)), key=values.__getitem__)
             if values[k] <= best:
                 break

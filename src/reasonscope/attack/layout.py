@@ -153,27 +153,42 @@ def embed_layout(model, layout: Layout, question_embeds=None):
     return full[None]
 
 
-def _logits(model, prefix: list[int], prefix_cache, rows: int, **inputs):
-    """Forward pass that reuses a cached prefix: (logits [B, T', V], the position of their first column).
+def _logits(model, rows: list[list[int]], prefix_cache, limit: int, keep_from: int, **inputs):
+    """Forward pass that reuses a cached head of the sequence: (logits [B, T', V], the position of their first column).
 
-    The part after ``prefix`` is run against ``prefix_cache`` when the cache holds that prefix, else the whole
-    sequence (position 0). ``inputs``: ``input_ids`` [B, T] or ``inputs_embeds`` [B, T, d] of the whole
-    sequence.
+    The part after the cache's tokens is run against ``prefix_cache`` when the cache holds the first tokens of
+    every row of ``rows`` (token ids) and no more than ``limit`` of them (the inputs from ``limit`` on may differ
+    from those tokens' own embeddings), else the whole sequence. When the model's forward takes
+    ``logits_to_keep``, only the logits from position ``keep_from`` on are computed (the losses read none
+    before the answer). ``inputs``: ``input_ids`` [B, T] or ``inputs_embeds`` [B, T, d] of the whole sequence.
     """
-    if prefix_cache is not None and prefix_cache.matches(prefix):
-        start = len(prefix)
-        rest = {name: value[:, start:] for name, value in inputs.items()}
-        return model(**rest, **{prefix_cache.argument: prefix_cache.fresh(rows)}).logits, start
-    return model(**inputs).logits, 0
+    from ..models.forward_args import forward_takes
+
+    start, extra = 0, {}
+    if prefix_cache is not None and len(prefix_cache) <= limit and all(prefix_cache.holds(r) for r in rows):
+        start = len(prefix_cache)
+        inputs = {name: value[:, start:] for name, value in inputs.items()}
+        extra[prefix_cache.argument] = prefix_cache.fresh(len(rows))
+    keep_from = max(keep_from, start)
+    total = len(rows[0])
+    if keep_from > start and forward_takes(model, "logits_to_keep"):
+        extra["logits_to_keep"] = total - keep_from
+    else:
+        keep_from = start
+    return model(**inputs, **extra).logits, keep_from
 
 
-def attack_losses(model, layout: Layout, question_embeds=None, prefix_cache=None):
+def attack_losses(model, layout: Layout, question_embeds=None, prefix_cache=None, *, own_embeddings: int = 0):
     """The losses (L_a, L_c) of the model on the layout, differentiable w.r.t. ``question_embeds``.
 
-    With a :class:`~reasonscope.attack.prefix_cache.PrefixCache` of the layout's prefix, only the rest of the
-    sequence is run (same values up to float rounding).
+    With a :class:`~reasonscope.attack.prefix_cache.PrefixCache` of the layout's first tokens, only the rest of
+    the sequence is run (same values up to float rounding). The cache may reach into the question by at most
+    ``own_embeddings`` tokens: the question's first ``own_embeddings`` rows of ``question_embeds`` must be their
+    tokens' own embeddings (no gradient reaches them through the cache). Without ``question_embeds`` any head of
+    the sequence may be cached.
     """
-    logits, offset = _logits(model, layout.prefix, prefix_cache, 1,
+    limit = len(layout.ids) if question_embeds is None else layout.question_start + own_embeddings
+    logits, offset = _logits(model, [layout.ids], prefix_cache, limit, layout.answer_start - 1,
                              inputs_embeds=embed_layout(model, layout, question_embeds))
     return losses_from_logits(logits[0], layout, offset)
 
@@ -182,7 +197,9 @@ def batch_losses(model, layouts: list[Layout], prefix_cache=None):
     """The losses (L_a, L_c), each of shape [B], of layouts that differ only in their question's tokens.
 
     Same prefix and question length, the same suffix, answer, mid and chain: every row is scored with the
-    first's positions and targets. No gradient tracking is set up here: call under ``torch.no_grad()``.
+    first's positions and targets. A ``prefix_cache`` is used when it holds the first tokens of every row (the
+    few-shot prefix, or more: the search's candidates share the question up to their first changed token). No
+    gradient tracking is set up here: call under ``torch.no_grad()``.
 
     Raises:
         ValueError: A layout differs from the first in more than its question's tokens.
@@ -195,7 +212,7 @@ def batch_losses(model, layouts: list[Layout], prefix_cache=None):
                 (lay.suffix, lay.answer, lay.mid, lay.cot) != (first.suffix, first.answer, first.mid, first.cot):
             raise ValueError(f"layout {i} differs from layout 0 in more than its question's tokens: "
                              "batch_losses scores every row with the first row's positions and targets")
-    same_prefix = all(lay.prefix == first.prefix for lay in layouts)
-    ids = torch.tensor([lay.ids for lay in layouts], device=next(model.parameters()).device)
-    logits, offset = _logits(model, first.prefix, prefix_cache if same_prefix else None, len(layouts), input_ids=ids)
+    rows = [lay.ids for lay in layouts]
+    ids = torch.tensor(rows, device=next(model.parameters()).device)
+    logits, offset = _logits(model, rows, prefix_cache, len(rows[0]), first.answer_start - 1, input_ids=ids)
     return losses_from_logits(logits, first, offset)

@@ -12,6 +12,11 @@ The logits of the rest are those of the whole sequence at the same positions up 
 question's embeddings 1.3e-5 apart where it reaches 2.3; tested on tiny models), and a search step's
 forward and backward costs 2.54x less on CPU (``benchmarks/attack_prefix_cache.py``). A model whose
 forward takes no ``past_key_values`` is scored on the whole sequence as before.
+
+A cache can be extended (:meth:`PrefixCache.extended`): the token search extends the prefix's by the question
+before its first inserted token, and each batch of candidates further, to its earliest replaced token
+(:meth:`reasonscope.attack.attacker.Attacker._objectives`). A forward uses a cache that holds the first tokens of
+every row it runs (:meth:`PrefixCache.holds`).
 """
 
 from __future__ import annotations
@@ -53,6 +58,24 @@ class PrefixCache:
     def matches(self, prefix: list[int]) -> bool:
         """Whether this cache holds exactly ``prefix``."""
         return prefix == self.prefix
+
+    def holds(self, ids: list[int]) -> bool:
+        """Whether this cache holds the first tokens of the sequence ``ids``."""
+        return list(ids[:len(self.prefix)]) == self.prefix
+
+    def extended(self, model: Any, ids: list[int]) -> PrefixCache:
+        """The cache of this prefix followed by ``ids``: only ``ids`` are run, against a copy of this cache."""
+        import torch
+
+        if not ids:
+            return self
+        device = next(model.parameters()).device
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([list(ids)], device=device), use_cache=True,
+                        **{self.argument: self.fresh()})
+        longer = PrefixCache.__new__(PrefixCache)
+        longer.prefix, longer._cache, longer.argument = self.prefix + list(ids), output_cache(out), self.argument
+        return longer
 
     def fresh(self, batch: int = 1) -> Any:
         """A copy of the prefix's cache for ``batch`` rows."""

@@ -3,11 +3,12 @@
 One loop (:func:`train_loop`) serves every model: AdamW at a fixed learning rate, mini-batches in a
 seeded order per epoch, the validation loss after each epoch, and **model selection on it** (the
 best epoch's weights are saved as safetensors with their config and tokenizer in ``OUT/best``, with
-``best/training.json`` naming its epoch and validation loss). After every epoch the Accelerate state
-(weights, optimizer, RNG) and the progress (``state.json``) go to ``OUT/checkpoint``, and the
+``best/training.json`` naming its epoch and validation loss). After every epoch but the last the Accelerate
+state (weights, optimizer, RNG) and the progress (``state.json``) go to ``OUT/checkpoint``, and the
 progress is copied to ``OUT/state.json``: a killed run continues from the last finished epoch, and a
-finished one is loaded instead of trained (the checkpoint is deleted once training finishes;
-``best`` stays). Mixed precision and multi-GPU / multi-node come from Accelerate
+finished one is loaded instead of trained. After the last epoch only ``best`` and ``OUT/state.json``
+(``finished``) are written, and the previous epoch's checkpoint is deleted: nothing resumes from a finished
+model, and a kill before ``state.json`` names it finished retrains the last epoch from that checkpoint. Mixed precision and multi-GPU / multi-node come from Accelerate
 (``mixed_precision`` setting; ``accelerate launch`` for several processes, each taking its share of
 every batch list). Mixed precision covers the training steps and the validation loss of each epoch (Accelerate's
 ``torch.autocast``); the trained model leaves :func:`train_loop` without it, so integrated gradients and scoring
@@ -346,13 +347,15 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
                     Evaluator(unwrapped, evaluator.tokenizer, evaluator.kind, evaluator.source).save(tmp)
                     (tmp / "training.json").write_text(json.dumps({"epoch": best_epoch, "val_loss": best_val}))
                     swap_in(tmp, folder / "best")
+                finished = epoch + 1 == settings.epochs
                 progress_state = {"epochs_run": epoch + 1, "best_val": best_val, "best_epoch": best_epoch,
-                                  "history": history, "finished": epoch + 1 == settings.epochs,
+                                  "history": history, "finished": finished,
                                   "examples_per_s": seen / elapsed if elapsed else None}
-                tmp = folder / "checkpoint.tmp"
-                accelerator.save_state(str(tmp))
-                (tmp / "state.json").write_text(json.dumps(progress_state))
-                swap_in(tmp, folder / "checkpoint")
+                if not finished:  # after the last epoch nothing resumes: best and state.json are the record
+                    tmp = folder / "checkpoint.tmp"
+                    accelerator.save_state(str(tmp))
+                    (tmp / "state.json").write_text(json.dumps(progress_state))
+                    swap_in(tmp, folder / "checkpoint")
                 write_json_atomic(folder / "state.json", progress_state)
             accelerator.wait_for_everyone()
     finally:

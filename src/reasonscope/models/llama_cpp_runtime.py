@@ -31,6 +31,15 @@ token work; :class:`reasonscope.models.smollm2.SmolLM2Model` decides when it is 
   (item, variant, seed + sample), so a request's sample does not depend on the other requests of its batch.
   A row stops at an end-of-generation token, at one of its stop strings (the text is cut before it) or at
   ``max_tokens``. The sampled texts are not the torch runtime's (another random stream, float rounding).
+* **Failures and interrupts** (:meth:`LlamaCppRuntime._drive`): a failure fails only the calls whose rows it
+  concerns. An exception while a row chooses its token (its matcher, its stop strings) or in a call's
+  ``on_done`` fails that row's call. A ``llama_decode`` that fails is undone (the cells it wrote removed): with
+  the rows of one call in it that call fails; with several, each call's rows are decoded again on their own and
+  only a call whose own decode fails again fails. A failed call's other rows leave the queue and their slots;
+  the other calls go on with the texts they would have got. A call whose thread is interrupted
+  (KeyboardInterrupt, any exception in it) while it waits or drives withdraws its rows the same way and the
+  exception goes on; the interrupted step or prompt decode is undone first, so the calls left are decoded from
+  the caches they had. An error outside these (a context that cannot be made) fails every call in flight.
 * **Structured outputs**: one llguidance matcher per row over llama.cpp's own vocabulary
   (``llguidance.llamacpp``); the tokens that cannot continue a valid answer are masked before the choice,
   and a finished answer allows only the end token, exactly as :mod:`reasonscope.models.constrained` does
@@ -111,11 +120,16 @@ class Row:
 
 @dataclass(eq=False)
 class _Job:
-    """One :meth:`LlamaCppRuntime.generate` call: its progress callback, its rows not yet ended, its error."""
+    """One :meth:`LlamaCppRuntime.generate` call: its progress callback, its rows not yet ended, its error.
+
+    ``withdrawn``: the call has left (interrupted, or failed): its rows still in slots are dropped by the thread
+    that drives the decoding, at its next turn.
+    """
 
     on_done: Callable[[int], None] | None
     left: int
     error: BaseException | None = None
+    withdrawn: bool = False
 
 
 @dataclass(eq=False)
@@ -285,6 +299,11 @@ class LlamaCppRuntime:
         Thread-safe: rows of calls made at the same time share the slots; the thread whose call is waiting and
         finds no other driving the decoding drives it until its own rows have ended. ``on_done(n)``: ``n`` more of
         this call's rows ended (called from the thread driving the decoding).
+
+        A call whose thread is interrupted while it waits or drives (KeyboardInterrupt, or any exception raised in
+        it) withdraws its rows: the waiting ones leave the queue at once, the ones in slots are dropped before the
+        next step, so the other calls do not decode them; the exception goes on. A failure fails only the calls it
+        concerns (:meth:`_drive`); such a call raises RuntimeError from the cause.
         """
         for r in rows:
             if not r.prompt:
@@ -294,42 +313,69 @@ class LlamaCppRuntime:
         job = _Job(on_done, len(rows))
         with self._cv:
             self._queue.extend((job, r) for r in rows)
-        while True:
-            with self._cv:
-                while job.left and job.error is None and self._driving:
-                    self._cv.wait()
-                if job.error is not None:
-                    raise RuntimeError(f"llama.cpp generation failed: {job.error}") from job.error
-                if not job.left:
-                    return rows
-                self._driving = True
-            try:
-                with self.lock:
-                    self._drive(job)
-            except BaseException as err:
-                self._abandon(err)
-                raise
-            finally:
+        try:
+            while True:
                 with self._cv:
-                    self._driving = False
-                    self._cv.notify_all()
+                    while job.left and job.error is None and self._driving:
+                        self._cv.wait()
+                    if job.error is not None:
+                        raise RuntimeError(f"llama.cpp generation failed: {job.error}") from job.error
+                    if not job.left:
+                        return rows
+                    self._driving = True
+                try:
+                    with self.lock:
+                        self._drive(job)
+                except Exception as err:  # outside what _drive assigns to calls: the slots' state is not known
+                    self._abandon(err)
+                    raise
+                finally:
+                    with self._cv:
+                        self._driving = False
+                        self._cv.notify_all()
+        except BaseException:
+            self._withdraw(job)
+            raise
 
     def _drive(self, job: _Job) -> None:
-        """Decode until ``job``'s rows have ended.
+        """Decode until ``job``'s rows have ended (or it failed).
 
-        Each turn: every live row chooses its next token from its logits (and may end); waiting rows take the
-        free slots (:meth:`_admit`: their prompts but the last token decoded); the gaps are closed when no row
-        waits; one step decodes each live slot's next token, a new row's last prompt token among them.
+        Each turn: the rows of withdrawn calls are dropped; every live row chooses its next token from its logits
+        (and may end); waiting rows take the free slots (:meth:`_admit`: their prompts but the last token
+        decoded); the gaps are closed when no row waits (:meth:`_compact`); one step decodes each live slot's next
+        token, a new row's last prompt token among them (:meth:`_step`).
+
+        Failures: an exception while a row chooses its token (its matcher, its stop strings) or in a call's
+        ``on_done`` fails that call only. A decode that fails (``llama_decode``'s error) is undone (the cells it
+        wrote removed); when it held the rows of one call that call fails, else each call's rows are decoded again
+        on their own and only the calls whose own decode fails again fail. A failed call's other rows are dropped
+        and the calls whose rows were not in the failing decode go on, their texts unchanged. An interrupt of the
+        driving thread (KeyboardInterrupt) leaves every slot as it was before the step or prefill it stopped (a
+        row caught halfway through choosing its token starts again from its prompt, with the same result).
         """
+        while job.left and job.error is None:
+            self._drop_withdrawn()
+            ended: dict[int, list] = {}
+            try:
+                self._choose_all(ended)
+                for j in self._admit():  # rows of no new token (max_tokens 0) end as they come
+                    ended.setdefault(id(j), [j, 0])[1] += 1
+                if not self._queue:  # nothing to refill the freed slots with: close the gaps
+                    self._compact()
+            finally:
+                self._count(ended)
+            self._step()
+
+    def _choose_all(self, ended: dict[int, list]) -> None:
+        """Every live row with logits chooses its next token; an ended row frees its slot (counted in ``ended``)."""
         import llama_cpp
 
-        while job.left:
-            slots = self._slots
-            ended: dict[int, list] = {}
-            for s, slot in enumerate(slots):
-                if slot is None or slot.logits is None:
-                    continue
-                r = slot.row
+        slots = self._slots
+        for s, slot in enumerate(slots):
+            if slot is None or slot.logits is None:
+                continue
+            r, counted = slot.row, False
+            try:
                 tok = self._choose(r, slot.logits, slot.rng)
                 slot.logits = None
                 if self.is_end(tok):
@@ -345,28 +391,87 @@ class LlamaCppRuntime:
                     continue
                 if r.text is None:
                     r.text = self.detokenize(r.tokens)
+                ended.setdefault(id(slot.job), [slot.job, 0])[1] += 1
+                counted = True
                 slots[s] = None
                 llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, -1, -1)
-                ended.setdefault(id(slot.job), [slot.job, 0])[1] += 1
-            for j in self._admit():  # rows of no new token (max_tokens 0) end as they come
-                ended.setdefault(id(j), [j, 0])[1] += 1
-            for j, n in ended.values():
-                if j.on_done is not None:
+            except Exception as err:  # this row's failure: its call fails
+                self._fail(slot.job, err)
+            except BaseException:
+                if not counted and slots[s] is slot:  # caught halfway: the row starts again from its prompt
+                    self._restart(s)
+                raise
+
+    def _restart(self, s: int) -> None:
+        """Put slot ``s``'s row back at the head of the queue as it came (its tokens, matcher and draws reset)."""
+        import llama_cpp
+
+        slot = self._slots[s]
+        self._slots[s] = None
+        llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, -1, -1)
+        r = slot.row
+        r.tokens, r.finish, r.text = [], None, None
+        if r.matcher is not None:
+            r.matcher.reset()
+        with self._cv:
+            self._queue.appendleft((slot.job, r))
+
+    def _count(self, ended: dict[int, list]) -> None:
+        """Report ``{id: [call, rows ended]}``: each call's ``on_done`` (one that raises fails its call), its count."""
+        if not ended:
+            return
+        for j, n in ended.values():
+            if j.on_done is not None and not j.withdrawn:
+                try:
                     j.on_done(n)
-            if ended:
-                with self._cv:
-                    for j, n in ended.values():
-                        j.left -= n
-                    self._cv.notify_all()
-            if not self._queue:  # nothing to refill the freed slots with: close the gaps
-                self._compact()
-            slots = self._slots
-            step = [(slot.next, len(slot.row.prompt) + len(slot.row.tokens) - 1, s, True)
-                    for s, slot in enumerate(slots) if slot is not None]
-            if step:
-                got = self._decode(self._ctx, step)
-                for i, (_, _, s, _) in enumerate(step):
-                    slots[s].logits = got[i]
+                except Exception as err:
+                    self._fail(j, err)
+        with self._cv:
+            for j, n in ended.values():
+                j.left -= n
+            self._cv.notify_all()
+
+    def _step(self) -> None:
+        """Decode each live slot's next token (one token per sequence); each slot's logits of its next choice."""
+        slots = self._slots
+        step = [(slot.next, len(slot.row.prompt) + len(slot.row.tokens) - 1, s, True)
+                for s, slot in enumerate(slots) if slot is not None]
+        if not step:
+            return
+        try:
+            self._decode_into(slots, step)
+        except BaseException as err:
+            self._undo(step)
+            if not isinstance(err, Exception):
+                raise
+            jobs = list(dict.fromkeys(slots[s].job for _, _, s, _ in step))
+            if len(jobs) == 1:
+                self._fail(jobs[0], err)
+                return
+            for j in jobs:  # each call's rows on their own: only a call whose own decode fails fails
+                part = [e for e in step if slots[e[2]] is not None and slots[e[2]].job is j]
+                try:
+                    self._decode_into(slots, part)
+                except BaseException as again:
+                    self._undo(part)
+                    if not isinstance(again, Exception):
+                        raise
+                    self._fail(j, again)
+
+    def _decode_into(self, slots: list, step: list[tuple[int, int, int, bool]]) -> None:
+        """Decode one step's entries and give each slot the logits of its row."""
+        got = self._decode(self._ctx, step)
+        for i, (_, _, s, _) in enumerate(step):
+            slots[s].logits = got[i]
+
+    def _undo(self, step: list[tuple[int, int, int, bool]]) -> None:
+        """Remove what a step's decode wrote: each entry's cell (its sequence from its position on) and logits."""
+        import llama_cpp
+
+        for _, pos, s, _ in step:
+            llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, pos, -1)
+            if self._slots[s] is not None:
+                self._slots[s].logits = None
 
     def _admit(self) -> list[_Job]:
         """Fill the free slots with waiting rows, first come first; the calls of rows that ended at once.
@@ -374,7 +479,8 @@ class LlamaCppRuntime:
         A new row's prompt is decoded but its last token, which becomes the slot's next token; a row of
         ``max_tokens`` 0 ends as it comes (its call is returned, once per such row). The context is made (or
         made larger) only when no row is live; a row whose prompt and ``max_tokens`` do not fit the context's
-        cells waits until every live row has ended.
+        cells waits until every live row has ended. A prompt decode that fails is handled as a failed step
+        (:meth:`_drive`); an interrupted one puts its rows back at the head of the queue.
         """
         import llama_cpp
 
@@ -404,11 +510,52 @@ class LlamaCppRuntime:
                 else:
                     taken.append((free[len(taken)], job, r))
         if taken:
-            self._prefill(self._ctx, {s: r.prompt for s, _, r in taken},
-                          {s: self._slots[s].row.prompt for s in live})
+            memory = self._ctx.memory
+            for s, _, _ in taken:  # a free slot's stream may hold the cells of an interrupted move
+                llama_cpp.llama_memory_seq_rm(memory, s, -1, -1)
+            sources = {s: self._slots[s].row.prompt for s in live}
+            try:
+                self._prefill(self._ctx, {s: r.prompt for s, _, r in taken}, sources)
+            except BaseException as err:
+                for s, _, _ in taken:
+                    llama_cpp.llama_memory_seq_rm(memory, s, -1, -1)
+                if not isinstance(err, Exception):
+                    with self._cv:
+                        self._queue.extendleft((j, r) for _, j, r in reversed(taken))
+                    raise
+                taken = self._prefill_apart(taken, sources, err)
             for s, job, r in taken:
                 self._slots[s] = _Slot(job, r, np.random.default_rng(r.seed), next=r.prompt[-1])
         return done
+
+    def _prefill_apart(self, taken: list[tuple[int, _Job, Row]], sources: dict[int, list[int]],
+                       err: Exception) -> list[tuple[int, _Job, Row]]:
+        """After a failed prompt decode, each call's new rows decoded on their own; the rows that were decoded.
+
+        With one call it fails at once; else only the calls whose own decode fails again fail.
+        """
+        import llama_cpp
+
+        jobs = list(dict.fromkeys(j for _, j, _ in taken))
+        if len(jobs) == 1:
+            self._fail(jobs[0], err)
+            return []
+        kept = []
+        for j in jobs:
+            part = [t for t in taken if t[1] is j]
+            try:
+                self._prefill(self._ctx, {s: r.prompt for s, _, r in part}, sources)
+            except BaseException as again:
+                for s, _, _ in part:
+                    llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, -1, -1)
+                if not isinstance(again, Exception):
+                    with self._cv:
+                        self._queue.extendleft((jj, r) for _, jj, r in reversed(part))
+                    raise
+                self._fail(j, again)
+            else:
+                kept += part
+        return kept
 
     def _compact(self) -> dict[int, int]:
         """Move the rows of the highest slots into free lower ones until the live slots are 0..n-1; {old: new}.
@@ -418,21 +565,50 @@ class LlamaCppRuntime:
         """
         import llama_cpp
 
-        slots, memory = self._slots, self._ctx.memory
+        slots = self._slots
         moved: dict[int, int] = {}
         while True:
             live = [s for s, slot in enumerate(slots) if slot is not None]
             free = [s for s, slot in enumerate(slots) if slot is None]
             if not live or not free or free[0] > live[-1]:
                 return moved
+            memory = self._ctx.memory
             src, dst = live[-1], free[0]
             llama_cpp.llama_memory_seq_cp(memory, src, dst, -1, -1)
-            llama_cpp.llama_memory_seq_rm(memory, src, -1, -1)
             slots[dst], slots[src] = slots[src], None
+            llama_cpp.llama_memory_seq_rm(memory, src, -1, -1)
             moved[src] = dst
 
+    def _withdraw(self, job: _Job) -> None:
+        """``job``'s call has left: its waiting rows leave the queue, its rows in slots are dropped later.
+
+        The driving thread drops them before its next step (:meth:`_drop_withdrawn`).
+        """
+        with self._cv:
+            job.withdrawn = True
+            if any(j is job for j, _ in self._queue):
+                self._queue = deque((j, r) for j, r in self._queue if j is not job)
+            self._cv.notify_all()
+
+    def _fail(self, job: _Job, err: BaseException) -> None:
+        """(The driving thread) ``job`` fails with ``err``: its waiting rows and its rows in slots are dropped."""
+        with self._cv:
+            if job.error is None:
+                job.error = err
+        self._withdraw(job)
+        self._drop_withdrawn()
+
+    def _drop_withdrawn(self) -> None:
+        """(The driving thread) free the slots of the rows of withdrawn calls."""
+        import llama_cpp
+
+        for s, slot in enumerate(self._slots):
+            if slot is not None and slot.job.withdrawn:
+                self._slots[s] = None
+                llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, -1, -1)
+
     def _abandon(self, err: BaseException) -> None:
-        """After a failed decoding: every live or waiting row's call fails with ``err``; the slots are emptied."""
+        """After an unexpected error in the driving thread: every live or waiting row's call fails with ``err``."""
         with self._cv:
             for slot in self._slots:
                 if slot is not None:

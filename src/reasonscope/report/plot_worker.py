@@ -20,8 +20,12 @@ idle core, and a closed pipe ends it (a pool's workers wait on a queue they hold
 The messages are pickles, one per direction and step, over the child's standard input and output (both ends
 are this package). A worker that fails (an exception, a crash, a module it cannot import) sends or leaves its
 traceback; :meth:`PlotWorker.receive` raises :class:`PlotWorkerFailed` with it, and the caller draws in its own
-process instead and says so (:func:`reasonscope.report.build.write_report`'s ``plotter``). When this process
-ends, however it ends, the worker's standard input closes and the worker exits: it is never left behind.
+process instead and says so (:func:`reasonscope.report.build.write_report`'s ``plotter``). A worker that
+neither replies nor dies (a hang) is waited for :data:`WAIT_S` seconds plus :data:`WAIT_S_PER_MB` per MB of the
+data sent for that reply, then killed, and its reply fails the same way (the message says how long it was waited
+for). When this process ends, however it ends, the worker's standard input closes and the worker exits: it is
+never left behind. :meth:`PlotWorker.close` (or leaving a ``with PlotWorker(...)`` block) ends it and closes the
+temporary file that holds its error output.
 """
 
 from __future__ import annotations
@@ -40,6 +44,16 @@ if TYPE_CHECKING:
 
 PATH_VARIABLE = "REASONSCOPE_PLOT_WORKER_PATH"
 """The environment variable that gives the worker this process's ``sys.path`` (JSON)."""
+
+WAIT_S = 120.0
+"""Seconds a reply is waited for, beyond :data:`WAIT_S_PER_MB`, before the worker is taken for hung and killed.
+
+Generous: the worker's whole work for the benchmark's run (importing matplotlib, drawing, the workbook) takes
+about 0.5 s of one core, so a wait this long means the worker is stuck, not slow (a loaded machine, a cold disk)."""
+
+WAIT_S_PER_MB = 10.0
+"""Seconds added to :data:`WAIT_S` per MB of pickled data sent for a reply (the plots' stored results, the
+workbook's tables): the worker's work grows with them (about 0.2 s per MB of tables for the workbook, measured)."""
 
 WORKER_CODE = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({PATH_VARIABLE!r})); "
                "from reasonscope.report.plot_worker import serve; serve()")
@@ -62,19 +76,31 @@ class PlotWorker:
     Messages, in order: the reports (now), the plots' data (:meth:`send`), then optionally the workbook's
     tables (:meth:`send_workbook`); replies: the plots (:meth:`receive`), then the workbook
     (:meth:`receive_workbook`). ``failed``: whether a reply has failed (the caller tells it once).
+
+    ``wait_s``: seconds each reply is waited for before the worker is killed as hung, plus :data:`WAIT_S_PER_MB`
+    per MB sent for it (default :data:`WAIT_S`; a test sets a fraction of a second). A context manager:
+    leaving the block calls :meth:`close`.
     """
 
-    def __init__(self, reports: Iterable[FamilyReport], command: list[str] | None = None) -> None:
+    def __init__(self, reports: Iterable[FamilyReport], command: list[str] | None = None,
+                 wait_s: float = WAIT_S) -> None:
         import json
         import tempfile
 
         env = {**os.environ, PATH_VARIABLE: json.dumps([os.path.abspath(p) if p else os.getcwd()
                                                          for p in map(str, sys.path)])}
+        self.wait_s = wait_s
         self._stderr = tempfile.TemporaryFile()  # a file, not a pipe: the worker never blocks on what it says
-        self.process = subprocess.Popen(command or [sys.executable, "-c", WORKER_CODE], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+        try:
+            self.process = subprocess.Popen(command or [sys.executable, "-c", WORKER_CODE], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+        except BaseException:
+            self._stderr.close()
+            raise
         self.failed = False
         self._sent = False
+        self._sizes = {"plots": 0, "workbook": 0}  # bytes sent for each reply (its wait grows with them)
+        self._hung: str | None = None  # why the worker was killed as hung (then every later reply fails at once)
         self._writer: threading.Thread | None = None  # writes the workbook's tables (send_workbook)
         try:
             # sys.path as this process has it (a plugin family's report module found on it), then the reports
@@ -84,10 +110,17 @@ class PlotWorker:
         except Exception as exc:  # noqa: BLE001 - the worker died at once or a report does not pickle
             self._unsent = exc  # nothing more is sent; receive() reports it
 
-    def _write(self, message: Any) -> None:
+    def __enter__(self) -> PlotWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, message: Any) -> int:
         payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)  # whole first: never half a message
         self.process.stdin.write(payload)
         self.process.stdin.flush()
+        return len(payload)
 
     def send(self, jobs: list[tuple[FamilyReport, dict[str, Any]]], extra_formats: tuple[str, ...] = ()) -> None:
         """Send each ``(report, stored result)`` to be drawn (with ``extra_formats`` copies: ``"svg"``, ``"pdf"``).
@@ -99,7 +132,7 @@ class PlotWorker:
         self._sent = True
         if self._unsent is None:
             try:
-                self._write(([(r.name, r, a) for r, a in jobs], tuple(extra_formats)))
+                self._sizes["plots"] = self._write(([(r.name, r, a) for r, a in jobs], tuple(extra_formats)))
             except Exception as err:  # noqa: BLE001 - not sent (the worker died, a value does not pickle)
                 self._unsent = err
         if self._unsent is not None:
@@ -119,6 +152,7 @@ class PlotWorker:
             except Exception as err:  # noqa: BLE001 - a value does not pickle: told by receive_workbook()
                 self._unsent = err
             else:
+                self._sizes["workbook"] = len(payload)
                 self._writer = threading.Thread(target=self._write_input, args=(payload,), daemon=True,
                                                 name="plot-worker-input")
                 self._writer.start()
@@ -159,35 +193,80 @@ class PlotWorker:
         Raises:
             PlotWorkerFailed: as :meth:`receive`.
         """
-        if self._writer is not None:  # the plots' reply is read: the worker reads the tables now
-            self._writer.join()
         return self._reply("workbook")["workbook"]
 
+    def wait_limit(self, what: str) -> float:
+        """Seconds the reply ``what`` (``"plots"``, ``"workbook"``) is waited for before the worker is killed.
+
+        ``wait_s`` plus :data:`WAIT_S_PER_MB` per MB sent for it.
+        """
+        return self.wait_s + WAIT_S_PER_MB * self._sizes[what] / 1e6
+
     def _reply(self, what: str) -> dict[str, Any]:
+        if self._hung is not None:  # killed while an earlier reply was awaited: nothing more comes
+            self.failed = True
+            raise PlotWorkerFailed(self._hung)
+        limit = self.wait_limit(what)
+        lock, state = threading.Lock(), {"done": False, "killed": False}
+
+        def expire() -> None:  # a worker that neither replies nor dies: killed, which ends the read below
+            with lock:
+                if not state["done"]:
+                    state["killed"] = True
+                    self.process.kill()
+
+        timer = threading.Timer(limit, expire)
+        timer.daemon = True
+        timer.start()
         try:
-            reply = pickle.load(self.process.stdout)
-        except Exception:  # noqa: BLE001 - the worker ended (or crashed mid-reply): told below with its status
-            reply = None
+            if what == "workbook" and self._writer is not None:  # the worker reads the tables once plots are read
+                self._writer.join()
+            try:
+                reply = pickle.load(self.process.stdout)
+            except Exception:  # noqa: BLE001 - the worker ended (or crashed mid-reply): told below with its status
+                reply = None
+        finally:
+            with lock:
+                state["done"] = True
+            timer.cancel()
         if isinstance(reply, dict) and "error" in reply:
             self.failed = True
             raise PlotWorkerFailed(reply["error"])
         if not isinstance(reply, dict):
             self.failed = True
-            self.close()
-            self._stderr.seek(0)
-            text = self._stderr.read().decode(errors="replace").strip()
-            why = f"the plot worker exited with status {self.process.returncode} and no {what}"
-            if self._unsent is not None:
+            self._end()
+            text = self._output()
+            if state["killed"]:
+                self._hung = why = (f"the plot worker sent no {what} within {limit:.3g} s (PlotWorker.wait_s "
+                                    f"{self.wait_s:g} s + {WAIT_S_PER_MB:g} s per MB sent), so it was killed")
+            else:
+                why = f"the plot worker exited with status {self.process.returncode} and no {what}"
+            if self._unsent is not None and not state["killed"]:
                 why = f"the data could not be sent to the plot worker ({self._unsent!r}); " + why
             raise PlotWorkerFailed(why + (f"; its output:\n{text}" if text else ""))
         return reply
+
+    def _output(self) -> str:
+        """What the worker wrote to its error stream ("" once :meth:`close` has closed the file)."""
+        if self._stderr.closed:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace").strip()
 
     def close(self) -> None:
         """End the worker: its pipes closed (a reply not read yet is dropped), it exits; killed after 5 s.
 
         Its output is closed first: a worker blocked sending a reply nobody reads ends on the closed pipe, and so
         does a write of :meth:`send_workbook`'s thread blocked on the worker (closing the input waits for it).
+        Then the temporary file of its error output is closed. Calling it again does nothing.
         """
+        try:
+            self._end()
+        finally:
+            self._stderr.close()
+
+    def _end(self) -> None:
+        """The worker ended (:meth:`close` without closing its error output's file)."""
         proc = self.process
         if proc.returncode is None:
             try:
