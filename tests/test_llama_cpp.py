@@ -251,6 +251,40 @@ def test_logprobs_equal_a_full_evaluation(llama_model):
     assert all(v < 0 for v in got) and got[0] > got[2]  # " yes" is far likelier than " maybe not"
 
 
+def test_prompts_decoded_together_give_each_prompts_logprobs(llama_model, monkeypatch):
+    """logprobs_shared: the common start once, the prompts' rests in one batch, the continuations in another; the
+    sums of one prompt at a time within 0.005 nats, and the cache left usable for the next call."""
+    rt = llama_model.llama()
+    head = "Question: Ana has 3 apples and buys 4 more. Reasoning: 3 + 4 = 7.\n\nAttribute: "
+    prompts = [rt.prompt_text([{"role": "user", "content": head + tail}])
+               for tail in ("clarity", "coherence of the steps", "clarity of the arithmetic", "c")]
+    conts = ["7", "10", " maybe not"]  # one token, and two of more (decoded on copies of each prompt)
+    alone = [llama_model.logprobs_sync(p, conts) for p in prompts]
+    calls = []
+    real = rt._decode
+    monkeypatch.setattr(rt, "_decode", lambda ctx, entries: calls.append(entries) or real(ctx, entries))
+    together = llama_model.logprobs_shared(prompts, conts)
+    monkeypatch.setattr(rt, "_decode", real)
+    assert [len({e[2] for e in c}) for c in calls] == [1, 4, 8]  # the start, 4 rests, 4 x 2 continuations
+    for got, want in zip(together, alone, strict=True):
+        assert got == pytest.approx(want, abs=5e-3)
+    calls.clear()
+    monkeypatch.setattr(rt, "_decode", lambda ctx, entries: calls.append(entries) or real(ctx, entries))
+    again = llama_model.logprobs_shared(prompts, conts)
+    monkeypatch.setattr(rt, "_decode", real)
+    assert [len({e[2] for e in c}) for c in calls] == [4, 8]  # the start stayed in the cache: not decoded again
+    assert sum(again, []) == pytest.approx(sum(together, []), abs=5e-3)
+    assert llama_model.logprobs_sync(prompts[1], conts) == pytest.approx(alone[1], abs=5e-3)
+    assert sum(llama_model.logprobs_shared(prompts[2:], conts), []) == pytest.approx(sum(alone[2:], []), abs=5e-3)
+    with pytest.raises(ValueError, match="non-empty prompts"):
+        rt.logprobs_shared([[1, 2], []], [[3]])
+    import reasonscope.models.llama_cpp_runtime as runtime
+
+    monkeypatch.setattr(runtime, "SHARED_CELLS", 40)  # fewer cells than the four prompts fill: scored in halves
+    halves = llama_model.logprobs_shared(prompts, conts)
+    assert sum(halves, []) == pytest.approx(sum(alone, []), abs=5e-3)
+
+
 @pytest.mark.slow
 def test_the_runtime_agrees_with_torch(llama_model):
     """The llama.cpp runtime reads the float32 weights torch computes with: the same greedy text, label

@@ -139,3 +139,20 @@ def test_demo_former_against_now(load_benchmark, tmp_path, capsys):
         "former vs now, attributes: 0/0 numeric values of summary.json equal",
         "former vs now, attack: 1/1 numeric values of summary.json equal",
         "former vs now, information: 1/2 numeric values of summary.json equal"]
+
+
+def test_expected_scores_benchmark_reads_the_runs_first_rationales(load_benchmark, tmp_path):
+    """expected_scores_llama.rationales: original variant, sample 0, no error, in file order; none is an error."""
+    es = load_benchmark("expected_scores_llama")
+    rows = [{"variant": "original", "sample": 0, "input": "q1", "prediction": "r1", "error": None},
+            {"variant": "paraphrase-1", "sample": 0, "input": "q1p", "prediction": "x", "error": None},
+            {"variant": "original", "sample": 1, "input": "q1", "prediction": "y", "error": None},
+            {"variant": "original", "sample": 0, "input": "q2", "prediction": None, "error": "timeout"},
+            {"variant": "original", "sample": 0, "input": "q3", "prediction": None, "error": None},
+            {"variant": "original", "sample": 0, "input": "q4", "prediction": "r4", "error": None}]
+    (tmp_path / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert es.rationales(tmp_path, 2) == [("q1", "r1"), ("q3", "")]
+    assert es.rationales(tmp_path, 10) == [("q1", "r1"), ("q3", ""), ("q4", "r4")]
+    (tmp_path / "samples.jsonl").write_text(json.dumps(rows[1]) + "\n")
+    with pytest.raises(SystemExit, match="no original, first-sample row without an error"):
+        es.rationales(tmp_path, 2)

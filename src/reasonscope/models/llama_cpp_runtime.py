@@ -47,7 +47,12 @@ token work; :class:`reasonscope.models.smollm2.SmolLM2Model` decides when it is 
 * **Label log-probabilities**: the prompt is decoded once into sequence 0 (the longest token prefix shared
   with the previous prompt is kept in the cache and not decoded again); every continuation but its last
   token is decoded as its own sequence on a copy of the prompt's cache, all in one batch; the summed
-  log-softmax of each continuation's tokens, computed in float64 from llama.cpp's float32 logits.
+  log-softmax of each continuation's tokens, computed in float64 from llama.cpp's float32 logits. Several
+  prompts with a common start (:meth:`LlamaCppRuntime.logprobs_shared`: a judge's prompts for one rationale,
+  which differ in the attribute only) are decoded together: the common start once, each prompt's rest as its
+  own sequence on a copy of that cache, all the rests in one batch, then every continuation of every prompt in
+  one more; the same sums as one prompt at a time up to float rounding (tested within 0.005 nats; at most
+  0.0098 nats apart on the demo's 216 judge prompts).
 * **Token log-probabilities** (perplexity): texts packed into groups of at most :data:`TEXT_TOKENS` tokens
   (a longer text alone), each text its own sequence from position 0 in one shared cache, every token of a
   group decoded in one call with the logits of every position but each text's last; log p(t_i | t_<i) from
@@ -92,6 +97,11 @@ TEXT_TOKENS = 512
 
 TEXT_SEQUENCES = 64
 """The most texts scored token by token that are decoded together."""
+
+SHARED_CELLS = 4096
+"""The most cache cells prompts scored together (:meth:`LlamaCppRuntime.logprobs_shared`) may fill: more (or more
+sequences than llama.cpp allows), and they are scored in two halves (each half's start decoded once), so prompts with
+little in common do not make a cache of the sum of their lengths."""
 
 
 def cores() -> int:
@@ -719,8 +729,7 @@ class LlamaCppRuntime:
                                       unified=True)
             if ctx is not self._score_ctx:
                 self._score_ctx, self._score_size, self._scored = ctx, size, []
-            for s in range(1, len(continuations) + 1):
-                llama_cpp.llama_memory_seq_rm(ctx.memory, s, -1, -1)
+            self._clear_copies(ctx)
             keep = 0
             while keep < min(len(self._scored), len(prompt) - 1) and self._scored[keep] == prompt[keep]:
                 keep += 1  # the last prompt token is always decoded again: its logits are needed
@@ -745,6 +754,81 @@ class LlamaCppRuntime:
                     total += float(_log_softmax(got[where[(ci, j - 1)]])[c[j]])
                 sums.append(total)
             return sums
+
+    def logprobs_shared(self, prompts: Sequence[Sequence[int]],
+                        continuations: list[list[int]]) -> list[list[float]]:
+        """:meth:`logprobs` of every continuation after each prompt, the prompts decoded together (module docstring).
+
+        The prompts' longest common token prefix (all but at least each prompt's last token) is decoded once into
+        sequence 0; each prompt's rest is its own sequence on a copy of that cache, all of them in one batch; each
+        continuation's tokens but its last are decoded on a copy of each prompt's sequence, again in one batch. The
+        same sums as :meth:`logprobs` per prompt up to float rounding (other batch shapes).
+        """
+        if not prompts:
+            return []
+        if not all(prompts) or not continuations or not all(continuations):
+            raise ValueError("llama.cpp log-probabilities need non-empty prompts and non-empty continuations")
+        if len(prompts) == 1:
+            return [self.logprobs(list(prompts[0]), continuations)]
+        import llama_cpp
+
+        shared = min(min(_common(prompts[0], p) for p in prompts[1:]), min(len(p) for p in prompts) - 1)
+        head = list(prompts[0][:shared])
+        tails = [c[:-1] for c in continuations]
+        longer = [ci for ci, t in enumerate(tails) if t]
+        n_seq = 1 + len(prompts) * (1 + len(longer))
+        need = shared + sum(len(p) - shared for p in prompts) + len(prompts) * sum(len(tails[ci]) for ci in longer) + 1
+        if need > SHARED_CELLS or n_seq > llama_cpp.llama_max_parallel_sequences():
+            half = len(prompts) // 2
+            return (self.logprobs_shared(prompts[:half], continuations)
+                    + self.logprobs_shared(prompts[half:], continuations))
+        with self.lock:
+            ctx, size = self._context(n_seq, need, self._score_ctx, self._score_size, unified=True)
+            if ctx is not self._score_ctx:
+                self._score_ctx, self._score_size, self._scored = ctx, size, []
+            self._clear_copies(ctx)
+            keep = _common(self._scored, head)
+            llama_cpp.llama_memory_seq_rm(ctx.memory, 0, keep, -1)
+            self._scored = []
+            if keep < shared:
+                self._decode(ctx, [(t, keep + i, 0, False) for i, t in enumerate(head[keep:])])
+            self._scored = head
+            entries, last = [], []
+            for pi, p in enumerate(prompts):
+                llama_cpp.llama_memory_seq_cp(ctx.memory, 0, 1 + pi, -1, -1)
+                for pos in range(shared, len(p)):
+                    if pos == len(p) - 1:
+                        last.append(len(entries))
+                    entries.append((p[pos], pos, 1 + pi, pos == len(p) - 1))
+            got = self._decode(ctx, entries)
+            firsts = [_log_softmax(got[k]) for k in last]
+            entries, where = [], {}
+            seq = 1 + len(prompts)
+            for pi, p in enumerate(prompts):
+                for ci in longer:
+                    llama_cpp.llama_memory_seq_cp(ctx.memory, 1 + pi, seq, -1, -1)
+                    for j, t in enumerate(tails[ci]):
+                        where[(pi, ci, j)] = len(entries)
+                        entries.append((t, len(p) + j, seq, True))
+                    seq += 1
+            got = self._decode(ctx, entries) if entries else {}
+            out = []
+            for pi in range(len(prompts)):
+                sums = []
+                for ci, c in enumerate(continuations):
+                    total = float(firsts[pi][c[0]])
+                    for j in range(1, len(c)):
+                        total += float(_log_softmax(got[where[(pi, ci, j - 1)]])[c[j]])
+                    sums.append(total)
+                out.append(sums)
+            return out
+
+    def _clear_copies(self, ctx: Any) -> None:
+        """Remove every sequence but 0 (the kept prompt) from the scoring context's cache."""
+        import llama_cpp
+
+        for s in range(1, self._score_size[0]):
+            llama_cpp.llama_memory_seq_rm(ctx.memory, s, -1, -1)
 
     def token_logprobs(self, texts: Sequence[Sequence[int]]) -> list[list[float]]:
         """log p(t_i | t_<i) of every token but the first of each token list (module docstring).

@@ -498,13 +498,18 @@ class SmolLM2Model(HFModel):
     def logprobs_shared(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
         """For each prompt, :meth:`logprobs_sync` of every continuation, the prompts' shared prefix run once.
 
-        llama-cpp: the prompts one after the other through :meth:`LlamaCppRuntime.logprobs`, which keeps the
-        previous prompt's cache up to its first differing token, so the common prefix (a judge's rationale
-        before the attribute) is decoded once; torch: :meth:`HFModel.logprobs_shared`.
+        llama-cpp: :meth:`LlamaCppRuntime.logprobs_shared`, the common prefix (a judge's rationale before the
+        attribute) decoded once and every prompt's rest in one batch, prompts and continuations tokenised
+        separately as :meth:`logprobs_sync` does (an empty one: each prompt through :meth:`logprobs_sync`);
+        torch: :meth:`HFModel.logprobs_shared`.
         """
         if self.runtime_used != "llama-cpp":
             return super().logprobs_shared(prompts, continuations)
-        return [self.logprobs_sync(p, continuations) for p in prompts]
+        rt = self.llama()
+        ids, conts = [rt.tokenize(p) for p in prompts], [rt.tokenize(c) for c in continuations]
+        if not all(ids) or not all(conts):
+            return [self.logprobs_sync(p, continuations) for p in prompts]
+        return rt.logprobs_shared(ids, conts)
 
     def token_logprobs(self, text: str) -> list[float]:
         """log p(t_i | t_<i) of every token of ``text``, BOS prepended (:meth:`token_logprobs_many` of one text)."""
