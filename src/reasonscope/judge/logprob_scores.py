@@ -107,11 +107,15 @@ def chat_prompt(model: LanguageModel, messages: list[dict[str, str]]) -> tuple[s
 def logprobs_many(model: LanguageModel, prompts: Sequence[str], continuations: Sequence[str]) -> list[list[float]]:
     """Log-probabilities of every continuation after every prompt.
 
-    log p(c | prompt) of every continuation after every prompt: in this thread through ``logprobs_sync`` for a
-    local model, else ``model.logprobs`` coroutines gathered with at most ``model.concurrency`` in flight (an
-    API model answers them in parallel).
+    log p(c | prompt) of every continuation after every prompt: in this thread for a local model (all prompts
+    through its ``logprobs_sync_many`` where it has one, as the embedded model on llama.cpp decodes them together;
+    else one ``logprobs_sync`` call per prompt), else ``model.logprobs`` coroutines gathered with at most
+    ``model.concurrency`` in flight (an API model answers them in parallel).
     """
     conts = list(continuations)
+    many = getattr(model, "logprobs_sync_many", None)
+    if many is not None:
+        return many(list(prompts), conts)
     sync = getattr(model, "logprobs_sync", None)
     if sync is not None:
         return [sync(p, conts) for p in prompts]

@@ -511,6 +511,18 @@ class SmolLM2Model(HFModel):
             return [self.logprobs_sync(p, continuations) for p in prompts]
         return rt.logprobs_shared(ids, conts)
 
+    def logprobs_sync_many(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+        """:meth:`logprobs_sync` of every continuation after each prompt, prompts that need not share anything.
+
+        llama-cpp: the prompts decoded together (:meth:`LlamaCppRuntime.logprobs_shared`: their common start once,
+        the rests in one batch, at most :data:`~reasonscope.models.llama_cpp_runtime.SHARED_CELLS` cache cells at a
+        time); torch: one prompt at a time (:meth:`logprobs_sync`; a padded batch of many different prompts
+        would hold them all in memory at once).
+        """
+        if self.runtime_used != "llama-cpp":
+            return [self.logprobs_sync(p, continuations) for p in prompts]
+        return self.logprobs_shared(prompts, continuations)
+
     def token_logprobs(self, text: str) -> list[float]:
         """log p(t_i | t_<i) of every token of ``text``, BOS prepended (:meth:`token_logprobs_many` of one text)."""
         if self.runtime_used != "llama-cpp":

@@ -84,7 +84,7 @@ class LLMJudgeNLI(NLIScorer):
     The pairs of one call are sent together through the model's concurrent path (``logprobs`` coroutines
     gathered, at most ``model.concurrency`` in flight: an API model answers them in parallel); a white-box
     model with ``logprobs_sync`` scores them in this thread, one pair (three continuations in one forward
-    pass) at a time. Caching, deduplication and the progress bar come from
+    pass) at a time, or all pairs together where it has ``logprobs_sync_many`` (the embedded model on llama.cpp). Caching, deduplication and the progress bar come from
     :class:`reasonscope.scorers.cache.CachedNLI` (:func:`cached_nli`).
     """
 
