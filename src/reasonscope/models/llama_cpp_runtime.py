@@ -448,25 +448,46 @@ class LlamaCppRuntime:
                 for s, slot in enumerate(slots) if slot is not None]
         if not step:
             return
-        try:
-            self._decode_into(slots, step)
-        except BaseException as err:
-            self._undo(step)
-            if not isinstance(err, Exception):
-                raise
-            jobs = list(dict.fromkeys(slots[s].job for _, _, s, _ in step))
-            if len(jobs) == 1:
-                self._fail(jobs[0], err)
-                return
-            for j in jobs:  # each call's rows on their own: only a call whose own decode fails fails
-                part = [e for e in step if slots[e[2]] is not None and slots[e[2]].job is j]
-                try:
-                    self._decode_into(slots, part)
-                except BaseException as again:
-                    self._undo(part)
-                    if not isinstance(again, Exception):
-                        raise
-                    self._fail(j, again)
+        self._per_call(step, lambda e: slots[e[2]].job if slots[e[2]] is not None else None,
+                       lambda part: self._decode_into(slots, part), self._undo)
+
+    def _per_call(self, items: list, job_of: Callable[[Any], _Job | None], run: Callable[[list], None],
+                  undo: Callable[[list], None], interrupted: Callable[[list], None] | None = None) -> list:
+        """``run(items)``, failing only the calls whose own items fail; the items that ran.
+
+        A run that raises is undone (``undo`` of its items). An interrupt (a BaseException that is no Exception)
+        calls ``interrupted`` on them, if given, and goes on. After an exception, with the items of one call
+        (``job_of``) that call fails; with several, each call's items run on their own and only a call whose own
+        run fails again fails.
+        """
+        def attempt(part: list) -> Exception | None:
+            try:
+                run(part)
+            except BaseException as err:
+                undo(part)
+                if not isinstance(err, Exception):
+                    if interrupted is not None:
+                        interrupted(part)
+                    raise
+                return err
+            return None
+
+        err = attempt(items)
+        if err is None:
+            return items
+        jobs = list(dict.fromkeys(job_of(i) for i in items))
+        if len(jobs) == 1:
+            self._fail(jobs[0], err)
+            return []
+        kept = []
+        for j in jobs:  # each call's items on their own
+            part = [i for i in items if job_of(i) is j]
+            again = attempt(part)
+            if again is None:
+                kept += part
+            else:
+                self._fail(j, again)
+        return kept
 
     def _decode_into(self, slots: list, step: list[tuple[int, int, int, bool]]) -> None:
         """Decode one step's entries and give each slot the logits of its row."""
@@ -490,7 +511,7 @@ class LlamaCppRuntime:
         ``max_tokens`` 0 ends as it comes (its call is returned, once per such row). The context is made (or
         made larger) only when no row is live; a row whose prompt and ``max_tokens`` do not fit the context's
         cells waits until every live row has ended. A prompt decode that fails is handled as a failed step
-        (:meth:`_drive`); an interrupted one puts its rows back at the head of the queue.
+        (:meth:`_per_call`); an interrupted one puts its rows back at the head of the queue.
         """
         import llama_cpp
 
@@ -524,48 +545,21 @@ class LlamaCppRuntime:
             for s, _, _ in taken:  # a free slot's stream may hold the cells of an interrupted move
                 llama_cpp.llama_memory_seq_rm(memory, s, -1, -1)
             sources = {s: self._slots[s].row.prompt for s in live}
-            try:
-                self._prefill(self._ctx, {s: r.prompt for s, _, r in taken}, sources)
-            except BaseException as err:
-                for s, _, _ in taken:
+
+            def emptied(part: list[tuple[int, _Job, Row]]) -> None:
+                for s, _, _ in part:
                     llama_cpp.llama_memory_seq_rm(memory, s, -1, -1)
-                if not isinstance(err, Exception):
-                    with self._cv:
-                        self._queue.extendleft((j, r) for _, j, r in reversed(taken))
-                    raise
-                taken = self._prefill_apart(taken, sources, err)
+
+            def requeued(part: list[tuple[int, _Job, Row]]) -> None:
+                with self._cv:
+                    self._queue.extendleft((j, r) for _, j, r in reversed(part))
+
+            taken = self._per_call(taken, lambda t: t[1],
+                                   lambda part: self._prefill(self._ctx, {s: r.prompt for s, _, r in part}, sources),
+                                   emptied, requeued)
             for s, job, r in taken:
                 self._slots[s] = _Slot(job, r, np.random.default_rng(r.seed), next=r.prompt[-1])
         return done
-
-    def _prefill_apart(self, taken: list[tuple[int, _Job, Row]], sources: dict[int, list[int]],
-                       err: Exception) -> list[tuple[int, _Job, Row]]:
-        """After a failed prompt decode, each call's new rows decoded on their own; the rows that were decoded.
-
-        With one call it fails at once; else only the calls whose own decode fails again fail.
-        """
-        import llama_cpp
-
-        jobs = list(dict.fromkeys(j for _, j, _ in taken))
-        if len(jobs) == 1:
-            self._fail(jobs[0], err)
-            return []
-        kept = []
-        for j in jobs:
-            part = [t for t in taken if t[1] is j]
-            try:
-                self._prefill(self._ctx, {s: r.prompt for s, _, r in part}, sources)
-            except BaseException as again:
-                for s, _, _ in part:
-                    llama_cpp.llama_memory_seq_rm(self._ctx.memory, s, -1, -1)
-                if not isinstance(again, Exception):
-                    with self._cv:
-                        self._queue.extendleft((jj, r) for _, jj, r in reversed(part))
-                    raise
-                self._fail(j, again)
-            else:
-                kept += part
-        return kept
 
     def _compact(self) -> dict[int, int]:
         """Move the rows of the highest slots into free lower ones until the live slots are 0..n-1; {old: new}.
@@ -747,13 +741,7 @@ class LlamaCppRuntime:
                     where[(ci, j)] = len(entries)
                     entries.append((t, len(prompt) + j, ci + 1, True))
             got = self._decode(ctx, entries) if entries else {}
-            sums = []
-            for ci, c in enumerate(continuations):
-                total = float(first[c[0]])
-                for j in range(1, len(c)):
-                    total += float(_log_softmax(got[where[(ci, j - 1)]])[c[j]])
-                sums.append(total)
-            return sums
+            return _continuation_sums(first, continuations, lambda ci, j: got[where[(ci, j)]])
 
     def logprobs_shared(self, prompts: Sequence[Sequence[int]],
                         continuations: list[list[int]]) -> list[list[float]]:
@@ -812,16 +800,8 @@ class LlamaCppRuntime:
                         entries.append((t, len(p) + j, seq, True))
                     seq += 1
             got = self._decode(ctx, entries) if entries else {}
-            out = []
-            for pi in range(len(prompts)):
-                sums = []
-                for ci, c in enumerate(continuations):
-                    total = float(firsts[pi][c[0]])
-                    for j in range(1, len(c)):
-                        total += float(_log_softmax(got[where[(pi, ci, j - 1)]])[c[j]])
-                    sums.append(total)
-                out.append(sums)
-            return out
+            return [_continuation_sums(firsts[pi], continuations, lambda ci, j, pi=pi: got[where[(pi, ci, j)]])
+                    for pi in range(len(prompts))]
 
     def _clear_copies(self, ctx: Any) -> None:
         """Remove every sequence but 0 (the kept prompt) from the scoring context's cache."""
@@ -900,6 +880,22 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
     while i < n and a[i] == b[i]:
         i += 1
     return i
+
+
+def _continuation_sums(first: np.ndarray, continuations: list[list[int]],
+                       logits: Callable[[int, int], np.ndarray]) -> list[float]:
+    """Summed log p of each continuation's tokens, in float64.
+
+    Its first token from ``first`` (the log-softmax after the prompt), its token ``j + 1`` from
+    ``logits(continuation index, j)`` (the logits after its token ``j``).
+    """
+    sums = []
+    for ci, c in enumerate(continuations):
+        total = float(first[c[0]])
+        for j in range(1, len(c)):
+            total += float(_log_softmax(logits(ci, j - 1))[c[j]])
+        sums.append(total)
+    return sums
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
