@@ -34,6 +34,16 @@ regeneration parts, and the items whose perturbed questions (token, random), out
 agree. ``--only`` restricts it to some of the word problems.
 
     python benchmarks/attack_speed.py --compare --items 8
+
+``--regeneration``: the perturbed chains decoded as the family decodes them now (the chains of consecutive items
+together, up to the attacker's rows, a stopped row leaving the batch: ``reasonscope.attack.item.finish_items``)
+against item by item with every row kept to the batch's end (the decoder before, written out here). The searches
+run once per item (reuse on, as the family runs); then each way decodes every item's chains, in rounds taking
+turns (A B, then B A; ``--rounds``). Printed: the searches per item, the regeneration per item each way (median of
+the rounds) and their ratio, the seconds per attacked item both ways (searches plus regeneration), and the items
+whose chains and outcomes agree.
+
+    python benchmarks/attack_speed.py --regeneration --items 16 --rounds 2
 """
 
 from __future__ import annotations
@@ -103,6 +113,7 @@ def dtype_agreement(attacker, n_items: int, methods: list[str]) -> None:
             for dtype in (list(contexts) if n % 2 == 0 else list(contexts)[::-1]):
                 attacker._objective_memo.clear()  # nothing remembered from the other precision
                 attacker._similarity_memo.clear()
+                attacker._original_embedding = None
                 t0 = time.perf_counter()
                 with contexts[dtype]():
                     p = attacker.search(method, layout, f"bench-{it.id}", it.input)
@@ -149,6 +160,8 @@ def reuse_on_off(attacker, n_items: int, methods: list[str], only: list[str] | N
             def run(*a, **k):
                 attacker._objective_memo.clear()
                 attacker._similarity_memo.clear()
+                attacker._original_embedding = None
+                attacker._original_embedding = None
                 return fn(*a, **k)
             return run
 
@@ -177,6 +190,7 @@ def reuse_on_off(attacker, n_items: int, methods: list[str], only: list[str] | N
         for name in (list(variants) if n % 2 == 0 else list(variants)[::-1]):
             attacker._objective_memo.clear()
             attacker._similarity_memo.clear()
+            attacker._original_embedding = None
             t0 = time.perf_counter()
             with variants[name]():
                 searched = [attacker.search(m, layout, f"bench-{it.id}", it.input) for m in methods]
@@ -201,6 +215,100 @@ def reuse_on_off(attacker, n_items: int, methods: list[str], only: list[str] | N
           f"{same_question}, the same regenerated chains for {same_chain}")
 
 
+def _greedy_keeping_rows(attacker, rows, max_new, stop, prefix_cache=None):
+    """The decoder before stopped rows left the batch: every row runs to the last step (the former loop)."""
+    import torch
+
+    from reasonscope.attack.attacker import _padding
+    from reasonscope.models.forward_args import cache_argument, output_cache
+
+    if not rows:
+        return []
+    emb = attacker.model.get_input_embeddings()
+    n = len(rows)
+    out, live = [[] for _ in rows], [True] * n
+    cache_name = cache_argument(attacker.model) or "past_key_values"
+    with torch.no_grad():
+        res, mask = attacker.prompt_forward(rows, prefix_cache)
+        for step in range(max_new):
+            nxt = res.logits[:, -1].argmax(-1).tolist()
+            for i, t in enumerate(nxt):
+                if not live[i]:
+                    continue
+                if t == attacker.tokenizer.eos_token_id or stop(out[i] + [t]):
+                    live[i] = False
+                else:
+                    out[i].append(t)
+            if not any(live) or step + 1 == max_new:
+                break
+            if mask is not None:
+                mask = torch.cat([mask, mask.new_ones((n, 1))], dim=1)
+            res = attacker.model(inputs_embeds=emb(torch.tensor(nxt, device=attacker.device)[:, None]),
+                                 **{cache_name: output_cache(res)}, use_cache=True, **_padding(mask, 1))
+    return out
+
+
+def regeneration(attacker, n_items: int, methods: list[str], rounds: int) -> None:
+    """The perturbed chains decoded together and item by item, side by side (module docstring)."""
+    import statistics
+
+    from reasonscope.attack.answers import is_correct
+    from reasonscope.attack.item import finish_items, search_item
+    from reasonscope.data.word_problems import word_problem_items
+
+    items = word_problem_items(n_items, seed=7)
+    cleans = attacker.answer_first_many([attacker.layout_for(it.input) for it in items])
+    attacked = [(it, c) for it, c in zip(items, cleans, strict=True) if is_correct(c.answer, it) and c.reasoning]
+    print(f"{len(items)} word problems (seed 7), {len(attacked)} answered correctly with a chain: attacked; methods "
+          f"{', '.join(methods)}; {attacker.batch_size} rows decoded together")
+    t0 = time.perf_counter()
+    searched = [search_item(attacker, it, f"bench-{it.id}", methods, clean=c) for it, c in attacked]
+    search_s = (time.perf_counter() - t0) / len(attacked)
+    per = max(1, attacker.batch_size // len(methods))  # items per decode, as the local executor groups them
+
+    def now():
+        return [r for i in range(0, len(searched), per) for r in finish_items(attacker, searched[i:i + per])]
+
+    def before():
+        attacker.greedy_batch = lambda rows, max_new, stop, prefix_cache=None: _greedy_keeping_rows(
+            attacker, rows, max_new, stop, prefix_cache)
+        try:
+            return [r for s in searched for r in finish_items(attacker, [s])]
+        finally:
+            del attacker.greedy_batch
+
+    ways = {"item by item, rows kept": before, "items together, stopped rows leave": now}
+    seconds = {k: [] for k in ways}
+    records = {}
+    for r in range(rounds):
+        for name in (list(ways) if r % 2 == 0 else list(ways)[::-1]):
+            t = time.perf_counter()
+            records[name] = [dict(rec) for rec in ways[name]()]
+            seconds[name].append((time.perf_counter() - t) / len(attacked))
+            print(f"  round {r + 1}, {name}: {seconds[name][-1]:.2f} s per item", flush=True)
+    median = {k: statistics.median(v) for k, v in seconds.items()}
+    (a, b) = ways
+    print(f"searches: {search_s:.2f} s per item")
+    print(f"regeneration per item: {a} {median[a]:.2f} s, {b} {median[b]:.2f} s; {median[a] / median[b]:.2f}x")
+    print(f"per attacked item: {a} {search_s + median[a]:.2f} s, {b} {search_s + median[b]:.2f} s")
+    same_chains = same_outcomes = 0
+    for (it, clean), ra, rb in zip(attacked, records[a], records[b], strict=True):
+        ma, mb = ra["methods"], rb["methods"]
+        same_chains += all(ma[m]["chain"] == mb[m]["chain"] for m in methods)
+        oa = [outcome(it, clean, _Result(ma[m])) for m in methods]
+        same_outcomes += oa == [outcome(it, clean, _Result(mb[m])) for m in methods]
+    print(f"of {len(attacked)} items: the same chains for {same_chains}, the same outcomes for {same_outcomes}")
+
+
+class _Result:
+    """A method's record read back as the attributes :func:`outcome` reads."""
+
+    def __init__(self, record: dict):
+        from reasonscope.attack.attacker import Chain
+
+        self.invalid, self.chain = record["invalid"], Chain(**record["chain"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pads", type=int, nargs="+", default=[0, 2, 6], help="context sentences added")
@@ -209,6 +317,9 @@ def main() -> None:
                         "against bfloat16 autocast on --items word problems, side by side, with the outcomes")
     parser.add_argument("--items", type=int, default=8, help="word problems for --dtype bf16 and --compare")
     parser.add_argument("--only", nargs="+", help="--compare: only these word problems (e.g. wp-2)")
+    parser.add_argument("--regeneration", action="store_true", help="the perturbed chains of several items decoded "
+                        "together (stopped rows leaving the batch) against item by item (rows kept), side by side")
+    parser.add_argument("--rounds", type=int, default=2, help="--regeneration: rounds of both ways, taking turns")
     parser.add_argument("--compare", action="store_true", help="each item's attack with the reuse of computed parts "
                         "on and off, side by side, on --items word problems")
     args = parser.parse_args()
@@ -231,6 +342,9 @@ def main() -> None:
         return
     if args.compare:
         reuse_on_off(attacker, args.items, args.methods, args.only)
+        return
+    if args.regeneration:
+        regeneration(attacker, args.items, args.methods, args.rounds)
         return
     rows = []
     for pad in args.pads:

@@ -185,6 +185,7 @@ def test_attack_item_record_with_batched_regeneration(sharp):
 
 def test_local_executor_decodes_clean_chains_in_batches(tiny_causal_lm, monkeypatch):
     from reasonscope.attack.executor import attack_items
+    from reasonscope.attack.item import SearchedItem
     from reasonscope.attack.scoring import settings_of
     from reasonscope.plan import AttackConfig, ModelConfig
 
@@ -195,23 +196,107 @@ def test_local_executor_decodes_clean_chains_in_batches(tiny_causal_lm, monkeypa
         batches.append(len(layouts))
         return real(self, layouts, question_embeds_list)
 
-    def attack(attacker, item, key, methods, clean=None):
+    def search(attacker, item, key, methods, clean=None):
         attacked.append(list(batches))
-        return {"clean": asdict(clean)}
+        return SearchedItem(key, {"clean": asdict(clean)})
 
     monkeypatch.setattr(Attacker, "answer_first_many", spy)
     cfg = AttackConfig(methods=["random"], min_similarity=None, cot_tokens=6, answer_tokens=6)
     items = [(f"d/{i}", Item(id=str(i), input=q, target="x", answer_type="text"))
              for i, q in enumerate(QUESTIONS + ["Is the sky blue ?", "All birds are animals ."])]
     model = ModelConfig(spec=f"hf/{tiny_causal_lm}", batch_size=2)
-    out = list(attack_items(model, items, cfg, settings_of(cfg, 0), attack=attack))
-    # items 0-1 attacked after the first batch of clean chains, 2-3 after the second, 4 after the third
+    out = list(attack_items(model, items, cfg, settings_of(cfg, 0), search=search))
+    # items 0-1 attacked after the first batch of clean chains, 2-3 after the second, 4 after the third (the
+    # items have no perturbed chains to decode: no other batch)
     assert [k for k, _ in out] == [k for k, _ in items]
     assert attacked == [[2], [2], [2, 2], [2, 2], [2, 2, 1]]
     monkeypatch.setattr(Attacker, "answer_first_many", real)
     attacker = Attacker(*_loaded(tiny_causal_lm), settings_of(cfg, 0))
     assert [r["clean"] for _, r in out] == [asdict(attacker.answer_first(attacker.layout_for(it.input)))
                                             for _, it in items]
+
+
+def test_local_executor_decodes_the_perturbed_chains_of_several_items_together(tiny_causal_lm, monkeypatch):
+    """Consecutive items' perturbed chains are decoded together, as many items as fit in the batch's rows; a
+    record is yielded once its chains are decoded, in the items' order; skipped items take no row."""
+    from reasonscope.attack.executor import DECODE_ROWS, attack_items, make_attacker
+    from reasonscope.attack.item import SearchedItem
+    from reasonscope.attack.scoring import settings_of
+    from reasonscope.plan import AttackConfig, ModelConfig
+
+    events = []
+
+    def search(attacker, item, key, methods, clean=None):
+        events.append(("search", key))
+        rows = [] if item.target == "skip" else [object()] * len(methods)  # one row per method
+        return SearchedItem(key, {"item": key}, rows)
+
+    def finish(attacker, searched):
+        events.append(("finish", [s.key for s in searched], sum(len(s.perturbations) for s in searched)))
+        return [s.record for s in searched]
+
+    cfg = AttackConfig(methods=["random", "embedding"], min_similarity=None, cot_tokens=4, answer_tokens=4)
+    targets = ["a", "a", "skip", "a", "a", "a", "a"]
+    items = [(f"d/{i}", Item(id=str(i), input=QUESTIONS[i % 3], target=t, answer_type="text"))
+             for i, t in enumerate(targets)]
+    model = ModelConfig(spec=f"hf/{tiny_causal_lm}", batch_size=5)  # 5 items per clean batch, 5 rows per decode
+    out = list(attack_items(model, items, cfg, settings_of(cfg, 0), search=search, finish=finish))
+    assert [k for k, _ in out] == [k for k, _ in items] and [r["item"] for _, r in out] == [k for k, _ in items]
+    assert [e for e in events if e[0] == "finish"] == [
+        ("finish", ["d/0", "d/1"], 4),  # a next item's two rows would make 6 > 5
+        ("finish", ["d/2", "d/3", "d/4"], 4),  # d/2 is skipped: no row
+        ("finish", ["d/5", "d/6"], 4)]  # the second clean batch (items 5-6)
+    # each group is finished right after its last item's search, before the next item is searched
+    assert events.index(("finish", ["d/0", "d/1"], 4)) == events.index(("search", "d/1")) + 1
+    assert events.index(("finish", ["d/2", "d/3", "d/4"], 4)) == events.index(("search", "d/4")) + 1
+    # the model's settings name no batch_size: the attack's own number of rows, whatever the model generates with
+    assert make_attacker(ModelConfig(spec=f"hf/{tiny_causal_lm}"), cfg, settings_of(cfg, 0)).batch_size == DECODE_ROWS
+
+
+def test_finish_items_decodes_several_items_as_each_alone(sharp):
+    from reasonscope.attack.item import finish_items, search_item
+
+    attacker = _attacker(sharp, steps=1, candidates=2)
+    methods = ["token", "embedding", "random"]
+    items, cleans = [], []
+    for i, q in enumerate(QUESTIONS):
+        clean = attacker.answer_first(make_layout(attacker.tokenizer, q))
+        items.append(Item(id=str(i), input=q, target=clean.answer, answer_type="text"))
+        cleans.append(clean)
+    searched = [search_item(attacker, it, f"d/{it.id}", methods, clean=c) for it, c in zip(items, cleans, strict=True)]
+    skipped = search_item(attacker, items[0], "d/x", methods, clean=Chain("no", "because"))
+    assert [len(s.perturbations) for s in searched] == [3, 3, 3] and skipped.perturbations == []
+    together = finish_items(attacker, searched[:2] + [skipped] + searched[2:])
+    assert together[2]["skipped"] == "answered incorrectly"
+    alone = [attack_item(attacker, it, f"d/{it.id}", methods, clean=c) for it, c in zip(items, cleans, strict=True)]
+    chains = [[m["chain"] for m in r["methods"].values()] for r in together[:2] + together[3:]]
+    assert chains == [[m["chain"] for m in r["methods"].values()] for r in alone]
+    assert len({tuple(c["reasoning"] for c in row) for row in chains}) == 3  # the items' chains differ
+    for record in together[:2] + together[3:]:
+        assert {m["details"]["regeneration_batch"] for m in record["methods"].values()} == {9}
+    assert finish_items(attacker, []) == []
+
+
+def test_stopped_rows_leave_the_batch(sharp, monkeypatch):
+    """Each step runs the rows still decoding only, and their tokens are those of the batch that keeps every row."""
+    attacker = _attacker(sharp)
+    model, tok = sharp
+    rows = _rows(attacker)
+    alone = [_unbatched_greedy(model, tok.eos_token_id, r, 24, NEVER) for r in rows]
+    stops = [3, 9, 24]  # row i keeps stops[i] tokens
+    limit = {tuple(a[:n]) for a, n in zip(alone, stops, strict=True)}
+    widths = []
+    forward = type(model).forward
+
+    def counting(self, *args, **kwargs):
+        widths.append(kwargs["inputs_embeds"].shape[0])
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "forward", counting)
+    out = attacker.greedy_batch(rows, 24, lambda ids: tuple(ids[:-1]) in limit)
+    assert out == [a[:n] for a, n in zip(alone, stops, strict=True)]
+    # the prompts, then 3 steps of 3 rows, 6 of 2, 14 of 1 (the step after the 24th token is not run)
+    assert widths == [3] + [3] * 3 + [2] * 6 + [1] * 14
 
 
 def _loaded(path):

@@ -216,13 +216,13 @@ def test_records_of_the_old_outcome_logic_are_not_reused(tmp_path, tiny_causal_l
     from reasonscope.attack import scoring
 
     calls = []
-    real = scoring.attack_item
+    real = scoring.search_item
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(scoring, "attack_item", counting)
+    monkeypatch.setattr(scoring, "search_item", counting)
     monkeypatch.setattr(scoring, "RECORD_VERSION", 1)
     _run(tmp_path, tiny_causal_lm, monkeypatch, "3 + 5 = 8.", "3 + 5 = 9.", methods=["random"])
     monkeypatch.setattr(scoring, "RECORD_VERSION", 2)

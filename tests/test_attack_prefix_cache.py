@@ -235,3 +235,26 @@ def test_the_clean_objective_and_the_insertions_cosines_are_computed_once(sharp)
     assert len(Cosine.texts) == 1 and len(forwards) == 2  # both remembered: no new cosine, no new forward
     assert token.perturbed_question == random.perturbed_question and token.objective_before == before
     assert token.objective_after == random.objective_after
+
+
+def test_the_original_question_is_embedded_once_for_the_meaning_filter(sharp, monkeypatch):
+    """With an embedding filter the original is embedded once, and the cosines are those of ``pairwise`` exactly
+    (the original's embedding alone is its row in a batch of its copies)."""
+    from reasonscope.scorers.similarity import EmbeddingCosine
+
+    model, tok = sharp
+    sim = EmbeddingCosine("embedded-minilm")
+    texts = [QUESTION.replace("apples", w) for w in ("pears", "red apples", "stones and apples", "plums")]
+    # the texts embedded as the attacker will (two calls): the same batches of texts on the other side
+    expected = sim.pairwise([QUESTION] * 2, texts[:2]) + sim.pairwise([QUESTION] * 2, texts[2:])
+    embedded = []
+    real = EmbeddingCosine.embed
+    monkeypatch.setattr(EmbeddingCosine, "embed", lambda self, t: embedded.append(list(t)) or real(self, t))
+    attacker = Attacker(model, tok, AttackSettings(min_similarity=0.5), similarity=sim)
+    assert attacker._similarities(QUESTION, texts[:2]) == expected[:2]
+    assert attacker._similarities(QUESTION, texts) == expected  # the first two remembered
+    assert embedded == [[QUESTION], texts[:2], texts[2:]]
+    assert len(set(expected)) == 4 and all(0 < x < 1 for x in expected)
+    other = "Tom has 2 cars and buys 1 more. How many cars does Tom have?"
+    assert attacker._similarities(other, texts[:1]) == sim.pairwise([other], texts[:1])
+    assert embedded[-2:] == [[other], texts[:1]]

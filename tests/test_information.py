@@ -224,16 +224,16 @@ def test_end_to_end_train_score_resume_and_cli(tiny_seq2seq, tmp_path, monkeypat
     assert res.exit_code == 2 and "no config.yaml" in res.output
 
 
-def test_training_resumes_after_a_crash(tiny_seq2seq, tmp_path):
+def test_training_resumes_after_a_crash(tiny_seq2seq, tmp_path, monkeypatch):
+    import reasonscope.information.training as training
     from reasonscope.information.training import train_erm
+
+    monkeypatch.setattr(training, "CHECKPOINT_MIN_S", 0.0)  # a checkpoint after each epoch of milliseconds
 
     inputs = [baseline_input(f"Ana has {i} apples") for i in range(6)]
     targets = [str(i) for i in range(6)]
     settings = TrainSettings(epochs=3, lr=1e-3, batch_size=3)
     calls = {"n": 0}
-
-    import reasonscope.information.training as training
-
     real = training._val_loss
 
     def crash_on_second_epoch(*a, **k):

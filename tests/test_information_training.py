@@ -17,6 +17,15 @@ TARGETS = [str(i) for i in range(6)]
 SETTINGS = TrainSettings(epochs=2, lr=1e-3, batch_size=3)
 
 
+DEFAULT_CHECKPOINT_MIN_S = training.CHECKPOINT_MIN_S
+
+
+@pytest.fixture(autouse=True)
+def checkpoint_every_epoch(monkeypatch):
+    """The crash tests checkpoint after every epoch (their epochs take milliseconds, under CHECKPOINT_MIN_S)."""
+    monkeypatch.setattr(training, "CHECKPOINT_MIN_S", 0.0)
+
+
 def _train(model_dir, folder):
     return train_erm(load_evaluator(str(model_dir)), INPUTS, TARGETS, INPUTS[:2], TARGETS[:2], SETTINGS, folder,
                      label="m")
@@ -127,3 +136,65 @@ def test_the_last_epoch_writes_no_checkpoint_and_a_kill_before_finishing_retrain
     assert [h["val_loss"] for h in res.history] == pytest.approx([h["val_loss"] for h in whole.history], abs=1e-6)
     assert (res.best_epoch, res.best_val) == (whole.best_epoch, pytest.approx(whole.best_val, abs=1e-6))
     assert not (folder / "checkpoint").exists() and json.loads((folder / "state.json").read_text())["finished"]
+
+
+def _mapped_files(params) -> set[str]:
+    """The files whose memory map holds any of ``params``' data ('' for anonymous memory)."""
+    maps = []
+    for line in open("/proc/self/maps"):
+        parts = line.split()
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        maps.append((lo, hi, parts[5] if len(parts) > 5 and parts[5].startswith("/") else ""))
+    return {next((name for lo, hi, name in maps if lo <= p.data_ptr() < hi), "") for p in params}
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/maps"), reason="reads /proc/self/maps (Linux)")
+def test_own_memory_copies_weights_out_of_the_file_map_with_the_same_values(tiny_seq2seq):
+    import torch
+
+    ev = load_evaluator(str(tiny_seq2seq))
+    params = [p for p in ev.model.parameters() if p.requires_grad]
+    assert any(f.endswith(".safetensors") for f in _mapped_files(params))  # loaded as views of the file's map
+    before = [p.detach().clone() for p in params]
+    ids = [id(p) for p in params]
+    shared = torch.nn.Parameter(params[0].data[:1])  # a view: shares its storage with params[0]
+    training.own_memory(params + [shared])
+    assert [id(p) for p in params] == ids  # the same parameter objects (modules and optimizers still hold them)
+    assert all(torch.equal(a, b) for a, b in zip(before, params, strict=True))
+    assert not any(f.endswith(".safetensors") for f in _mapped_files(params[1:]))
+    assert params[0].untyped_storage().data_ptr() == shared.untyped_storage().data_ptr()  # the tie is kept
+
+
+def test_epochs_shorter_than_the_checkpoint_interval_write_no_checkpoint(tiny_seq2seq, tmp_path, monkeypatch):
+    """Epochs of milliseconds (under CHECKPOINT_MIN_S): no checkpoint, state.json only once finished; a kill in the
+    last epoch trains the model again from the start, to the same validation losses."""
+    from accelerate import Accelerator
+
+    assert DEFAULT_CHECKPOINT_MIN_S == 60.0
+    monkeypatch.setattr(training, "CHECKPOINT_MIN_S", DEFAULT_CHECKPOINT_MIN_S)
+    saves, progress = [], []
+    real_save, real_progress = Accelerator.save_state, training.write_json_atomic
+    monkeypatch.setattr(Accelerator, "save_state", lambda self, d=None, **kw: saves.append(d) or real_save(self, d, **kw))
+    monkeypatch.setattr(training, "write_json_atomic", lambda path, data: progress.append(data) or real_progress(path, data))
+    whole = _train(tiny_seq2seq, tmp_path / "whole")
+    assert saves == [] and [d["epochs_run"] for d in progress] == [2] and progress[0]["finished"]
+
+    def killed_when_finishing(path, data):
+        raise KeyboardInterrupt  # best is in place, nothing else
+
+    folder = tmp_path / "m"
+    monkeypatch.setattr(training, "write_json_atomic", killed_when_finishing)
+    with pytest.raises(KeyboardInterrupt):
+        _train(tiny_seq2seq, folder)
+    assert not (folder / "state.json").exists() and not (folder / "checkpoint").exists()
+    assert (folder / "best" / "training.json").is_file()
+    monkeypatch.setattr(training, "write_json_atomic", real_progress)
+    res = _train(tiny_seq2seq, folder)
+    assert res.resumed_from == 0 and [h["epoch"] for h in res.history] == [1, 2]
+    assert [h["val_loss"] for h in res.history] == pytest.approx([h["val_loss"] for h in whole.history], abs=1e-6)
+    assert (res.best_epoch, res.best_val) == (whole.best_epoch, pytest.approx(whole.best_val, abs=1e-6))
+    # the interval is counted over epochs: with it under one epoch's time, every epoch but the last is saved
+    monkeypatch.setattr(training, "CHECKPOINT_MIN_S", 1e-9)
+    saves.clear()
+    _train(tiny_seq2seq, tmp_path / "every")
+    assert len(saves) == SETTINGS.epochs - 1

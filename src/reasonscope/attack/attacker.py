@@ -9,8 +9,9 @@ the chain of thought until a blank line or a new ``Question:`` (at most ``cot_to
 the same input gives the same chain; the same decoder serves clean, token-perturbed and
 embedding-perturbed inputs. Several inputs are decoded as one left-padded batch
 (:meth:`Attacker.greedy_batch`): the clean chains of up to ``batch_size`` items at once, and the
-perturbed chains of an item's methods at once, after the methods' searches (:meth:`Attacker.regenerate`).
-A padded batch equals decoding each row alone up to float rounding, which can flip a near-tie.
+perturbed chains of the methods of one or several items at once, after their searches
+(:meth:`Attacker.regenerate`); a row that stops leaves the batch. A padded batch equals decoding each row
+alone up to float rounding, which can flip a near-tie.
 
 Token level (:meth:`Attacker.token_attack`)
     1. insert n = max(1, round(ratio * |q|)) random tokens into the question tokens q at random
@@ -48,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models.forward_args import cache_argument, forward_takes, output_cache
+from ..models.forward_args import cache_argument, forward_takes, output_cache, select_cache_rows
 from .layout import Layout, attack_losses, batch_losses, encode, make_layout
 from .settings import AttackSettings  # the one declaration of the search parameters
 
@@ -67,9 +68,9 @@ class Chain:
 class AttackResult:
     """One method's attack on one item.
 
-    ``seconds``: the method's search plus its share of the item's batched regeneration
-    (``details.regeneration_s``, the batch's wall time over its ``details.regeneration_batch`` chains); the
-    clean chain is not included.
+    ``seconds``: the method's search plus its share of the batched regeneration (``details.regeneration_s``,
+    the wall time of the chains decoded together over their number, ``details.regeneration_batch``: the methods
+    of one or several items); the clean chain is not included.
     """
 
     method: str
@@ -145,6 +146,7 @@ class Attacker:
         # objective); bounded, cleared when full
         self._objective_memo: dict[tuple[tuple[int, ...], ...], float] = {}
         self._similarity_memo: dict[tuple[str, str], float] = {}
+        self._original_embedding: tuple[str, Any] | None = None  # the last original question and its embedding
         self.device = next(model.parameters()).device
         for p in model.parameters():
             p.requires_grad_(False)
@@ -184,9 +186,11 @@ class Attacker:
         Rows of different lengths are left-padded to the longest; the attention mask hides the padding
         and each row's position ids are ``cumsum(mask) - 1``, so a padded row gets the positions it has
         alone. One KV cache serves the batch. A row stops at the EOS token or at the first token ``t``
-        with ``stop(ids + [t])`` true (``ids``: the row's tokens so far); that token is not kept. The loop
-        ends when every row has stopped or after ``max_new`` tokens (a stopped row's later tokens are
-        computed and ignored).
+        with ``stop(ids + [t])`` true (``ids``: the row's tokens so far); that token is not kept. A stopped
+        row leaves the batch: its rows of the cache and of the attention mask are dropped
+        (:func:`~reasonscope.models.forward_args.select_cache_rows`) and the next steps run the live rows
+        only, each with the keys and values it had. The loop ends when every row has stopped or after
+        ``max_new`` tokens.
 
         Rows of equal length are stacked without a mask, so one row is exactly the unbatched decoder.
         A padded batch computes the same function, but its kernels round differently (other matrix
@@ -204,43 +208,48 @@ class Attacker:
         if not rows:
             return []
         emb = self.model.get_input_embeddings()
-        start = len(prefix_cache) if prefix_cache is not None else 0
-        rows = [r[start:] for r in rows]
-        n, width = len(rows), max(r.shape[0] for r in rows)
-        mask = None
-        if any(r.shape[0] != width for r in rows):
-            embeds = rows[0].new_zeros((n, width, rows[0].shape[1]))
-            mask = torch.zeros((n, start + width), dtype=torch.long, device=self.device)
-            mask[:, :start] = 1
-            for i, r in enumerate(rows):
-                embeds[i, width - r.shape[0]:] = r
-                mask[i, start + width - r.shape[0]:] = 1
-        else:
-            embeds = torch.stack(rows)
         out: list[list[int]] = [[] for _ in rows]
-        live = [True] * n
+        live = list(range(len(rows)))  # the row at each position of the batch
         cache_name = cache_argument(self.model) or "past_key_values"
-        first = {cache_name: prefix_cache.fresh(n)} if prefix_cache is not None else {}
-        if forward_takes(self.model, "logits_to_keep"):
-            first["logits_to_keep"] = 1
         with torch.no_grad():
-            res = self.model(inputs_embeds=embeds, use_cache=True, **first, **_padding(mask, width))
+            res, mask = self.prompt_forward(rows, prefix_cache)
+            cache = output_cache(res)
             for step in range(max_new):
                 nxt = res.logits[:, -1].argmax(-1).tolist()
-                for i, t in enumerate(nxt):
-                    if not live[i]:
-                        continue
-                    if t == self.tokenizer.eos_token_id or stop(out[i] + [t]):
-                        live[i] = False
-                    else:
-                        out[i].append(t)
-                if not any(live) or step + 1 == max_new:
+                kept = []  # the positions whose row goes on
+                for b, t in enumerate(nxt):
+                    row = out[live[b]]
+                    if t != self.tokenizer.eos_token_id and not stop(row + [t]):
+                        row.append(t)
+                        kept.append(b)
+                if not kept or step + 1 == max_new:
                     break
+                if len(kept) < len(live):  # stopped rows leave the batch
+                    index = torch.tensor(kept, device=self.device)
+                    cache = select_cache_rows(cache, index)
+                    mask = mask[index] if mask is not None else None
+                    live, nxt = [live[b] for b in kept], [nxt[b] for b in kept]
                 if mask is not None:
-                    mask = torch.cat([mask, mask.new_ones((n, 1))], dim=1)
+                    mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)
                 res = self.model(inputs_embeds=emb(torch.tensor(nxt, device=self.device)[:, None]),
-                                 **{cache_name: output_cache(res)}, use_cache=True, **_padding(mask, 1))
+                                 **{cache_name: cache}, use_cache=True, **_padding(mask, 1))
+                cache = output_cache(res)
         return out
+
+    def prompt_forward(self, rows: list[Any], prefix_cache=None) -> tuple[Any, Any]:
+        """The forward of :meth:`greedy_batch`'s prompts: ``(output, attention mask)``, the mask None without padding.
+
+        The rows left-padded (:func:`left_padded`) after the ``prefix_cache``'s positions, which are read from it; only
+        the last position's logits when the model's forward takes ``logits_to_keep``. Call under ``torch.no_grad()``.
+        """
+        start = len(prefix_cache) if prefix_cache is not None else 0
+        embeds, mask = left_padded(rows, start)
+        first = {}
+        if prefix_cache is not None:
+            first[cache_argument(self.model) or "past_key_values"] = prefix_cache.fresh(len(rows))
+        if forward_takes(self.model, "logits_to_keep"):
+            first["logits_to_keep"] = 1
+        return self.model(inputs_embeds=embeds, use_cache=True, **first, **_padding(mask, embeds.shape[1])), mask
 
     def _prompt_embeds(self, layout: Layout, question_embeds=None):
         """Embeddings [T, d] of prefix + question + suffix; ``question_embeds`` replaces the question's."""
@@ -297,9 +306,10 @@ class Attacker:
     def regenerate(self, perturbations: list[Perturbation]) -> list[AttackResult]:
         """Decode the answer-first chains of several perturbed inputs as one batch, into their results.
 
-        Timing: ``details.regeneration_s`` is the batch's wall time divided by its chains
-        (``details.regeneration_batch``), and it is added to ``seconds`` (which held the search alone), so the
-        methods' ``seconds`` of an item sum to the item's attack time after its clean chain.
+        The perturbations may come from several items (:func:`reasonscope.attack.item.finish_items`). Timing:
+        ``details.regeneration_s`` is the call's wall time divided by its chains (``details.regeneration_batch``),
+        and it is added to ``seconds`` (which held the search alone), so the methods' ``seconds`` of the items
+        sum to their attack time after the clean chains.
         """
         start = time.perf_counter()
         chains = self.answer_first_many([p.layout for p in perturbations],
@@ -466,7 +476,11 @@ class Attacker:
     def _similarities(self, original: str, texts: list[str]) -> list[float | None]:
         """Embedding cosine of each text to the original question (None each without a meaning filter).
 
-        Remembered by (original, text): the token and random methods draw the same insertions.
+        Remembered by (original, text): the token and random methods draw the same insertions. A filter that
+        embeds (``embed``, as :class:`~reasonscope.scorers.similarity.EmbeddingCosine` does) embeds the original
+        once per item, not once per text it is compared with (``pairwise`` of ``[original] * n``): each of those
+        n rows is the embedding of the original alone (no padding in a batch of one text), and the cosines are the
+        same products summed.
         """
         if self.similarity is None or self.settings.min_similarity is None or not texts:
             return [None] * len(texts)
@@ -475,8 +489,13 @@ class Attacker:
         if todo:
             if len(memo) + len(todo) > 4096:
                 memo.clear()
-            memo.update(((original, t), float(x))
-                        for t, x in zip(todo, self.similarity.pairwise([original] * len(todo), todo), strict=True))
+            if hasattr(self.similarity, "embed"):
+                if self._original_embedding is None or self._original_embedding[0] != original:
+                    self._original_embedding = (original, self.similarity.embed([original]))
+                cosines = (self._original_embedding[1] * self.similarity.embed(todo)).sum(-1).tolist()
+            else:
+                cosines = self.similarity.pairwise([original] * len(todo), todo)
+            memo.update(((original, t), float(x)) for t, x in zip(todo, cosines, strict=True))
         return [memo[(original, t)] for t in texts]
 
     def _similar_enough(self, original: str, texts: list[str]) -> list[bool]:
@@ -611,6 +630,28 @@ class Attacker:
     def layout_for(self, question: str, chain: Chain | None = None) -> Layout:
         """The answer-first layout of ``question``, with ``chain``'s answer and reasoning as targets."""
         return make_layout(self.tokenizer, question, chain.answer if chain else "", chain.reasoning if chain else "")
+
+
+def left_padded(rows: list[Any], start: int = 0) -> tuple[Any, Any]:
+    """The rows of input embeddings (``[T_i, d]`` each) after their first ``start`` as one left-padded batch.
+
+    Returns ``(embeds, mask)``: ``embeds`` ``[n, width, d]`` with each row's embeddings at its end, and the attention
+    mask ``[n, start + width]`` (1 for the ``start`` cached positions and each row's own, 0 for its padding); the
+    mask is None when the rows have one length (stacked as they are).
+    """
+    import torch
+
+    rows = [r[start:] for r in rows]
+    n, width = len(rows), max(r.shape[0] for r in rows)
+    if all(r.shape[0] == width for r in rows):
+        return torch.stack(rows), None
+    embeds = rows[0].new_zeros((n, width, rows[0].shape[1]))
+    mask = torch.zeros((n, start + width), dtype=torch.long, device=rows[0].device)
+    mask[:, :start] = 1
+    for i, r in enumerate(rows):
+        embeds[i, width - r.shape[0]:] = r
+        mask[i, start + width - r.shape[0]:] = 1
+    return embeds, mask
 
 
 def _padding(mask, last: int) -> dict[str, Any]:

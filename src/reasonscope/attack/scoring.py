@@ -32,10 +32,10 @@ have no text) are sent to the ``transfer`` models with the same answer-first pro
 question; each transfer model's clean and perturbed chains get the same reasoning check (the judge
 included) and the same outcomes.
 
-Executors: ``local`` attacks items one by one in this process, after decoding the clean chains of the
-model's ``batch_size`` items as one batch; ``ray`` spreads them over Ray actors (one GPU each when GPUs
-are present), each loading the model once (:mod:`reasonscope.attack.executor`). Either way each item's
-record is committed as soon as it is yielded.
+Executors: ``local`` attacks items in this process: the clean chains of ``batch_size`` items as one batch,
+each item's searches, then the perturbed chains of consecutive items together; ``ray`` spreads them over Ray
+actors (one GPU each when GPUs are present), each loading the model once (:mod:`reasonscope.attack.executor`).
+Either way each item's record is committed as soon as it is yielded.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from ..storage.store import Store
 from ..types import Completion, Item, Score, stable_hash
 from .answers import same_answer
 from .executor import attack_items
-from .item import RECORD_VERSION, attack_item
+from .item import RECORD_VERSION, finish_items, search_item
 from .judging import judge_chains, meaning_checks
 from .layout import PROMPT_VERSION
 from .outcome_rules import DIRECTION, EXCLUDED, ChainCheck, classify, outcome_rates
@@ -132,8 +132,8 @@ def run_attacks(store: Store, model_cfg: ModelConfig, items: list[tuple[str, Ite
         with progress:
             task = progress.add_task(f"attack {model_cfg.display_name}", total=len(items),
                                      completed=len(items) - len(todo))
-            for k, record in attack_items(model_cfg, todo, cfg, settings, attack=attack_item,
-                                            executor=executor):
+            for k, record in attack_items(model_cfg, todo, cfg, settings, search=search_item, finish=finish_items,
+                                          executor=executor):
                 store.put_completion(keys[k], provider="attack", model_id=model_cfg.spec,
                                      request={"item": k, "methods": cfg.methods, "settings": settings.model_dump(),
                                               "prompt": PROMPT_VERSION, "template": PROMPT_VERSION,

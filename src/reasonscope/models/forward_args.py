@@ -1,7 +1,7 @@
 """Helpers for running a transformers model's forward directly (label log-probabilities, the attack).
 
-Whether the forward takes an optional argument, the name of its key/value cache argument and output, and a
-copy of a key/value cache for several rows.
+Whether the forward takes an optional argument, the name of its key/value cache argument and output, a
+copy of a key/value cache for several rows, and a cache narrowed to some of its rows.
 
 transformers 5.24 renamed the forward's ``past_key_values`` argument and output to ``cache`` (the old
 name is deprecated, removed in 5.40); :func:`cache_argument` and :func:`output_cache` read either.
@@ -55,3 +55,15 @@ def cache_for_rows(cache: Any, rows: int) -> Any:
     if rows > 1:
         fresh.batch_repeat_interleave(rows)
     return fresh
+
+
+def select_cache_rows(cache: Any, rows: Any) -> Any:
+    """The key/value cache of some of its rows only (``rows``: a tensor of row indices, in the order wanted).
+
+    A :class:`transformers.Cache` is narrowed in place (``batch_select_indices``) and returned; the legacy per-layer
+    tuples of older transformers are indexed into new tuples. Each kept row's keys and values are those it had.
+    """
+    if hasattr(cache, "batch_select_indices"):
+        cache.batch_select_indices(rows)
+        return cache
+    return tuple(tuple(t[rows] for t in layer) for layer in cache)
