@@ -160,6 +160,24 @@ def test_token_log_softmax():
     assert _chosen_log_softmax(rows, np.array([1, 0]), block=1) == pytest.approx(expected, abs=1e-7)
 
 
+
+def test_draw_is_numpys_choice_from_the_same_generator_state():
+    """The same index as ``rng.choice(len(p), p=p)`` draw after draw, zeros (a nucleus cut) and peaked rows included."""
+    from reasonscope.models.llama_cpp_runtime import draw
+
+    rows = np.random.default_rng(0).normal(size=(6, 49152)) * np.array([[0.5], [2], [4], [8], [16], [1]])
+    for k, z in enumerate(rows):
+        p = np.exp(z - z.max())
+        if k == 5:
+            p[np.argsort(-p)[100:]] = 0.0  # a nucleus: most entries zero
+        p /= p.sum()
+        ours, numpys = np.random.default_rng(k), np.random.default_rng(k)
+        drawn = [draw(p, ours) for _ in range(300)]
+        assert drawn == [int(numpys.choice(p.shape[0], p=p)) for _ in range(300)]
+        assert len(set(drawn)) > 1 and all(p[i] > 0 for i in drawn)
+        assert ours.random() == numpys.random()  # one uniform per draw: the streams stay in step
+
+
 # -- the runtime on the real GGUF file ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
