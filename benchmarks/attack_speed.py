@@ -250,6 +250,7 @@ def _greedy_keeping_rows(attacker, rows, max_new, stop, prefix_cache=None):
 
 def regeneration(attacker, n_items: int, methods: list[str], rounds: int) -> None:
     """The perturbed chains decoded together and item by item, side by side (module docstring)."""
+    import copy
     import statistics
 
     from reasonscope.attack.answers import is_correct
@@ -283,7 +284,7 @@ def regeneration(attacker, n_items: int, methods: list[str], rounds: int) -> Non
     for r in range(rounds):
         for name in (list(ways) if r % 2 == 0 else list(ways)[::-1]):
             t = time.perf_counter()
-            records[name] = [dict(rec) for rec in ways[name]()]
+            records[name] = copy.deepcopy(ways[name]())  # finish_items fills the same record dicts each way
             seconds[name].append((time.perf_counter() - t) / len(attacked))
             print(f"  round {r + 1}, {name}: {seconds[name][-1]:.2f} s per item", flush=True)
     median = {k: statistics.median(v) for k, v in seconds.items()}

@@ -33,7 +33,7 @@ DECODE_ROWS = 32
 Its own number, not the model's generation batch (which for the embedded SmolLM2 follows the runtime it generates
 on), so that the attack's batches do not depend on which runtimes are installed. Measured on the embedded SmolLM2
 (``benchmarks/attack_speed.py --regeneration``): the perturbed chains of 8 items (24 rows) decoded together, stopped
-rows leaving the batch, took 0.88 s per item against 1.90 s item by item with every row kept to the last step.
+rows leaving the batch, took 0.92 s per item against 1.96 s item by item with every row kept to the last step.
 """
 
 
