@@ -111,9 +111,7 @@ def dtype_agreement(attacker, n_items: int, methods: list[str]) -> None:
             attacker.prefix_cache(layout)  # the few-shot prefix's cache computed in float32, outside the timings
             got = {}
             for dtype in (list(contexts) if n % 2 == 0 else list(contexts)[::-1]):
-                attacker._objective_memo.clear()  # nothing remembered from the other precision
-                attacker._similarity_memo.clear()
-                attacker._original_embedding = None
+                attacker.forget()  # nothing remembered from the other precision
                 t0 = time.perf_counter()
                 with contexts[dtype]():
                     p = attacker.search(method, layout, f"bench-{it.id}", it.input)
@@ -158,10 +156,7 @@ def reuse_on_off(attacker, n_items: int, methods: list[str], only: list[str] | N
 
         def forgetting(fn):
             def run(*a, **k):
-                attacker._objective_memo.clear()
-                attacker._similarity_memo.clear()
-                attacker._original_embedding = None
-                attacker._original_embedding = None
+                attacker.forget()
                 return fn(*a, **k)
             return run
 
@@ -188,9 +183,7 @@ def reuse_on_off(attacker, n_items: int, methods: list[str], only: list[str] | N
         attacker.prefix_cache(layout)  # the few-shot prefix's cache, shared by both, outside the timings
         got = {}
         for name in (list(variants) if n % 2 == 0 else list(variants)[::-1]):
-            attacker._objective_memo.clear()
-            attacker._similarity_memo.clear()
-            attacker._original_embedding = None
+            attacker.forget()
             t0 = time.perf_counter()
             with variants[name]():
                 searched = [attacker.search(m, layout, f"bench-{it.id}", it.input) for m in methods]

@@ -257,4 +257,7 @@ def test_the_original_question_is_embedded_once_for_the_meaning_filter(sharp, mo
     assert len(set(expected)) == 4 and all(0 < x < 1 for x in expected)
     other = "Tom has 2 cars and buys 1 more. How many cars does Tom have?"
     assert attacker._similarities(other, texts[:1]) == sim.pairwise([other], texts[:1])
-    assert embedded[-2:] == [[other], texts[:1]]
+    assert embedded[3:] == [[other], texts[:1]] * 2  # the attacker's two embeddings, then pairwise's own two
+    attacker.forget()  # nothing remembered: the original and the text are embedded again, to the same cosine
+    assert attacker._similarities(other, texts[:1]) == sim.pairwise([other], texts[:1])
+    assert embedded[7:] == [[other], texts[:1]] * 2  # the attacker's two embeddings, then pairwise's own two

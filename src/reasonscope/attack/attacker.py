@@ -151,6 +151,16 @@ class Attacker:
         for p in model.parameters():
             p.requires_grad_(False)
 
+    def forget(self) -> None:
+        """Drop what the attacker remembers between calls.
+
+        The objectives, the meaning filter's cosines and the original question's embedding; the caches of computed
+        keys and values stay.
+        """
+        self._objective_memo.clear()
+        self._similarity_memo.clear()
+        self._original_embedding = None
+
     # -- vocabulary ---------------------------------------------------------------------------
     def word_vocabulary(self) -> list[int]:
         """The token ids a random insertion draws from: word tokens that re-encode to themselves (cached).

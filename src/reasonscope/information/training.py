@@ -369,13 +369,14 @@ def train_loop(evaluator: Evaluator, batches: Callable[[int], list[Any]], loss_f
                                   "examples_per_s": seen / elapsed if elapsed else None}
                 # after the last epoch nothing resumes: best and state.json are the record; before it, a checkpoint
                 # once the epochs since the last one took CHECKPOINT_MIN_S (state.json names the checkpoint's epoch)
-                if finished or unsaved >= CHECKPOINT_MIN_S:
-                    if not finished:
-                        tmp = folder / "checkpoint.tmp"
-                        accelerator.save_state(str(tmp))
-                        (tmp / "state.json").write_text(json.dumps(progress_state))
-                        swap_in(tmp, folder / "checkpoint")
-                        unsaved = 0.0
+                checkpoint = not finished and unsaved >= CHECKPOINT_MIN_S
+                if checkpoint:
+                    tmp = folder / "checkpoint.tmp"
+                    accelerator.save_state(str(tmp))
+                    (tmp / "state.json").write_text(json.dumps(progress_state))
+                    swap_in(tmp, folder / "checkpoint")
+                    unsaved = 0.0
+                if finished or checkpoint:
                     write_json_atomic(folder / "state.json", progress_state)
             accelerator.wait_for_everyone()
     finally:
@@ -461,14 +462,14 @@ def own_memory(params: list) -> None:
     next ones; one copy of every parameter first takes a fraction of that. The values are the same bits. A
     parameter whose storage another parameter shares (a view) is left as it is, so that no tie is split.
     """
+    from collections import Counter
+
     import torch
 
-    storages: dict[int, int] = {}
-    for p in params:
-        storages[p.untyped_storage().data_ptr()] = storages.get(p.untyped_storage().data_ptr(), 0) + 1
+    sharing = Counter(p.untyped_storage().data_ptr() for p in params)
     with torch.no_grad():
         for p in params:
-            if storages[p.untyped_storage().data_ptr()] == 1:
+            if sharing[p.untyped_storage().data_ptr()] == 1:
                 p.data = p.data.clone()
 
 
